@@ -1,0 +1,10 @@
+"""zoneproof: chaos testing and conformance for Kubernetes high-availability machinery.
+
+Layers, lowest first (imports only go downward; checked by import-linter):
+``_util`` < ``binaries`` < ``cluster`` < ``components`` < ``faults`` < ``measure``
+< ``slo`` < ``report`` < ``cli``.
+"""
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"

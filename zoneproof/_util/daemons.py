@@ -1,0 +1,124 @@
+"""Detached long-running processes: start, check, stop (TERM then KILL), find after a crash.
+
+A process outlives the Python that started it (``zoneproof up`` returns, ``down`` is
+another command), so each is tracked by a DaemonRecord (pid + kernel start time, which
+guards against pid reuse) that callers persist.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from zoneproof._util import waiting
+
+__all__ = ["DaemonRecord", "alive", "find_by_marker", "send", "start", "stop"]
+
+log = logging.getLogger(__name__)
+
+#: Children started by this interpreter, kept so they are reaped (no zombies) and never GC'd.
+_children: dict[int, subprocess.Popen[bytes]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonRecord:
+    """A started process: name, argv, log file, pid and kernel start time."""
+
+    name: str
+    argv: tuple[str, ...]
+    log: str
+    pid: int
+    start_ticks: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DaemonRecord:
+        """Inverse of to_dict."""
+        return cls(**{**data, "argv": tuple(data["argv"])})
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, start time in clock ticks) of ``pid``, or None if gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()
+    return fields[0], int(fields[19])
+
+
+def start(name: str, argv: Sequence[str], log_path: Path, *, cwd: Path | None = None,
+          env: dict[str, str] | None = None) -> DaemonRecord:
+    """Start ``argv`` in its own session, output appended to ``log_path``."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as sink:
+        proc = subprocess.Popen(
+            list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
+            start_new_session=True, env={**os.environ, **(env or {})},
+        )
+    _children[proc.pid] = proc
+    stat = _stat(proc.pid)
+    record = DaemonRecord(name, tuple(argv), str(log_path), proc.pid, stat[1] if stat else 0)
+    log.debug("started %s pid=%d: %s", name, proc.pid, " ".join(argv))
+    return record
+
+
+def alive(record: DaemonRecord) -> bool:
+    """True while the recorded process runs (not a zombie, not a reused pid)."""
+    if (child := _children.get(record.pid)) is not None and child.poll() is not None:
+        del _children[record.pid]
+        return False
+    stat = _stat(record.pid)
+    return stat is not None and stat[0] not in ("Z", "X") and stat[1] == record.start_ticks
+
+
+def send(record: DaemonRecord, sig: signal.Signals) -> bool:
+    """Send ``sig`` if the process is alive; False if it was already gone."""
+    if not alive(record):
+        return False
+    try:
+        os.kill(record.pid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def stop(record: DaemonRecord, *, timeout_s: float = 10.0, sig: signal.Signals = signal.SIGTERM
+         ) -> None:
+    """Stop the process: ``sig``, then SIGKILL after ``timeout_s``; returns once it is gone."""
+    if not send(record, sig):
+        return
+    try:
+        waiting.wait_for(lambda: (not alive(record), record.pid), what=f"{record.name} to exit",
+                         timeout_s=timeout_s, interval_s=0.05)
+    except waiting.WaitTimeout:
+        log.warning("%s (pid %d) ignored %s for %gs: SIGKILL", record.name, record.pid,
+                    sig.name, timeout_s)
+        send(record, signal.SIGKILL)
+        waiting.wait_for(lambda: (not alive(record), record.pid),
+                         what=f"{record.name} to die after SIGKILL", timeout_s=10, interval_s=0.05)
+
+
+def find_by_marker(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains ``marker`` (crash clean-up)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        stat = _stat(int(entry.name))
+        if marker in cmdline and stat is not None and stat[0] not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found

@@ -1,0 +1,11 @@
+"""Upstream binaries (kube-apiserver, kcm, scheduler, etcd, kwok): pinned, resolved, built offline.
+
+Resolution order for each binary: ``ZONEPROOF_<NAME>`` (a file) → ``ZONEPROOF_BIN_DIR``
+(a directory of prebuilt binaries, e.g. downloaded releases) → the cache
+(``~/.cache/zoneproof/bin/<project>-<version>/``) → a build from the upstream Go modules.
+"""
+
+from zoneproof.binaries.pins import PINS, Pins, project_of
+from zoneproof.binaries.resolve import Binaries, cache_root, resolve_all
+
+__all__ = ["PINS", "Binaries", "Pins", "cache_root", "project_of", "resolve_all"]

@@ -1,0 +1,202 @@
+"""Build upstream binaries from their Go modules with the machine's ``go``, into a cache dir.
+
+Kubernetes cannot be ``go install``-ed (its go.mod replaces every staging module with a
+local path), so a generated wrapper module requires ``k8s.io/kubernetes`` and replaces each
+staging module by its published ``v0.<minor>.<patch>`` twin. etcd is built through a thin
+``main`` (gobuild/etcd/main.go); kwok installs directly and brings its Stage YAMLs along.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from zoneproof import errors
+from zoneproof._util import processes
+
+__all__ = [
+    "KUBE_COMMANDS",
+    "KWOK_STAGES",
+    "Progress",
+    "build_project",
+    "kube_ldflags",
+    "render_kubernetes_gomod",
+    "staging_modules",
+]
+
+Progress = Callable[[str], None]
+
+KUBE_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+
+#: kwok Stage files (relative to the kwok module) that make nodes Ready, heartbeat with a
+#: Lease, and drive pods through Running/Ready, completion and deletion.
+KWOK_STAGES = (
+    "kustomize/stage/node/fast/node-initialize.yaml",
+    "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+    "kustomize/stage/pod/fast/pod-ready.yaml",
+    "kustomize/stage/pod/fast/pod-complete.yaml",
+    "kustomize/stage/pod/fast/pod-delete.yaml",
+)
+
+_GOBUILD_DIR = Path(__file__).parent / "gobuild"
+_STAGING = re.compile(r"^\s*(k8s\.io/[\w.-]+)\s*=>\s*\./staging/", re.MULTILINE)
+_TICK_S = 30.0
+
+
+def staging_modules(upstream_gomod: str) -> list[str]:
+    """Modules that k8s.io/kubernetes's go.mod replaces with ./staging paths, sorted."""
+    return sorted(set(_STAGING.findall(upstream_gomod)))
+
+
+def _staging_version(kube_version: str) -> str:
+    major, minor, patch = kube_version.lstrip("v").split(".")
+    if major != "1":
+        raise errors.ConfigError(f"unexpected Kubernetes version {kube_version!r}: expected v1.x.y")
+    return f"v0.{minor}.{patch}"
+
+
+def render_kubernetes_gomod(upstream_gomod: str, kube_version: str, go_version: str) -> str:
+    """The wrapper go.mod that builds the kube commands of ``kube_version``."""
+    staging = _staging_version(kube_version)
+    replaces = "\n".join(f"\t{m} => {m} {staging}" for m in staging_modules(upstream_gomod))
+    tools = "\n".join(f"\tk8s.io/kubernetes/cmd/{c}" for c in KUBE_COMMANDS)
+    return (
+        "module zoneproof.local/kubernetes-build\n\n"
+        f"go {go_version}\n\n"
+        f"require k8s.io/kubernetes {kube_version}\n\n"
+        f"tool (\n{tools}\n)\n\n"
+        f"replace (\n{replaces}\n)\n"
+    )
+
+
+def kube_ldflags(kube_version: str) -> str:
+    """Linker flags that stamp the version (else binaries report v0.0.0-master) and strip."""
+    major, minor, _ = kube_version.lstrip("v").split(".")
+    pkg = "k8s.io/component-base/version"
+    return (
+        f"-s -w -X {pkg}.gitVersion={kube_version} -X {pkg}.gitMajor={major}"
+        f" -X {pkg}.gitMinor={minor} -X {pkg}.gitTreeState=clean"
+    )
+
+
+class _Ticker:
+    """Prints 'still building' with elapsed time and compiled-package count while go runs."""
+
+    def __init__(self, what: str, log_file: Path, progress: Progress) -> None:
+        self._what, self._log, self._progress = what, log_file, progress
+        self._stop = threading.Event()
+        self._start = time.monotonic()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> _Ticker:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(_TICK_S):
+            lines = len(self._log.read_text(errors="replace").splitlines()) if self._log.exists() else 0
+            elapsed = time.monotonic() - self._start
+            self._progress(f"  … {self._what}: {elapsed:.0f}s, {lines} log lines ({self._log})")
+
+
+def _go() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise errors.BinaryError(
+            "`go` is not on PATH, and upstream binaries must be built: install Go >= 1.26 "
+            "(e.g. `apt-get install golang` or go.dev), or set ZONEPROOF_BIN_DIR to a "
+            "directory holding prebuilt kube-apiserver, kube-controller-manager, "
+            "kube-scheduler, etcd and kwok."
+        )
+    return go
+
+
+def _go_env(work: Path) -> dict[str, str]:
+    return {"CGO_ENABLED": "0", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "GOWORK": "off",
+            "PWD": str(work)}
+
+
+def _go_version(go: str) -> str:
+    out = processes.run([go, "env", "GOVERSION"]).strip()  # e.g. go1.26.8
+    return ".".join(out.removeprefix("go").split(".")[:2]) + ".0"
+
+
+def _module_dir(go: str, module: str, version: str, work: Path) -> Path:
+    out = processes.run([go, "mod", "download", "-json", f"{module}@{version}"], cwd=work,
+                        env=_go_env(work))
+    return Path(json.loads(out)["Dir"])
+
+
+def _step(progress: Progress, what: str, work: Path, argv: list[str], log_name: str) -> None:
+    log_file = work / log_name
+    progress(f"  {what} (log: {log_file})")
+    start = time.monotonic()
+    with _Ticker(what, log_file, progress):
+        processes.run(argv, cwd=work, env=_go_env(work), log_file=log_file)
+    progress(f"  {what}: done in {time.monotonic() - start:.0f}s")
+
+
+def _build_kubernetes(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    upstream = _module_dir(go, "k8s.io/kubernetes", version, work) / "go.mod"
+    (work / "go.mod").write_text(
+        render_kubernetes_gomod(upstream.read_text(), version, _go_version(go)))
+    _step(progress, "go mod tidy (kubernetes)", work, [go, "mod", "tidy"], "tidy.log")
+    pkgs = [f"k8s.io/kubernetes/cmd/{c}" for c in KUBE_COMMANDS]
+    _step(progress, f"go build {', '.join(KUBE_COMMANDS)}", work,
+          [go, "build", "-v", "-trimpath", "-ldflags", kube_ldflags(version), "-o", str(out), *pkgs],
+          "build.log")
+
+
+def _build_etcd(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    shutil.copy(_GOBUILD_DIR / "etcd" / "main.go", work / "main.go")
+    (work / "go.mod").write_text(
+        f"module zoneproof.local/etcd-build\n\ngo {_go_version(go)}\n\n"
+        f"require go.etcd.io/etcd/server/v3 {version}\n")
+    _step(progress, "go mod tidy (etcd)", work, [go, "mod", "tidy"], "tidy.log")
+    _step(progress, "go build etcd", work,
+          [go, "build", "-v", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "etcd"), "."],
+          "build.log")
+
+
+def _build_kwok(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    env_bin = {"GOBIN": str(out)}
+    log_file = work / "install.log"
+    progress(f"  go install sigs.k8s.io/kwok/cmd/kwok@{version} (log: {log_file})")
+    start = time.monotonic()
+    with _Ticker("go install kwok", log_file, progress):
+        processes.run([go, "install", "-v", "-trimpath", "-ldflags", "-s -w",
+                       f"sigs.k8s.io/kwok/cmd/kwok@{version}"],
+                      cwd=work, env={**_go_env(work), "GOFLAGS": "", **env_bin}, log_file=log_file)
+    progress(f"  go install kwok: done in {time.monotonic() - start:.0f}s")
+    module = _module_dir(go, "sigs.k8s.io/kwok", version, work)
+    stages = out / "stages"
+    stages.mkdir(exist_ok=True)
+    for rel in KWOK_STAGES:
+        shutil.copy(module / rel, stages / Path(rel).name)
+
+
+_BUILDERS = {"kubernetes": _build_kubernetes, "etcd": _build_etcd, "kwok": _build_kwok}
+
+
+def build_project(project: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    """Build every binary of ``project`` at ``version`` into ``out`` (work files under ``work``)."""
+    go = _go()
+    work.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        _BUILDERS[project](go, version, work, out, progress)
+    except processes.CommandError as exc:
+        raise errors.BinaryError(
+            f"building {project} {version} failed; full log under {work}.\n{exc}\n"
+            "Fix: check that the Go module proxy answers (`go env GOPROXY`) and retry "
+            "`zoneproof build`, or set ZONEPROOF_BIN_DIR to prebuilt binaries."
+        ) from exc

@@ -1,0 +1,128 @@
+"""``zoneproof build|up|down|status|kubeconfig``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from zoneproof import binaries, cluster, errors
+from zoneproof.cluster.spec import ClusterSpec, Timings
+
+__all__ = ["main"]
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _zones(text: str) -> tuple[str, ...]:
+    return tuple(z.strip() for z in text.split(",") if z.strip())
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", default="local", choices=[*cluster.BACKEND_NAMES, "kind"],
+                        help="cluster backend (default: local)")
+    parser.add_argument("--name", default="zoneproof", help="cluster name (default: zoneproof)")
+    parser.add_argument("--kubeconfig", type=Path, help="kubeconfig (existing backend)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    build = sub.add_parser("build", help="build/cache the pinned upstream binaries")
+    build.add_argument("--force", action="store_true", help="rebuild even if cached")
+
+    up = sub.add_parser("up", help="bring up a multi-zone cluster and wait until it is ready")
+    _add_target(up)
+    defaults = ClusterSpec()
+    up.add_argument("--zones", type=_zones, default=defaults.zones,
+                    help="comma-separated zone names (default: zone-a,zone-b,zone-c)")
+    up.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone)
+    up.add_argument("--etcd-members", type=int, default=defaults.etcd_members)
+    up.add_argument("--port-base", type=int, help="first of a block of loopback ports")
+    up.add_argument("--kwok-per", choices=["node", "zone"], default=defaults.kwok_per)
+    t = Timings()
+    up.add_argument("--node-monitor-grace-period", type=float,
+                    default=t.node_monitor_grace_period_s, help="seconds (default: %(default)s)")
+    up.add_argument("--toleration-seconds", type=int, default=t.toleration_s,
+                    help="default not-ready/unreachable toleration (default: %(default)s)")
+    up.add_argument("--keep-on-failure", action="store_true",
+                    help="leave a half-started cluster for debugging")
+    up.add_argument("--allow-destructive", action="store_true",
+                    help="existing backend: allow disruptive faults")
+
+    for name, text in (("down", "stop and remove a cluster"), ("status", "show a cluster"),
+                       ("kubeconfig", "print a cluster's kubeconfig path")):
+        p = sub.add_parser(name, help=text)
+        _add_target(p)
+        if name == "kubeconfig":
+            p.add_argument("--export", action="store_true", help="print `export KUBECONFIG=…`")
+    return parser
+
+
+def _spec(args: argparse.Namespace) -> ClusterSpec:
+    return ClusterSpec(
+        name=args.name, zones=args.zones, nodes_per_zone=args.nodes_per_zone,
+        etcd_members=args.etcd_members, port_base=args.port_base, kwok_per=args.kwok_per,
+        timings=Timings(node_monitor_grace_period_s=args.node_monitor_grace_period,
+                        toleration_s=args.toleration_seconds),
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "build":
+        found = binaries.resolve_all(force=args.force, progress=_progress)
+        for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"):
+            print(f"{name}: {found.path(name)}")
+        return 0
+    backend = cluster.get_backend(args.backend, kubeconfig=args.kubeconfig,
+                                  allow_destructive=getattr(args, "allow_destructive", False))
+    if args.command == "up":
+        up = backend.create(_spec(args), progress=_progress, keep_on_failure=args.keep_on_failure)
+        print(f"export KUBECONFIG={up.kubeconfig}")
+        return 0
+    if args.command == "down":
+        if not backend.delete(args.name, progress=_progress):
+            _progress(f"no {args.backend} cluster named {args.name!r}: nothing to do")
+        return 0
+    found_cluster = backend.get(args.name)
+    if found_cluster is None:
+        raise errors.BackendError(f"no {args.backend} cluster named {args.name!r}: "
+                                  f"run `zoneproof up --name {args.name}`")
+    if args.command == "kubeconfig":
+        path = found_cluster.kubeconfig
+        print(f"export KUBECONFIG={path}" if args.export else path)
+        return 0
+    status = found_cluster.status()
+    print(f"cluster {status.name} ({status.backend}): "
+          f"{'healthy' if status.healthy else 'DEGRADED'}\nkubeconfig: {status.kubeconfig}")
+    for name, alive in sorted(status.processes.items()):
+        print(f"  process {name}: {'running' if alive else 'STOPPED'}")
+    for zone, nodes in sorted(found_cluster.nodes_by_zone().items()) if status.nodes_ready else []:
+        marks = ", ".join(f"{n} {'Ready' if status.nodes_ready[n] else 'NotReady'}" for n in nodes)
+        print(f"  {zone}: {marks}")
+    return 0 if status.healthy else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (1 on a zoneproof error, 130 on Ctrl-C)."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return _run(args)
+    except errors.ZoneproofError as exc:
+        print(f"zoneproof: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("zoneproof: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

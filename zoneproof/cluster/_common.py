@@ -1,0 +1,135 @@
+"""Cluster behaviour shared by every backend: API reads, readiness waits, capability checks."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import kube, waiting
+from zoneproof.cluster.interface import Capability, Component
+
+__all__ = ["ZONE_LABEL", "ApiCluster", "node_ready"]
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+_CAN_DO = {
+    Capability.STOP_KUBELET: "local or kind",
+    Capability.ETCD_MEMBERS: "local or kind (HA config)",
+    Capability.CONTROL_PLANE: "local or kind",
+    Capability.DESTRUCTIVE: "local or kind, or existing with allow_destructive",
+}
+
+
+def node_ready(node: Any) -> bool:
+    """True if ``node`` (a V1Node) has condition Ready=True."""
+    conditions = (node.status and node.status.conditions) or []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+
+class ApiCluster:
+    """Base of the concrete clusters: holds the kubeconfig and talks to the API server."""
+
+    name: str
+    backend: str
+    kubeconfig: Path
+    capabilities: frozenset[Capability]
+
+    @cached_property
+    def api(self) -> client.ApiClient:
+        """One ApiClient per cluster object."""
+        return kube.api_client(self.kubeconfig)
+
+    @property
+    def core(self) -> client.CoreV1Api:
+        """CoreV1Api on this cluster."""
+        return client.CoreV1Api(self.api)
+
+    def require(self, capability: Capability, action: str) -> None:
+        """Raise FaultError unless this cluster can do ``capability``."""
+        if capability not in self.capabilities:
+            raise errors.FaultError(
+                f"{action} is not possible on the {self.backend} backend (cluster {self.name!r})"
+                f": it needs {capability.value}, which the {_CAN_DO[capability]} backend has")
+
+    def nodes_by_zone(self) -> dict[str, list[str]]:
+        """Zone → sorted node names, from the API server."""
+        zones: dict[str, list[str]] = defaultdict(list)
+        for node in self.core.list_node().items:
+            zones[(node.metadata.labels or {}).get(ZONE_LABEL, "")].append(node.metadata.name)
+        return {zone: sorted(names) for zone, names in sorted(zones.items())}
+
+    def nodes_ready(self) -> dict[str, bool]:
+        """Node name → Ready, from the API server."""
+        return {n.metadata.name: node_ready(n) for n in self.core.list_node().items}
+
+    def wait_nodes(self, names: list[str], *, ready: bool, timeout_s: float) -> None:
+        """Wait until every node in ``names`` is Ready (or not Ready, with ready=False)."""
+
+        def probe() -> tuple[bool, dict[str, bool]]:
+            now = self.nodes_ready()
+            wrong = {n: now.get(n, False) for n in names if now.get(n, False) != ready}
+            return not wrong, wrong
+
+        waiting.wait_for(probe, what=f"nodes {names} Ready={ready}", timeout_s=timeout_s,
+                         interval_s=0.2, ignore=(client.ApiException,))
+
+    def zone_nodes(self, zone: str) -> list[str]:
+        """Node names of ``zone``; FaultError if the zone has none."""
+        nodes = self.nodes_by_zone().get(zone)
+        if not nodes:
+            raise errors.FaultError(f"zone {zone!r} has no nodes in cluster {self.name!r}; "
+                                    f"zones: {sorted(self.nodes_by_zone())}")
+        return nodes
+
+    def stop_kubelet(self, node: str) -> None:
+        """Not supported by default."""
+        self.require(Capability.STOP_KUBELET, f"stop_kubelet({node})")
+
+    def start_kubelet(self, node: str) -> None:
+        """Not supported by default."""
+        self.require(Capability.STOP_KUBELET, f"start_kubelet({node})")
+
+    def zone_down(self, zone: str) -> None:
+        """Stop the kubelet of every node of ``zone``."""
+        self.require(Capability.STOP_KUBELET, f"zone_down({zone})")
+        for node in self.zone_nodes(zone):
+            self.stop_kubelet(node)
+
+    def zone_up(self, zone: str) -> None:
+        """Start the kubelet of every node of ``zone``."""
+        self.require(Capability.STOP_KUBELET, f"zone_up({zone})")
+        for node in self.zone_nodes(zone):
+            self.start_kubelet(node)
+
+    def etcd_members(self) -> list[str]:
+        """Not supported by default."""
+        self.require(Capability.ETCD_MEMBERS, "etcd_members()")
+        return []
+
+    def etcd_leader(self) -> str:
+        """Not supported by default."""
+        self.require(Capability.ETCD_MEMBERS, "etcd_leader()")
+        return ""
+
+    def kill_etcd_member(self, member: str) -> None:
+        """Not supported by default."""
+        self.require(Capability.ETCD_MEMBERS, f"kill_etcd_member({member})")
+
+    def restart_etcd_member(self, member: str) -> None:
+        """Not supported by default."""
+        self.require(Capability.ETCD_MEMBERS, f"restart_etcd_member({member})")
+
+    def kill_component(self, component: Component) -> None:
+        """Not supported by default."""
+        self.require(Capability.CONTROL_PLANE, f"kill_component({component})")
+
+    def restart_component(self, component: Component) -> None:
+        """Not supported by default."""
+        self.require(Capability.CONTROL_PLANE, f"restart_component({component})")

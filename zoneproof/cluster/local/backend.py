@@ -1,0 +1,462 @@
+"""The local backend: etcd ×N, kube-apiserver, kcm, scheduler and kwok as host processes.
+
+Creation is a pipeline of named steps; every started process is recorded in the cluster's
+state file at once, so ``delete`` (``zoneproof down``) finds it even after a crash. A
+failed or interrupted ``create`` tears down what it started unless told to keep it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import filelock
+import urllib3
+from kubernetes import client
+
+from zoneproof import binaries as binaries_
+from zoneproof import errors
+from zoneproof._util import daemons, processes, waiting
+from zoneproof.cluster import state
+from zoneproof.cluster._common import HOSTNAME_LABEL, REGION_LABEL, ZONE_LABEL, ApiCluster
+from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
+from zoneproof.cluster.local import etcd, pki, ports, render
+from zoneproof.cluster.spec import ClusterSpec
+
+__all__ = ["LocalBackend", "LocalCluster"]
+
+log = logging.getLogger(__name__)
+
+_STOP_TIMEOUT_S = 10.0
+_START_TIMEOUT_S = {"etcd": 30.0, "kube-apiserver": 120.0, "components": 60.0, "nodes": 60.0}
+_NODE_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "250"}
+_insecure = urllib3.PoolManager(cert_reqs="CERT_NONE", retries=False,
+                                timeout=urllib3.Timeout(connect=0.5, read=2.0))
+
+
+def _root() -> Path:
+    return state.state_root() / "local"
+
+
+class LocalCluster(ApiCluster):
+    """A running local bed, reconstructed from its state directory."""
+
+    backend = "local"
+    capabilities = frozenset(Capability)
+
+    def __init__(self, paths: render.BedPaths) -> None:
+        self.paths = paths
+        data = state.read_json(paths.state)
+        self.spec = ClusterSpec.from_dict(data["spec"])
+        self.name = self.spec.name
+        self.kubeconfig = paths.kubeconfig
+        self.ports = ports.Ports(**{k: tuple(v) if isinstance(v, list) else v
+                                    for k, v in data["ports"].items()})
+        self._lock = filelock.FileLock(str(paths.root / "state.lock"))
+
+    # -- state -------------------------------------------------------------------------
+    def records(self) -> dict[str, daemons.DaemonRecord]:
+        """Process name → record, as last saved."""
+        data = state.read_json(self.paths.state)
+        return {n: daemons.DaemonRecord.from_dict(r) for n, r in data["processes"].items()}
+
+    def _save_record(self, record: daemons.DaemonRecord) -> None:
+        with self._lock:
+            data = state.read_json(self.paths.state)
+            data["processes"][record.name] = record.to_dict()
+            state.write_json(self.paths.state, data)
+
+    def _record(self, name: str) -> daemons.DaemonRecord:
+        try:
+            return self.records()[name]
+        except KeyError:
+            raise errors.FaultError(f"cluster {self.name!r} has no process {name!r}; it has: "
+                                    f"{sorted(self.records())}") from None
+
+    def start_process(self, name: str, argv: list[str]) -> daemons.DaemonRecord:
+        """Start (or restart) process ``name`` and record it."""
+        record = daemons.start(name, argv, self.paths.logs / f"{name}.log")
+        self._save_record(record)
+        return record
+
+    def _restart(self, name: str) -> daemons.DaemonRecord:
+        old = self._record(name)
+        if daemons.alive(old):
+            return old
+        return self.start_process(name, list(old.argv))
+
+    def _check_alive(self, record: daemons.DaemonRecord) -> None:
+        if not daemons.alive(record):
+            log_tail = processes.tail(Path(record.log).read_text(errors="replace"), 15)
+            raise errors.ProvisionError(
+                f"{record.name} exited while starting (log {record.log}):\n{log_tail}")
+
+    # -- health ------------------------------------------------------------------------
+    def etcd_url(self, member: str) -> str:
+        """Client URL of etcd member ``member``."""
+        index = render.etcd_member_names(self.spec).index(member)
+        return f"http://127.0.0.1:{self.ports.etcd_client[index]}"
+
+    def apiserver_ready(self) -> bool:
+        """True if the API server answers /readyz with 200."""
+        if ports.is_free(self.ports.apiserver):
+            return False
+        request = self.api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
+        try:
+            response = self.api.call_api(*request, _request_timeout=3)
+        except (client.ApiException, urllib3.exceptions.HTTPError):
+            return False
+        return int(response.status) == 200
+
+    def _healthz(self, port: int) -> bool:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+            try:
+                return _insecure.request("GET", f"https://127.0.0.1:{port}/healthz").status == 200
+            except urllib3.exceptions.HTTPError:
+                return False
+
+    def _wait_healthy(self, record: daemons.DaemonRecord, healthy: Callable[[], bool],
+                      timeout_s: float) -> None:
+        def probe() -> tuple[bool, str]:
+            self._check_alive(record)
+            return healthy(), f"{record.name} not healthy yet"
+
+        waiting.wait_for(probe, what=f"{record.name} healthy", timeout_s=timeout_s,
+                         interval_s=0.1)
+
+    def _component_health(self, component: Component) -> Callable[[], bool]:
+        if component is Component.APISERVER:
+            return self.apiserver_ready
+        port = (self.ports.controller_manager if component is Component.CONTROLLER_MANAGER
+                else self.ports.scheduler)
+        return lambda: self._healthz(port)
+
+    # -- creation steps ----------------------------------------------------------------
+    def start_etcd(self, bins: binaries_.Binaries) -> None:
+        """Start every etcd member and wait until each reports health (raft has a leader)."""
+        records = [self.start_process(name, render.etcd_argv(bins.etcd, self.spec, self.ports,
+                                                             self.paths, i))
+                   for i, name in enumerate(render.etcd_member_names(self.spec))]
+        for record in records:
+            url = self.etcd_url(record.name)
+            self._wait_healthy(record, lambda u=url: etcd.healthy(u), _START_TIMEOUT_S["etcd"])
+
+    def start_apiserver(self, bins: binaries_.Binaries) -> None:
+        """Start kube-apiserver and wait for /readyz."""
+        record = self.start_process(Component.APISERVER, render.apiserver_argv(
+            bins.kube_apiserver, self.spec, self.ports, self.paths))
+        self._wait_healthy(record, self.apiserver_ready, _START_TIMEOUT_S["kube-apiserver"])
+
+    def start_controllers(self, bins: binaries_.Binaries) -> None:
+        """Start kcm and the scheduler (health is awaited in the last step)."""
+        self.start_process(Component.CONTROLLER_MANAGER, render.controller_manager_argv(
+            bins.kube_controller_manager, self.spec, self.ports, self.paths))
+        self.start_process(Component.SCHEDULER, render.scheduler_argv(
+            bins.kube_scheduler, self.ports, self.paths))
+
+    def kwok_groups(self) -> dict[str, list[str]]:
+        """kwok process group → the nodes it fakes (a node each, or a zone each)."""
+        by_zone = self.spec.nodes_by_zone()
+        if self.spec.kwok_per == "zone":
+            return by_zone
+        return {node: [node] for nodes in by_zone.values() for node in nodes}
+
+    def create_nodes(self, bins: binaries_.Binaries) -> None:
+        """Create the Node objects with zone labels, and the kwok processes that run them."""
+        for zone, names in self.spec.nodes_by_zone().items():
+            for node in names:
+                self.core.create_node(self._node_body(zone, node))
+        for index, group in enumerate(self.kwok_groups()):
+            self.start_process(f"kwok-{group}", render.kwok_argv(
+                bins.kwok, self.spec, self.paths, bins.kwok_stages, group, index))
+
+    def _node_body(self, zone: str, node: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": node, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                         "labels": {ZONE_LABEL: zone, REGION_LABEL: self.spec.region,
+                                    HOSTNAME_LABEL: node, "kubernetes.io/os": "linux",
+                                    "kubernetes.io/arch": "amd64", "type": "kwok",
+                                    "zoneproof.dev/cluster": self.name}},
+            "status": {"capacity": _NODE_CAPACITY, "allocatable": _NODE_CAPACITY},
+        }
+
+    def wait_ready(self) -> None:
+        """Wait for kcm and scheduler health, every node Ready and the default ServiceAccount."""
+        records = self.records()
+        for component in (Component.CONTROLLER_MANAGER, Component.SCHEDULER):
+            self._wait_healthy(records[component], self._component_health(component),
+                               _START_TIMEOUT_S["components"])
+        nodes = [n for names in self.spec.nodes_by_zone().values() for n in names]
+        self.wait_nodes(nodes, ready=True, timeout_s=_START_TIMEOUT_S["nodes"])
+        waiting.wait_for(
+            lambda: (self.core.read_namespaced_service_account("default", "default") is not None,
+                     None),
+            what="ServiceAccount default/default (kcm's serviceaccount controller)",
+            timeout_s=_START_TIMEOUT_S["components"], ignore=(client.ApiException,))
+
+    # -- fault primitives --------------------------------------------------------------
+    def _kwok_group_of(self, node: str) -> str:
+        for group, nodes in self.kwok_groups().items():
+            if node in nodes:
+                if len(nodes) > 1:
+                    raise errors.FaultError(
+                        f"kwok runs per zone in cluster {self.name!r} (kwok_per=zone), so "
+                        f"node {node!r} cannot stop alone: use zone_down({group!r}) or a bed "
+                        "with kwok_per=node")
+                return group
+        raise errors.FaultError(f"no node {node!r} in cluster {self.name!r}; nodes: "
+                                f"{sorted(n for ns in self.kwok_groups().values() for n in ns)}")
+
+    def stop_kubelet(self, node: str) -> None:
+        """Stop the kwok process faking ``node``'s kubelet: no more lease renewals."""
+        daemons.stop(self._record(f"kwok-{self._kwok_group_of(node)}"), timeout_s=_STOP_TIMEOUT_S)
+
+    def start_kubelet(self, node: str) -> None:
+        """Start ``node``'s kwok again; it re-initialises the node to Ready."""
+        self._restart(f"kwok-{self._kwok_group_of(node)}")
+
+    def _zone_groups(self, zone: str) -> list[str]:
+        nodes = self.spec.nodes_by_zone().get(zone)
+        if nodes is None:
+            raise errors.FaultError(f"cluster {self.name!r} has no zone {zone!r}; zones: "
+                                    f"{list(self.spec.zones)}")
+        return [zone] if self.spec.kwok_per == "zone" else nodes
+
+    def zone_down(self, zone: str) -> None:
+        """Stop the kwok of every node of ``zone`` at once."""
+        records = [self._record(f"kwok-{g}") for g in self._zone_groups(zone)]
+        _stop_together(records, signal.SIGTERM)
+
+    def zone_up(self, zone: str) -> None:
+        """Start the kwok of every node of ``zone`` again."""
+        for group in self._zone_groups(zone):
+            self._restart(f"kwok-{group}")
+
+    def etcd_members(self) -> list[str]:
+        """``etcd-0`` … ``etcd-<n-1>``."""
+        return render.etcd_member_names(self.spec)
+
+    def etcd_leader(self) -> str:
+        """The member whose id is the leader id reported by the live members."""
+        ids: dict[str, str] = {}
+        leaders: set[str] = set()
+        for member in self.etcd_members():
+            status = etcd.member_status(self.etcd_url(member))
+            if status is not None:
+                ids[status["header"]["member_id"]] = member
+                leaders.add(status["leader"])
+        for leader_id in leaders:
+            if leader_id in ids:
+                return ids[leader_id]
+        raise errors.FaultError(f"etcd of cluster {self.name!r} has no leader now "
+                                f"(answering members: {sorted(ids.values())})")
+
+    def kill_etcd_member(self, member: str) -> None:
+        """SIGKILL etcd member ``member``."""
+        daemons.stop(self._record(member), sig=signal.SIGKILL)
+
+    def restart_etcd_member(self, member: str) -> None:
+        """Start ``member`` again on its data dir; returns once it serves its client port.
+
+        It reports health only when raft has a quorum again: see ``wait_etcd_healthy``.
+        """
+        record = self._restart(member)
+        port = self.ports.etcd_client[self.etcd_members().index(member)]
+        self._wait_healthy(record, lambda: not ports.is_free(port), _START_TIMEOUT_S["etcd"])
+
+    def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
+        """Wait until every member is up and reports health."""
+        for member in self.etcd_members():
+            url = self.etcd_url(member)
+            waiting.wait_for(lambda u=url: (etcd.healthy(u), None), what=f"{member} healthy",
+                             timeout_s=timeout_s)
+
+    def kill_component(self, component: Component) -> None:
+        """SIGKILL a control-plane process."""
+        daemons.stop(self._record(component), sig=signal.SIGKILL)
+
+    def restart_component(self, component: Component) -> None:
+        """Start ``component`` again and wait until it is healthy."""
+        record = self._restart(component)
+        self._wait_healthy(record, self._component_health(component),
+                           _START_TIMEOUT_S["kube-apiserver"])
+
+    def status(self) -> ClusterStatus:
+        """Process liveness and node readiness (nodes empty if the API server is down)."""
+        procs = {name: daemons.alive(r) for name, r in self.records().items()}
+        try:
+            nodes = self.nodes_ready() if self.apiserver_ready() else {}
+        except (client.ApiException, urllib3.exceptions.HTTPError):
+            nodes = {}
+        return ClusterStatus(self.name, self.backend, self.kubeconfig, procs, nodes)
+
+
+# Teardown order: fake kubelets, then controllers, the API server (it waits on etcd), etcd.
+_TIERS = ("kwok-", Component.SCHEDULER.value, Component.CONTROLLER_MANAGER.value,
+          Component.APISERVER.value, "etcd-")
+
+
+def _stop_together(records: list[daemons.DaemonRecord], sig: signal.Signals) -> None:
+    """Signal all at once, then wait for each (SIGKILL after the timeout)."""
+    threads = [threading.Thread(target=daemons.stop, args=(r,),
+                                kwargs={"timeout_s": _STOP_TIMEOUT_S, "sig": sig})
+               for r in records]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+@contextlib.contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """Ignore Ctrl-C while tearing down (main thread only), so teardown is not cut short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class LocalBackend:
+    """Makes local beds under ``<state root>/local/<name>``."""
+
+    name = "local"
+
+    def paths(self, name: str) -> render.BedPaths:
+        """The bed directory of cluster ``name``."""
+        return render.BedPaths(_root() / name)
+
+    def get(self, name: str) -> LocalCluster | None:
+        """The bed called ``name`` if its state exists."""
+        paths = self.paths(name)
+        return LocalCluster(paths) if paths.state.is_file() else None
+
+    def names(self) -> list[str]:
+        """Beds with a state file."""
+        root = _root()
+        return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
+            if root.is_dir() else []
+
+    def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
+               ) -> LocalCluster:
+        """Bring up ``spec`` (idempotent if the same bed already runs)."""
+        spec.validate()
+        if (existing := self._existing(spec, progress)) is not None:
+            return existing
+        bins = binaries_.resolve_all(progress=progress)
+        paths = self._allocate(spec)
+        cluster = LocalCluster(paths)
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("certificates and kubeconfig", lambda: None),
+            (f"etcd x{spec.etcd_members} (ports {list(cluster.ports.etcd_client)})",
+             lambda: cluster.start_etcd(bins)),
+            (f"kube-apiserver (https://127.0.0.1:{cluster.ports.apiserver})",
+             lambda: cluster.start_apiserver(bins)),
+            ("kube-controller-manager, kube-scheduler", lambda: cluster.start_controllers(bins)),
+            (f"{spec.nodes_per_zone * len(spec.zones)} kwok nodes in zones "
+             f"{', '.join(spec.zones)}", lambda: cluster.create_nodes(bins)),
+            ("waiting for controllers, nodes Ready, default ServiceAccount", cluster.wait_ready),
+        ]
+        started = time.monotonic()
+        try:
+            for index, (title, step) in enumerate(steps, 1):
+                progress(f"[{index}/{len(steps)}] {title}")
+                step()
+        except BaseException as exc:
+            if keep_on_failure:
+                progress(f"start-up failed; cluster kept for debugging (logs: {paths.logs}); "
+                         f"remove it with `zoneproof down --name {spec.name}`")
+            else:
+                progress("start-up failed; tearing down what started")
+                self._teardown(paths, progress)
+            if isinstance(exc, errors.ZoneproofError):
+                raise errors.ProvisionError(
+                    f"local cluster {spec.name!r} failed to come up: {exc}") from exc
+            raise
+        progress(f"cluster {spec.name!r} up in {time.monotonic() - started:.1f}s; "
+                 f"kubeconfig: {paths.kubeconfig}")
+        return cluster
+
+    def _existing(self, spec: ClusterSpec, progress: Progress) -> LocalCluster | None:
+        cluster = self.get(spec.name)
+        if cluster is None:
+            if self.paths(spec.name).root.exists():
+                raise errors.ProvisionError(
+                    f"{self.paths(spec.name).root} exists without a state file (an interrupted "
+                    f"up?): run `zoneproof down --name {spec.name}` first")
+            return None
+        dead = [n for n, r in cluster.records().items() if not daemons.alive(r)]
+        if dead:
+            raise errors.ProvisionError(
+                f"cluster {spec.name!r} exists but processes are not running: {dead}; run "
+                f"`zoneproof down --name {spec.name}` and then up again")
+        if cluster.spec != spec:
+            raise errors.ProvisionError(
+                f"cluster {spec.name!r} is already up with another spec ({cluster.spec}); run "
+                f"`zoneproof down --name {spec.name}` first, or pick another --name")
+        progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
+        return cluster
+
+    def _allocate(self, spec: ClusterSpec) -> render.BedPaths:
+        """Pick ports and write PKI, kubeconfig and the initial state, under a global lock."""
+        root = _root()
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise errors.ConfigError(f"state directory {root} is not writable ({exc.strerror}):"
+                                     " set ZONEPROOF_STATE to a writable directory") from exc
+        with filelock.FileLock(str(root / "ports.lock")):
+            reserved = {p for name in self.names() for p in self._ports_of(name)}
+            base = ports.choose_base(ports.ports_needed(spec.etcd_members),
+                                     explicit=spec.port_base, reserved=reserved)
+            bed_ports = ports.Ports.from_base(base, spec.etcd_members)
+            paths = self.paths(spec.name)
+            paths.root.mkdir(parents=True)
+            pki.write_pki(paths)
+            paths.kubeconfig.write_text(
+                render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths))
+            state.write_json(paths.state, {"spec": spec.to_dict(), "ports": bed_ports.to_dict(),
+                                           "processes": {}})
+        return paths
+
+    def _ports_of(self, name: str) -> list[int]:
+        cluster = self.get(name)
+        return cluster.ports.all() if cluster is not None else []
+
+    def delete(self, name: str, *, progress: Progress) -> bool:
+        """Stop every process of bed ``name`` and remove its directory."""
+        paths = self.paths(name)
+        if not paths.root.exists():
+            return False
+        self._teardown(paths, progress)
+        return True
+
+    def _teardown(self, paths: render.BedPaths, progress: Progress) -> None:
+        with _no_interrupts():
+            started = time.monotonic()
+            records: dict[str, daemons.DaemonRecord] = {}
+            if paths.state.is_file():
+                records = LocalCluster(paths).records()
+            for tier in _TIERS:
+                _stop_together([r for n, r in records.items() if n.startswith(tier)],
+                               signal.SIGTERM)
+            for pid in daemons.find_by_marker(str(paths.root)):
+                progress(f"killing stray process {pid} of {paths.root}")
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            shutil.rmtree(paths.root, ignore_errors=True)
+            progress(f"removed {paths.root} in {time.monotonic() - started:.1f}s")

@@ -1,0 +1,33 @@
+"""Health and leadership of etcd members, through etcd's JSON gateway on the client port."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import urllib3
+
+__all__ = ["healthy", "member_status"]
+
+_http = urllib3.PoolManager(timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
+
+
+def member_status(client_url: str) -> dict[str, Any] | None:
+    """``/v3/maintenance/status`` of one member, or None when it does not answer."""
+    try:
+        response = _http.request("POST", f"{client_url}/v3/maintenance/status", body=b"{}")
+    except urllib3.exceptions.HTTPError:
+        return None
+    if response.status != 200:
+        return None
+    data: dict[str, Any] = json.loads(response.data)
+    return data
+
+
+def healthy(client_url: str) -> bool:
+    """True if the member answers ``/health`` with health true (it has a leader)."""
+    try:
+        response = _http.request("GET", f"{client_url}/health")
+    except urllib3.exceptions.HTTPError:
+        return False
+    return response.status == 200 and json.loads(response.data).get("health") == "true"

@@ -1,0 +1,187 @@
+"""Command lines and kubeconfigs of the local bed's processes. Pure: no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from zoneproof.cluster.local.ports import Ports
+from zoneproof.cluster.spec import ClusterSpec
+
+__all__ = [
+    "SERVICE_CIDR",
+    "BedPaths",
+    "apiserver_argv",
+    "controller_manager_argv",
+    "etcd_argv",
+    "etcd_member_names",
+    "kubeconfig_yaml",
+    "kwok_argv",
+    "kwok_cidr",
+    "scheduler_argv",
+]
+
+SERVICE_CIDR = "10.96.0.0/16"
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class BedPaths:
+    """Files and directories of one local bed, all under its cluster directory."""
+
+    root: Path
+
+    @property
+    def pki(self) -> Path:
+        """Certificates and keys."""
+        return self.root / "pki"
+
+    @property
+    def logs(self) -> Path:
+        """One log file per process."""
+        return self.root / "logs"
+
+    @property
+    def kubeconfig(self) -> Path:
+        """Admin kubeconfig (system:masters) used by users, tests and the bed's components."""
+        return self.root / "kubeconfig"
+
+    @property
+    def state(self) -> Path:
+        """The state file (spec, ports, processes)."""
+        return self.root / "state.json"
+
+    def etcd_data(self, member: str) -> Path:
+        """Data dir of etcd member ``member``."""
+        return self.root / "etcd" / member
+
+    def cert(self, stem: str) -> Path:
+        """``pki/<stem>.crt``."""
+        return self.pki / f"{stem}.crt"
+
+    def key(self, stem: str) -> Path:
+        """``pki/<stem>.key``."""
+        return self.pki / f"{stem}.key"
+
+
+def etcd_member_names(spec: ClusterSpec) -> list[str]:
+    """``etcd-0`` … ``etcd-<n-1>``."""
+    return [f"etcd-{i}" for i in range(spec.etcd_members)]
+
+
+def _url(port: int) -> str:
+    return f"http://{LOOPBACK}:{port}"
+
+
+def etcd_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPaths, index: int
+              ) -> list[str]:
+    """One raft member; fast heartbeats and no fsync (test bed), but real raft."""
+    names = etcd_member_names(spec)
+    initial = ",".join(f"{n}={_url(p)}" for n, p in zip(names, ports.etcd_peer, strict=True))
+    return [
+        str(binary), "--name", names[index],
+        "--data-dir", str(paths.etcd_data(names[index])),
+        "--listen-client-urls", _url(ports.etcd_client[index]),
+        "--advertise-client-urls", _url(ports.etcd_client[index]),
+        "--listen-peer-urls", _url(ports.etcd_peer[index]),
+        "--initial-advertise-peer-urls", _url(ports.etcd_peer[index]),
+        "--initial-cluster", initial,
+        "--initial-cluster-state", "new",
+        "--initial-cluster-token", f"zoneproof-{spec.name}",
+        "--heartbeat-interval", "100", "--election-timeout", "1000",
+        "--unsafe-no-fsync", "--log-level", "warn",
+    ]
+
+
+def apiserver_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPaths) -> list[str]:
+    """kube-apiserver against every etcd member, TLS, SA keys, default admission (webhooks on)."""
+    etcd = ",".join(_url(p) for p in ports.etcd_client)
+    toleration = str(spec.timings.toleration_s)
+    return [
+        str(binary),
+        "--etcd-servers", etcd,
+        "--bind-address", LOOPBACK, "--secure-port", str(ports.apiserver),
+        "--advertise-address", LOOPBACK, "--endpoint-reconciler-type", "none",
+        "--tls-cert-file", str(paths.cert("apiserver")),
+        "--tls-private-key-file", str(paths.key("apiserver")),
+        "--client-ca-file", str(paths.cert("ca")),
+        "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+        "--service-account-key-file", str(paths.cert("sa")),
+        "--service-account-signing-key-file", str(paths.key("sa")),
+        "--service-cluster-ip-range", SERVICE_CIDR,
+        "--authorization-mode", "Node,RBAC",
+        "--allow-privileged=true",
+        "--default-not-ready-toleration-seconds", toleration,
+        "--default-unreachable-toleration-seconds", toleration,
+        "--profiling=false",
+    ]
+
+
+def _kubeconfig_flags(paths: BedPaths) -> list[str]:
+    kc = str(paths.kubeconfig)
+    return ["--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc]
+
+
+def controller_manager_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPaths
+                            ) -> list[str]:
+    """kcm with every default controller but nodeipam (no CIDRs), fast node lifecycle."""
+    t = spec.timings
+    return [
+        str(binary), *_kubeconfig_flags(paths),
+        "--bind-address", LOOPBACK, "--secure-port", str(ports.controller_manager),
+        "--controllers", "*,-nodeipam",
+        "--leader-elect=false",
+        "--use-service-account-credentials=true",
+        "--service-account-private-key-file", str(paths.key("sa")),
+        "--root-ca-file", str(paths.cert("ca")),
+        "--cluster-signing-cert-file", str(paths.cert("ca")),
+        "--cluster-signing-key-file", str(paths.key("ca")),
+        "--node-monitor-period", f"{t.node_monitor_period_s:g}s",
+        "--node-monitor-grace-period", f"{t.node_monitor_grace_period_s:g}s",
+        "--profiling=false",
+    ]
+
+
+def scheduler_argv(binary: Path, ports: Ports, paths: BedPaths) -> list[str]:
+    """kube-scheduler, no leader election (one instance)."""
+    return [str(binary), *_kubeconfig_flags(paths), "--bind-address", LOOPBACK,
+            "--secure-port", str(ports.scheduler), "--leader-elect=false", "--profiling=false"]
+
+
+def kwok_cidr(index: int) -> str:
+    """A /24 of pod IPs per kwok process, so fake pods on different nodes never share an IP."""
+    return f"10.{128 + index // 256}.{index % 256}.0/24"
+
+
+def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Path, ...],
+              group: str, index: int) -> list[str]:
+    """kwok faking the kubelet of one node (kwok_per=node) or of one zone's nodes."""
+    if spec.kwok_per == "node":
+        manage = ["--manage-single-node", group]
+    else:
+        manage = ["--manage-nodes-with-label-selector", f"topology.kubernetes.io/zone={group}"]
+    return [
+        str(binary), "--kubeconfig", str(paths.kubeconfig),
+        "--config", ",".join(str(s) for s in stages),
+        *manage,
+        "--cidr", kwok_cidr(index),
+        "--node-lease-duration-seconds", str(spec.timings.node_lease_duration_s),
+    ]
+
+
+def kubeconfig_yaml(name: str, server_port: int, paths: BedPaths) -> str:
+    """An admin kubeconfig with the client cert (system:masters) for the bed."""
+    user, cluster = f"{name}-admin", f"zoneproof-{name}"
+    doc = {
+        "apiVersion": "v1", "kind": "Config", "current-context": cluster,
+        "clusters": [{"name": cluster, "cluster": {
+            "server": f"https://{LOOPBACK}:{server_port}",
+            "certificate-authority": str(paths.cert("ca"))}}],
+        "users": [{"name": user, "user": {
+            "client-certificate": str(paths.cert("admin")),
+            "client-key": str(paths.key("admin"))}}],
+        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user}}],
+    }
+    return yaml.safe_dump(doc, sort_keys=False)

@@ -1,0 +1,59 @@
+"""One cluster per test run, shared by every pytest-xdist worker.
+
+The first worker that needs the cluster creates it (or adopts one already running under
+that name) under a file lock and writes a marker file; the others read the marker. The
+process that owns the run (xdist controller, or the lone pytest) calls ``release`` once,
+after every worker has finished: it deletes the cluster only if this run created it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import filelock
+
+from zoneproof import errors
+from zoneproof.cluster import state
+from zoneproof.cluster.interface import Backend, Cluster, Progress
+from zoneproof.cluster.spec import ClusterSpec
+
+__all__ = ["acquire", "release", "run_dir"]
+
+
+def run_dir(run_id: str) -> Path:
+    """The directory holding the lock and marker of test run ``run_id``."""
+    return state.state_root() / "runs" / run_id
+
+
+def acquire(backend: Backend, spec: ClusterSpec, run_id: str, progress: Progress) -> Cluster:
+    """The run's cluster: created by the first caller, reused by the rest."""
+    directory = run_dir(run_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / "cluster.json"
+    with filelock.FileLock(str(directory / "cluster.lock")):
+        if marker.is_file():
+            data = state.read_json(marker)
+            found = backend.get(data["name"])
+            if found is None:
+                raise errors.BackendError(
+                    f"cluster {data['name']!r} of this test run is gone (torn down by hand?)")
+            return found
+        created = backend.get(spec.name) is None
+        found = backend.create(spec, progress=progress)
+        state.write_json(marker, {"name": spec.name, "backend": backend.name, "created": created})
+        return found
+
+
+def release(backend: Backend, run_id: str, *, keep: bool, progress: Progress) -> None:
+    """Delete the run's cluster if the run created it (and ``keep`` is off); forget the run."""
+    directory = run_dir(run_id)
+    marker = directory / "cluster.json"
+    if marker.is_file():
+        data = state.read_json(marker)
+        if data["created"] and not keep:
+            backend.delete(data["name"], progress=progress)
+        elif data["created"]:
+            progress(f"cluster {data['name']!r} kept (--zp-keep-cluster): "
+                     f"`zoneproof down --name {data['name']}` removes it")
+    shutil.rmtree(directory, ignore_errors=True)

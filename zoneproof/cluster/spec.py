@@ -1,0 +1,108 @@
+"""What a test-bed cluster looks like: zones, nodes, etcd members, node-lifecycle timings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from zoneproof import errors
+
+__all__ = ["DEFAULT_ZONES", "ClusterSpec", "Timings"]
+
+DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
+_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
+KwokPer = Literal["node", "zone"]
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Node-lifecycle timings (seconds). Defaults are test-friendly, far below upstream's.
+
+    Upstream defaults: node-monitor-period 5 s, node-monitor-grace-period 50 s,
+    not-ready/unreachable toleration 300 s, kubelet node lease 40 s.
+    """
+
+    node_monitor_period_s: float = 1.0
+    node_monitor_grace_period_s: float = 8.0
+    toleration_s: int = 30
+    node_lease_duration_s: int = 4
+
+    def problems(self) -> list[str]:
+        """Every inconsistency, as messages naming the field and the fix."""
+        found = []
+        for name, value in asdict(self).items():
+            if value <= 0:
+                found.append(f"timings.{name} must be > 0, got {value}")
+        if self.node_monitor_grace_period_s <= self.node_monitor_period_s:
+            found.append("timings.node_monitor_grace_period_s must exceed node_monitor_period_s")
+        if self.node_lease_duration_s >= self.node_monitor_grace_period_s:
+            found.append("timings.node_lease_duration_s must be below node_monitor_grace_period_s, "
+                         "or healthy nodes flap NotReady between lease renewals")
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """A multi-zone test bed: ``nodes_per_zone`` nodes in each of ``zones``."""
+
+    name: str = "zoneproof"
+    zones: tuple[str, ...] = DEFAULT_ZONES
+    nodes_per_zone: int = 2
+    region: str = "region-1"
+    etcd_members: int = 3
+    #: First of a block of consecutive loopback ports; None picks a free block.
+    port_base: int | None = None
+    #: One kwok (fake kubelet) process per node, or per zone (for large beds).
+    kwok_per: KwokPer = "node"
+    timings: Timings = field(default_factory=Timings)
+
+    def problems(self) -> list[str]:
+        """Every problem with this spec (empty when valid)."""
+        found = []
+        if not _NAME.match(self.name):
+            found.append(f"name {self.name!r} must be 1-40 lowercase letters, digits or '-'")
+        if not self.zones:
+            found.append("zones must name at least one zone")
+        if len(set(self.zones)) != len(self.zones):
+            found.append(f"zones {list(self.zones)} contain duplicates")
+        found += [f"zone {z!r} is not a valid label value" for z in self.zones
+                  if not _LABEL_VALUE.match(z)]
+        if not _LABEL_VALUE.match(self.region):
+            found.append(f"region {self.region!r} is not a valid label value")
+        if not 1 <= self.nodes_per_zone <= 500:
+            found.append(f"nodes_per_zone must be 1..500, got {self.nodes_per_zone}")
+        if self.etcd_members not in (1, 3, 5):
+            found.append(f"etcd_members must be 1, 3 or 5 (an odd quorum), got {self.etcd_members}")
+        if self.port_base is not None and not 1024 <= self.port_base <= 65000:
+            found.append(f"port_base must be 1024..65000, got {self.port_base}")
+        if self.kwok_per not in ("node", "zone"):
+            found.append(f"kwok_per must be 'node' or 'zone', got {self.kwok_per!r}")
+        return found + self.timings.problems()
+
+    def validate(self) -> ClusterSpec:
+        """Return self, or raise ConfigError listing every problem."""
+        if found := self.problems():
+            raise errors.ConfigError("invalid cluster spec:\n  - " + "\n  - ".join(found))
+        return self
+
+    def node_names(self, zone: str) -> list[str]:
+        """The node names of ``zone``: ``<zone>-node-<i>``."""
+        return [f"{zone}-node-{i}" for i in range(1, self.nodes_per_zone + 1)]
+
+    def nodes_by_zone(self) -> dict[str, list[str]]:
+        """Zone → node names, in zone order."""
+        return {zone: self.node_names(zone) for zone in self.zones}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (state files)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClusterSpec:
+        """Inverse of to_dict."""
+        fields = dict(data)
+        fields["zones"] = tuple(fields.get("zones", DEFAULT_ZONES))
+        fields["timings"] = Timings(**fields.get("timings", {}))
+        return cls(**fields)

@@ -1,0 +1,31 @@
+"""Where backends keep per-cluster state: ``$ZONEPROOF_STATE`` or ``~/.local/state/zoneproof``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["read_json", "state_root", "write_json"]
+
+
+def state_root() -> Path:
+    """``$ZONEPROOF_STATE``, else ``$XDG_STATE_HOME/zoneproof``, else ``~/.local/state/zoneproof``."""
+    if explicit := os.environ.get("ZONEPROOF_STATE"):
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "zoneproof"
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write atomically (temp file + rename), so a crash never leaves half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    tmp.replace(path)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``."""
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
