@@ -9,12 +9,22 @@ from kubernetes import client, config
 __all__ = ["api_client"]
 
 
-def api_client(kubeconfig: Path | None = None, *, context: str | None = None) -> client.ApiClient:
-    """An ApiClient for ``kubeconfig`` (None: $KUBECONFIG / ~/.kube/config, or in-cluster)."""
+def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
+               retries: int | None = None) -> client.ApiClient:
+    """An ApiClient for ``kubeconfig`` (None: $KUBECONFIG / ~/.kube/config, or in-cluster).
+
+    ``retries`` bounds urllib3's connection retries (0 for health probes that must answer
+    at once); None keeps the client's default.
+    """
+    configuration = client.Configuration()
     if kubeconfig is None:
         try:
-            return config.new_client_from_config(context=context)
+            config.load_kube_config(context=context, client_configuration=configuration)
         except config.ConfigException:
-            config.load_incluster_config()
-            return client.ApiClient()
-    return config.new_client_from_config(config_file=str(kubeconfig), context=context)
+            config.load_incluster_config(client_configuration=configuration)
+    else:
+        config.load_kube_config(config_file=str(kubeconfig), context=context,
+                                client_configuration=configuration)
+    if retries is not None:
+        configuration.retries = retries
+    return client.ApiClient(configuration)

@@ -5,7 +5,7 @@ Resolution order for each binary: ``ZONEPROOF_<NAME>`` (a file) → ``ZONEPROOF_
 (``~/.cache/zoneproof/bin/<project>-<version>/``) → a build from the upstream Go modules.
 """
 
-from zoneproof.binaries.pins import PINS, Pins, project_of
+from zoneproof.binaries.pins import BINARIES, PINS, Pins, project_of
 from zoneproof.binaries.resolve import Binaries, cache_root, resolve_all
 
-__all__ = ["PINS", "Binaries", "Pins", "cache_root", "project_of", "resolve_all"]
+__all__ = ["BINARIES", "PINS", "Binaries", "Pins", "cache_root", "project_of", "resolve_all"]

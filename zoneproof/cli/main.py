@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zoneproof import binaries, cluster, errors
+from zoneproof.cli import qualify
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
 __all__ = ["main"]
@@ -56,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--allow-destructive", action="store_true",
                     help="existing backend: allow disruptive faults")
 
+    qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
+    _add_target(qual)
+    qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+
     for name, text in (("down", "stop and remove a cluster"), ("status", "show a cluster"),
                        ("kubeconfig", "print a cluster's kubeconfig path")):
         p = sub.add_parser(name, help=text)
@@ -86,6 +93,10 @@ def _run(args: argparse.Namespace) -> int:
         up = backend.create(_spec(args), progress=_progress, keep_on_failure=args.keep_on_failure)
         print(f"export KUBECONFIG={up.kubeconfig}")
         return 0
+    if args.command == "qualify":
+        return qualify.qualify(backend, ClusterSpec(name=args.name), keep_cluster=args.keep_cluster,
+                               workers=args.workers, pytest_args=args.pytest_args,
+                               progress=_progress)
     if args.command == "down":
         if not backend.delete(args.name, progress=_progress):
             _progress(f"no {args.backend} cluster named {args.name!r}: nothing to do")
@@ -122,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("zoneproof: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        return 0
 
 
 if __name__ == "__main__":

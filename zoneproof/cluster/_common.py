@@ -7,6 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import urllib3
 from kubernetes import client
 
 from zoneproof import errors
@@ -45,6 +46,20 @@ class ApiCluster:
     def api(self) -> client.ApiClient:
         """One ApiClient per cluster object."""
         return kube.api_client(self.kubeconfig)
+
+    @cached_property
+    def _probe_api(self) -> client.ApiClient:
+        """A client without retries, for health probes."""
+        return kube.api_client(self.kubeconfig, retries=0)
+
+    def apiserver_ready(self) -> bool:
+        """True if the API server answers /readyz with 200 (within 3 s)."""
+        request = self._probe_api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
+        try:
+            response = self._probe_api.call_api(*request, _request_timeout=3)
+        except (client.ApiException, urllib3.exceptions.HTTPError):
+            return False
+        return int(response.status) == 200
 
     @property
     def core(self) -> client.CoreV1Api:
@@ -125,6 +140,10 @@ class ApiCluster:
     def restart_etcd_member(self, member: str) -> None:
         """Not supported by default."""
         self.require(Capability.ETCD_MEMBERS, f"restart_etcd_member({member})")
+
+    def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
+        """Not supported by default."""
+        self.require(Capability.ETCD_MEMBERS, "wait_etcd_healthy()")
 
     def kill_component(self, component: Component) -> None:
         """Not supported by default."""

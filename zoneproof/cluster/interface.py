@@ -72,6 +72,12 @@ class Cluster(Protocol):
     def nodes_by_zone(self) -> dict[str, list[str]]:
         """Zone → names of the Nodes labelled with it, read from the API server."""
 
+    def wait_nodes(self, names: list[str], *, ready: bool, timeout_s: float) -> None:
+        """Wait until every node in ``names`` is Ready (or, with ready=False, not Ready)."""
+
+    def apiserver_ready(self) -> bool:
+        """True if the API server answers /readyz with 200."""
+
     def stop_kubelet(self, node: str) -> None:
         """Stop the node's kubelet (heartbeat); it turns NotReady through kcm."""
 
@@ -94,7 +100,13 @@ class Cluster(Protocol):
         """SIGKILL an etcd member."""
 
     def restart_etcd_member(self, member: str) -> None:
-        """Start a killed etcd member again on its data dir; returns once it is healthy."""
+        """Start a killed etcd member again on its data dir; returns once it serves clients.
+
+        It turns healthy only once raft has a quorum: see ``wait_etcd_healthy``.
+        """
+
+    def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
+        """Wait until every etcd member is up and reports health."""
 
     def kill_component(self, component: Component) -> None:
         """SIGKILL a control-plane process."""

@@ -8,6 +8,7 @@ failed or interrupted ``create`` tears down what it started unless told to keep 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -59,8 +60,7 @@ class LocalCluster(ApiCluster):
         self.spec = ClusterSpec.from_dict(data["spec"])
         self.name = self.spec.name
         self.kubeconfig = paths.kubeconfig
-        self.ports = ports.Ports(**{k: tuple(v) if isinstance(v, list) else v
-                                    for k, v in data["ports"].items()})
+        self.ports = ports.Ports.from_dict(data["ports"])
         self._lock = filelock.FileLock(str(paths.root / "state.lock"))
 
     # -- state -------------------------------------------------------------------------
@@ -106,17 +106,6 @@ class LocalCluster(ApiCluster):
         index = render.etcd_member_names(self.spec).index(member)
         return f"http://127.0.0.1:{self.ports.etcd_client[index]}"
 
-    def apiserver_ready(self) -> bool:
-        """True if the API server answers /readyz with 200."""
-        if ports.is_free(self.ports.apiserver):
-            return False
-        request = self.api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
-        try:
-            response = self.api.call_api(*request, _request_timeout=3)
-        except (client.ApiException, urllib3.exceptions.HTTPError):
-            return False
-        return int(response.status) == 200
-
     def _healthz(self, port: int) -> bool:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
@@ -148,8 +137,8 @@ class LocalCluster(ApiCluster):
                                                              self.paths, i))
                    for i, name in enumerate(render.etcd_member_names(self.spec))]
         for record in records:
-            url = self.etcd_url(record.name)
-            self._wait_healthy(record, lambda u=url: etcd.healthy(u), _START_TIMEOUT_S["etcd"])
+            self._wait_healthy(record, functools.partial(etcd.healthy, self.etcd_url(record.name)),
+                               _START_TIMEOUT_S["etcd"])
 
     def start_apiserver(self, bins: binaries_.Binaries) -> None:
         """Start kube-apiserver and wait for /readyz."""
@@ -178,7 +167,7 @@ class LocalCluster(ApiCluster):
                 self.core.create_node(self._node_body(zone, node))
         for index, group in enumerate(self.kwok_groups()):
             self.start_process(f"kwok-{group}", render.kwok_argv(
-                bins.kwok, self.spec, self.paths, bins.kwok_stages, group, index))
+                bins.kwok, self.spec, self.paths, bins.kwok_stages, group=group, index=index))
 
     def _node_body(self, zone: str, node: str) -> dict[str, Any]:
         return {
@@ -278,9 +267,8 @@ class LocalCluster(ApiCluster):
     def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
         """Wait until every member is up and reports health."""
         for member in self.etcd_members():
-            url = self.etcd_url(member)
-            waiting.wait_for(lambda u=url: (etcd.healthy(u), None), what=f"{member} healthy",
-                             timeout_s=timeout_s)
+            waiting.wait_for(functools.partial(etcd.health_probe, self.etcd_url(member)),
+                             what=f"{member} healthy", timeout_s=timeout_s)
 
     def kill_component(self, component: Component) -> None:
         """SIGKILL a control-plane process."""
@@ -303,8 +291,11 @@ class LocalCluster(ApiCluster):
 
 
 # Teardown order: fake kubelets, then controllers, the API server (it waits on etcd), etcd.
-_TIERS = ("kwok-", Component.SCHEDULER.value, Component.CONTROLLER_MANAGER.value,
-          Component.APISERVER.value, "etcd-")
+# etcd gets SIGKILL: on SIGTERM each member tries to hand leadership to peers that are
+# stopping too (~7 s), and its data is deleted right after anyway.
+_TIERS = (("kwok-", signal.SIGTERM), (Component.SCHEDULER.value, signal.SIGTERM),
+          (Component.CONTROLLER_MANAGER.value, signal.SIGTERM),
+          (Component.APISERVER.value, signal.SIGTERM), ("etcd-", signal.SIGKILL))
 
 
 def _stop_together(records: list[daemons.DaemonRecord], sig: signal.Signals) -> None:
@@ -451,9 +442,8 @@ class LocalBackend:
             records: dict[str, daemons.DaemonRecord] = {}
             if paths.state.is_file():
                 records = LocalCluster(paths).records()
-            for tier in _TIERS:
-                _stop_together([r for n, r in records.items() if n.startswith(tier)],
-                               signal.SIGTERM)
+            for prefix, sig in _TIERS:
+                _stop_together([r for n, r in records.items() if n.startswith(prefix)], sig)
             for pid in daemons.find_by_marker(str(paths.root)):
                 progress(f"killing stray process {pid} of {paths.root}")
                 with contextlib.suppress(ProcessLookupError):

@@ -7,7 +7,7 @@ from typing import Any
 
 import urllib3
 
-__all__ = ["healthy", "member_status"]
+__all__ = ["health_probe", "healthy", "member_status"]
 
 _http = urllib3.PoolManager(timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
 
@@ -31,3 +31,9 @@ def healthy(client_url: str) -> bool:
     except urllib3.exceptions.HTTPError:
         return False
     return response.status == 200 and json.loads(response.data).get("health") == "true"
+
+
+def health_probe(client_url: str) -> tuple[bool, str]:
+    """``healthy`` in the (done, observed) form of ``waiting.wait_for``."""
+    ok = healthy(client_url)
+    return ok, f"{client_url} healthy={ok}"

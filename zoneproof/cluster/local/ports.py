@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from zoneproof import errors
 
@@ -35,6 +36,13 @@ class Ports:
             controller_manager=base + 2 * n + 1,
             scheduler=base + 2 * n + 2,
         )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Ports:
+        """Inverse of to_dict (JSON turns tuples into lists)."""
+        return cls(etcd_client=tuple(data["etcd_client"]), etcd_peer=tuple(data["etcd_peer"]),
+                   apiserver=data["apiserver"], controller_manager=data["controller_manager"],
+                   scheduler=data["scheduler"])
 
     def all(self) -> list[int]:
         """Every port, in block order."""

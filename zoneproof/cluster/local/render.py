@@ -155,7 +155,7 @@ def kwok_cidr(index: int) -> str:
     return f"10.{128 + index // 256}.{index % 256}.0/24"
 
 
-def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Path, ...],
+def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Path, ...], *,
               group: str, index: int) -> list[str]:
     """kwok faking the kubelet of one node (kwok_per=node) or of one zone's nodes."""
     if spec.kwok_per == "node":

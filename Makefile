@@ -1,0 +1,41 @@
+# The two commands of README.md: `make qualify` (the main job) and `make test` (the tests).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PYTEST_WORKERS ?= 2
+
+.PHONY: setup build test lint unit qualify down clean
+
+$(BIN)/.installed: pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/.installed
+
+# Pinned upstream binaries: cached in ~/.cache/zoneproof, built from Go modules when missing.
+build: setup
+	$(BIN)/zoneproof build
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+unit: setup
+	$(BIN)/pytest tests/unit -q
+
+# Every test: unit, test-bed integration, conformance and chaos, on real local beds.
+test: lint build
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+
+# The release gate on the default local backend: build, up, suite, reports, down.
+qualify: build
+	$(BIN)/zoneproof qualify
+
+down: setup
+	$(BIN)/zoneproof down
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

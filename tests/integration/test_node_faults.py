@@ -1,0 +1,91 @@
+"""Kubelet heartbeat faults on a private bed turn nodes NotReady through the real kcm."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+import urllib3
+from kubernetes import client, watch
+
+from zoneproof._util import kube, waiting
+from zoneproof.cluster._common import node_ready
+from zoneproof.cluster.interface import Cluster
+
+pytestmark = pytest.mark.destructive
+UNREACHABLE = "node.kubernetes.io/unreachable"
+MARGIN_S = 20.0
+
+
+class NotReadyRecorder:
+    """Watches Nodes and records every (node, time) seen not Ready."""
+
+    def __init__(self, bed: Cluster) -> None:
+        self.core = client.CoreV1Api(kube.api_client(bed.kubeconfig))
+        self.not_ready: list[tuple[str, float]] = []
+        self._watch = watch.Watch()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            for event in self._watch.stream(self.core.list_node, timeout_seconds=300):
+                node = event["object"]
+                if not node_ready(node):
+                    self.not_ready.append((node.metadata.name, time.monotonic()))
+        except urllib3.exceptions.HTTPError:
+            if not self._stopped.is_set():
+                raise
+
+    def __enter__(self) -> NotReadyRecorder:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopped.set()
+        self._watch.stop()
+
+    def nodes(self) -> set[str]:
+        return {name for name, _ in self.not_ready}
+
+
+def _taints(core: client.CoreV1Api, node: str) -> set[str]:
+    return {t.key for t in core.read_node(node).spec.taints or []}
+
+
+@pytest.fixture
+def bed(private_bed: Callable[..., Cluster]) -> Iterator[Cluster]:
+    yield private_bed()
+
+
+def test_zone_a_heartbeat_stop_turns_only_zone_a_not_ready_then_back(bed: Cluster) -> None:
+    grace = 8.0  # ClusterSpec default node_monitor_grace_period_s
+    zone_a = bed.nodes_by_zone()["zone-a"]
+    core = client.CoreV1Api(kube.api_client(bed.kubeconfig))
+    with NotReadyRecorder(bed) as recorder:
+        stopped = time.monotonic()
+        bed.zone_down("zone-a")
+        bed.wait_nodes(zone_a, ready=False, timeout_s=grace + MARGIN_S)
+        detection = time.monotonic() - stopped
+        assert all(UNREACHABLE in _taints(core, n) for n in zone_a)
+        bed.zone_up("zone-a")
+        bed.wait_nodes(zone_a, ready=True, timeout_s=MARGIN_S)
+    print(f"zone-a NotReady {detection:.2f}s after the heartbeat stopped")
+    # the real node-lifecycle controller waits out the grace period before acting
+    assert detection >= grace * 0.75
+    assert recorder.nodes() == set(zone_a)
+
+
+def test_one_node_stops_alone_and_recovers(bed: Cluster) -> None:
+    victim = bed.nodes_by_zone()["zone-b"][0]
+    with NotReadyRecorder(bed) as recorder:
+        bed.stop_kubelet(victim)
+        bed.wait_nodes([victim], ready=False, timeout_s=30)
+        bed.start_kubelet(victim)
+        bed.wait_nodes([victim], ready=True, timeout_s=30)
+    core = client.CoreV1Api(kube.api_client(bed.kubeconfig))
+    assert recorder.nodes() == {victim}
+    waiting.wait_for(lambda: (UNREACHABLE not in _taints(core, victim), _taints(core, victim)),
+                     what=f"kcm to lift the unreachable taint of {victim}", timeout_s=30)

@@ -1,0 +1,96 @@
+"""Binary resolution: explicit paths, cache verification, and the errors that name the fix."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zoneproof import errors
+from zoneproof.binaries import BINARIES, PINS, resolve
+from zoneproof.binaries.build import KWOK_STAGES
+
+
+def _fake_cache(root: Path) -> None:
+    """A cache with tiny stand-in binaries and valid manifests."""
+    for project in ("kubernetes", "etcd", "kwok"):
+        d = root / "bin" / f"{project}-{PINS.version_of(project)}"
+        d.mkdir(parents=True)
+        sums = {}
+        for name in [b for b, p in BINARIES.items() if p == project]:
+            (d / name).write_text(f"#!/bin/sh\necho {name}\n")
+            (d / name).chmod(0o755)
+            sums[name] = resolve._sha256(d / name)
+        (d / resolve.MANIFEST).write_text(json.dumps(sums))
+    stages = root / "bin" / f"kwok-{PINS.kwok}" / "stages"
+    stages.mkdir()
+    for rel in KWOK_STAGES:
+        (stages / Path(rel).name).write_text("kind: Stage\n")
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("ZONEPROOF_CACHE", str(root))
+    for name in BINARIES:
+        monkeypatch.delenv(resolve.env_var(name), raising=False)
+    monkeypatch.delenv("ZONEPROOF_BIN_DIR", raising=False)
+    return root
+
+
+def test_verified_cache_is_used_without_building(cache: Path) -> None:
+    _fake_cache(cache)
+    found = resolve.resolve_all(build_missing=False)
+    assert found.kube_apiserver == cache / "bin" / f"kubernetes-{PINS.kubernetes}" / "kube-apiserver"
+    assert all(s.is_file() for s in found.kwok_stages)
+
+
+def test_explicit_variable_wins(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_cache(cache)
+    mine = tmp_path / "my-etcd"
+    mine.write_text("#!/bin/sh\n")
+    mine.chmod(0o755)
+    monkeypatch.setenv("ZONEPROOF_ETCD", str(mine))
+    assert resolve.resolve_all(build_missing=False).etcd == mine
+
+
+def test_explicit_variable_to_missing_file_names_the_variable(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZONEPROOF_ETCD", "/nonexistent/etcd")
+    with pytest.raises(errors.BinaryError, match="ZONEPROOF_ETCD"):
+        resolve.resolve_all(build_missing=False)
+
+
+def test_corrupt_cached_binary_names_the_fix(cache: Path) -> None:
+    _fake_cache(cache)
+    victim = cache / "bin" / f"kubernetes-{PINS.kubernetes}" / "kube-scheduler"
+    victim.write_text("garbage")
+    with pytest.raises(errors.BinaryError, match=r"corrupt.*zoneproof build --force"):
+        resolve.resolve_all()
+
+
+def test_interrupted_build_without_manifest_is_not_trusted(cache: Path) -> None:
+    _fake_cache(cache)
+    (cache / "bin" / f"etcd-{PINS.etcd}" / resolve.MANIFEST).unlink()
+    with pytest.raises(errors.BinaryError, match="not in the cache"):
+        resolve.resolve_all(build_missing=False)
+
+
+def test_missing_go_names_the_fix(cache: Path, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(errors.BinaryError, match=r"`go` is not on PATH.*ZONEPROOF_BIN_DIR"):
+        resolve.resolve_all(progress=lambda _: None)
+
+
+def test_unwritable_cache_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZONEPROOF_CACHE", "/etc/hostname/zoneproof")  # below a file
+    with pytest.raises(errors.BinaryError, match=r"not writable.*ZONEPROOF_CACHE"):
+        resolve.resolve_all(progress=lambda _: None)
+
+
+def test_cache_root_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("ZONEPROOF_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert resolve.cache_root() == tmp_path / "zoneproof"

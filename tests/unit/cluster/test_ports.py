@@ -1,0 +1,40 @@
+"""Port block choice."""
+
+import socket
+
+import pytest
+
+from zoneproof import errors
+from zoneproof.cluster.local import ports
+
+
+def test_block_layout() -> None:
+    p = ports.Ports.from_base(100, 3)
+    assert p.etcd_client == (100, 101, 102)
+    assert p.etcd_peer == (103, 104, 105)
+    assert (p.apiserver, p.controller_manager, p.scheduler) == (106, 107, 108)
+    assert len(p.all()) == ports.ports_needed(3) == len(set(p.all()))
+
+
+def test_auto_skips_busy_and_reserved_blocks() -> None:
+    busy = {1002}
+    base = ports.choose_base(3, explicit=None, reserved={1004}, free=lambda p: p not in busy,
+                             start=1000, stop=1100)
+    assert base == 1006
+
+
+def test_explicit_busy_port_names_port_and_fix() -> None:
+    with pytest.raises(errors.ConfigError, match=r"port 1001 .*--port-base"):
+        ports.choose_base(3, explicit=1000, free=lambda p: p != 1001)
+
+
+def test_no_free_block() -> None:
+    with pytest.raises(errors.ConfigError, match="no block"):
+        ports.choose_base(3, explicit=None, free=lambda p: False, start=1000, stop=1010)
+
+
+def test_is_free_sees_a_real_listener() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        assert not ports.is_free(listener.getsockname()[1])
