@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zoneproof import binaries, cluster, errors
-from zoneproof.cli import qualify
+from zoneproof.cli import bench, qualify
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
 __all__ = ["main"]
@@ -63,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
 
+    bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
+    bench_p.add_argument("what", choices=sorted(bench.BENCHES))
+    bench_p.add_argument("--runs", type=int, default=3)
+    bench_p.add_argument("--json", type=Path, help="also write the figures to this file")
+
     for name, text in (("down", "stop and remove a cluster"), ("status", "show a cluster"),
                        ("kubeconfig", "print a cluster's kubeconfig path")):
         p = sub.add_parser(name, help=text)
@@ -86,6 +91,9 @@ def _run(args: argparse.Namespace) -> int:
         found = binaries.resolve_all(force=args.force, progress=_progress)
         for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"):
             print(f"{name}: {found.path(name)}")
+        return 0
+    if args.command == "bench":
+        bench.BENCHES[args.what](args.runs, _progress, args.json)
         return 0
     backend = cluster.get_backend(args.backend, kubeconfig=args.kubeconfig,
                                   allow_destructive=getattr(args, "allow_destructive", False))

@@ -133,6 +133,11 @@ class ApiCluster:
         self.require(Capability.ETCD_MEMBERS, "etcd_leader()")
         return ""
 
+    def etcd_member_healthy(self, member: str) -> bool:
+        """Not supported by default."""
+        self.require(Capability.ETCD_MEMBERS, f"etcd_member_healthy({member})")
+        return False
+
     def kill_etcd_member(self, member: str) -> None:
         """Not supported by default."""
         self.require(Capability.ETCD_MEMBERS, f"kill_etcd_member({member})")

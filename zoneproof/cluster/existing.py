@@ -47,7 +47,8 @@ class ExistingBackend:
                                      "--kubeconfig PATH (pytest: --zp-kubeconfig PATH)")
         if not self.kubeconfig.is_file():
             raise errors.ConfigError(f"kubeconfig {self.kubeconfig} does not exist: pass the "
-                                     "path of a readable kubeconfig file")
+                                     "path of a readable kubeconfig file with --kubeconfig "
+                                     "(pytest: --zp-kubeconfig)")
         return ExistingCluster(self.kubeconfig, allow_destructive=self.allow_destructive)
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False

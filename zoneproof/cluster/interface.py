@@ -96,6 +96,9 @@ class Cluster(Protocol):
     def etcd_leader(self) -> str:
         """Name of the current etcd leader (raises if there is none)."""
 
+    def etcd_member_healthy(self, member: str) -> bool:
+        """True if ``member`` answers and reports health (raft has a leader)."""
+
     def kill_etcd_member(self, member: str) -> None:
         """SIGKILL an etcd member."""
 

@@ -251,6 +251,10 @@ class LocalCluster(ApiCluster):
         raise errors.FaultError(f"etcd of cluster {self.name!r} has no leader now "
                                 f"(answering members: {sorted(ids.values())})")
 
+    def etcd_member_healthy(self, member: str) -> bool:
+        """True if ``member`` answers /health with health true."""
+        return etcd.healthy(self.etcd_url(member))
+
     def kill_etcd_member(self, member: str) -> None:
         """SIGKILL etcd member ``member``."""
         daemons.stop(self._record(member), sig=signal.SIGKILL)

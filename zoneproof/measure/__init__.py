@@ -1,0 +1,27 @@
+"""Measurement: recorders append timestamped events to one Timeline. Records, never judges.
+
+Belongs here: watch-based recorders (node readiness, pods, lease holders) and polled
+health (etcd members, API server), the Timeline they share, its JSON form. Not here:
+thresholds and verdicts (slo), injecting faults (cluster, faults).
+"""
+
+from zoneproof.measure.recorders import (
+    HealthRecorder,
+    LeaseRecorder,
+    NodeReadyRecorder,
+    PodRecorder,
+    Recorder,
+    recording,
+)
+from zoneproof.measure.timeline import Event, Timeline
+
+__all__ = [
+    "Event",
+    "HealthRecorder",
+    "LeaseRecorder",
+    "NodeReadyRecorder",
+    "PodRecorder",
+    "Recorder",
+    "Timeline",
+    "recording",
+]

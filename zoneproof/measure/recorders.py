@@ -1,0 +1,245 @@
+"""Recorders: threads that watch the API (or poll health) and append events to a Timeline.
+
+Event kinds (stable names used by SLOs and plots):
+``node_ready`` {status, zone} · ``pod_created`` / ``pod_scheduled`` / ``pod_ready`` /
+``pod_deleting`` / ``pod_deleted`` {uid, node} · ``lease_holder`` {holder, transitions} ·
+``apiserver_ready`` {ready} · ``etcd_member`` {healthy}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+import urllib3
+from kubernetes import client, watch
+
+from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.measure.timeline import Timeline
+
+__all__ = [
+    "HealthRecorder",
+    "LeaseRecorder",
+    "NodeReadyRecorder",
+    "PodRecorder",
+    "Recorder",
+    "recording",
+]
+
+log = logging.getLogger(__name__)
+_WATCH_CHUNK_S = 5  # a watch call returns this often, so stop() is honoured promptly
+
+
+class Recorder(Protocol):
+    """Something that records into a timeline between start() and stop()."""
+
+    def start(self, timeline: Timeline) -> None:
+        """Begin recording; returns once the initial state is recorded."""
+
+    def stop(self) -> None:
+        """Stop recording and wait for the thread to end."""
+
+
+def _condition(obj: Any, kind: str) -> str | None:
+    for cond in (obj.status and obj.status.conditions) or []:
+        if cond.type == kind:
+            return str(cond.status)
+    return None
+
+
+class _WatchRecorder:
+    """List, then watch from the list's resourceVersion; re-list on 410 Gone or a broken stream."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        self.api = api
+        self._stop = threading.Event()
+        self._synced = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.timeline = Timeline()
+
+    def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        """The generated list method (Watch reads its docstring to decode objects) and args."""
+        raise NotImplementedError
+
+    def _observe(self, obj: Any, event_type: str, initial: bool) -> None:
+        raise NotImplementedError
+
+    def start(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=type(self).__name__)
+        self._thread.start()
+        if not self._synced.wait(30):
+            raise TimeoutError(f"{type(self).__name__}: initial list did not finish in 30 s")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(_WATCH_CHUNK_S + 5)
+
+    def _run(self) -> None:
+        resource_version: str | None = None
+        while not self._stop.is_set():
+            try:
+                func, args, kwargs = self._call()
+                if resource_version is None:
+                    listed = func(*args, **kwargs)
+                    for obj in listed.items:
+                        self._observe(obj, "ADDED", initial=True)
+                    resource_version = listed.metadata.resource_version
+                    self._synced.set()
+                stream = watch.Watch().stream(func, *args, resource_version=resource_version,
+                                              timeout_seconds=_WATCH_CHUNK_S,
+                                              allow_watch_bookmarks=True, **kwargs)
+                for event in stream:
+                    if self._stop.is_set():
+                        break
+                    obj = event["object"]
+                    resource_version = obj.metadata.resource_version
+                    if event["type"] != "BOOKMARK":
+                        self._observe(obj, event["type"], initial=False)
+            except client.ApiException as exc:
+                if exc.status == 410:
+                    resource_version = None  # too old: re-list
+                else:
+                    log.debug("%s: watch failed (%s), retrying", type(self).__name__, exc.status)
+                    self._stop.wait(0.5)
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                log.debug("%s: connection lost (%s), retrying", type(self).__name__, exc)
+                self._stop.wait(0.5)
+
+
+class NodeReadyRecorder(_WatchRecorder):
+    """``node_ready`` each time a node's Ready condition changes (and once initially)."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        super().__init__(api)
+        self.core = client.CoreV1Api(api)
+        self._last: dict[str, str | None] = {}
+
+    def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return self.core.list_node, (), {}
+
+    def _observe(self, obj: Any, event_type: str, initial: bool) -> None:
+        name = obj.metadata.name
+        status = "Deleted" if event_type == "DELETED" else _condition(obj, "Ready") or "None"
+        if self._last.get(name) != status:
+            self._last[name] = status
+            zone = (obj.metadata.labels or {}).get("topology.kubernetes.io/zone", "")
+            self.timeline.add("node_ready", name, status=status, zone=zone,
+                              initial=str(initial))
+
+
+class PodRecorder(_WatchRecorder):
+    """Pod lifecycle events in ``namespace`` (None: all) matching ``label_selector``."""
+
+    def __init__(self, api: client.ApiClient, namespace: str | None = None,
+                 label_selector: str = "") -> None:
+        super().__init__(api)
+        self.core = client.CoreV1Api(api)
+        self.namespace, self.selector = namespace, label_selector
+        self._seen: dict[str, set[str]] = {}
+
+    def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        kwargs = {"label_selector": self.selector}
+        if self.namespace is None:
+            return self.core.list_pod_for_all_namespaces, (), kwargs
+        return self.core.list_namespaced_pod, (self.namespace,), kwargs
+
+    def _once(self, uid: str, kind: str, subject: str, **detail: str) -> None:
+        seen = self._seen.setdefault(uid, set())
+        if kind not in seen:
+            seen.add(kind)
+            self.timeline.add(kind, subject, uid=uid, **detail)
+
+    def _observe(self, obj: Any, event_type: str, initial: bool) -> None:
+        meta = obj.metadata
+        subject, uid = f"{meta.namespace}/{meta.name}", meta.uid
+        node = obj.spec.node_name or ""
+        if initial:
+            self._seen[uid] = {"pod_created"}
+        self._once(uid, "pod_created", subject, node=node)
+        if node:
+            self._once(uid, "pod_scheduled", subject, node=node)
+        if _condition(obj, "Ready") == "True":
+            self._once(uid, "pod_ready", subject, node=node)
+        if meta.deletion_timestamp is not None:
+            grace = str(meta.deletion_grace_period_seconds)
+            self._once(uid, "pod_deleting", subject, node=node, grace=grace)
+        if event_type == "DELETED":
+            self._once(uid, "pod_deleted", subject, node=node)
+
+
+class LeaseRecorder(_WatchRecorder):
+    """``lease_holder`` whenever the holder of Lease ``namespace/name`` changes."""
+
+    def __init__(self, api: client.ApiClient, namespace: str, name: str) -> None:
+        super().__init__(api)
+        self.coordination = client.CoordinationV1Api(api)
+        self.namespace, self.name = namespace, name
+        self._holder: str | None = "<unset>"
+
+    def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return (self.coordination.list_namespaced_lease, (self.namespace,),
+                {"field_selector": f"metadata.name={self.name}"})
+
+    def _observe(self, obj: Any, event_type: str, initial: bool) -> None:
+        holder = "" if event_type == "DELETED" else (obj.spec.holder_identity or "")
+        if holder != self._holder:
+            self._holder = holder
+            self.timeline.add("lease_holder", f"{self.namespace}/{self.name}", holder=holder,
+                              transitions=str(obj.spec.lease_transitions or 0))
+
+
+class HealthRecorder:
+    """Polls API server readiness and etcd member health every ``interval_s``; records changes."""
+
+    def __init__(self, cluster: Cluster, interval_s: float = 0.1) -> None:
+        self.cluster, self.interval_s = cluster, interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last: dict[tuple[str, str], bool] = {}
+        self.timeline = Timeline()
+
+    def _sample(self) -> None:
+        states = {("apiserver_ready", "kube-apiserver"): self.cluster.apiserver_ready()}
+        if Capability.ETCD_MEMBERS in self.cluster.capabilities:
+            for member in self.cluster.etcd_members():
+                states[("etcd_member", member)] = self.cluster.etcd_member_healthy(member)
+        for (kind, subject), ok in states.items():
+            if self._last.get((kind, subject)) != ok:
+                self._last[(kind, subject)] = ok
+                key = "ready" if kind == "apiserver_ready" else "healthy"
+                self.timeline.add(kind, subject, **{key: str(ok)})
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample()
+
+    def start(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self._sample()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="HealthRecorder")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+@contextlib.contextmanager
+def recording(timeline: Timeline, recorders: list[Recorder]) -> Iterator[Timeline]:
+    """Run ``recorders`` into ``timeline`` for the duration of the block."""
+    started: list[Recorder] = []
+    try:
+        for recorder in recorders:
+            recorder.start(timeline)
+            started.append(recorder)
+        yield timeline
+    finally:
+        for recorder in reversed(started):
+            recorder.stop()
