@@ -12,7 +12,15 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["KeyPair", "issue_cert", "make_ca", "make_rsa_key", "new_key_pem", "public_key_pem"]
+__all__ = [
+    "KeyPair",
+    "issue_cert",
+    "make_ca",
+    "make_csr",
+    "make_rsa_key",
+    "new_key_pem",
+    "public_key_pem",
+]
 
 _VALIDITY = dt.timedelta(days=365)
 _KEY_BITS = 2048
@@ -105,3 +113,13 @@ def issue_cert(ca: KeyPair, common_name: str, *, sans: tuple[str, ...] = (),
         builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
     cert = builder.sign(ca_key, hashes.SHA256())
     return KeyPair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
+
+
+def make_csr(common_name: str, organizations: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+    """A PEM certificate signing request for a client identity, and its PEM private key."""
+    key = make_rsa_key()
+    attrs = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
+    attrs += [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
+    csr = (x509.CertificateSigningRequestBuilder().subject_name(x509.Name(attrs))
+           .sign(key, hashes.SHA256()))
+    return csr.public_bytes(serialization.Encoding.PEM), _key_pem(key)

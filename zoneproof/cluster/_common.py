@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import uuid
 from collections import defaultdict
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import kube, waiting
+from zoneproof._util import certs, kube, waiting
 from zoneproof.cluster.interface import Capability, Component
 
 __all__ = ["ZONE_LABEL", "ApiCluster", "node_ready"]
@@ -72,6 +75,45 @@ class ApiCluster:
             raise errors.FaultError(
                 f"{action} is not possible on the {self.backend} backend (cluster {self.name!r})"
                 f": it needs {capability.value}, which the {_CAN_DO[capability]} backend has")
+
+    def client_kubeconfig(self, user: str, groups: tuple[str, ...], path: Path) -> Path:
+        """Write a kubeconfig for client identity ``user`` in ``groups`` to ``path``.
+
+        The certificate comes from the cluster's own kube-apiserver-client signer through
+        the CertificateSigningRequest API, so this works on any backend whose kcm signs.
+        """
+        csr_pem, key_pem = certs.make_csr(user, groups)
+        name = f"zoneproof-{user}-{uuid.uuid4().hex[:6]}"
+        api = client.CertificatesV1Api(self.api)
+        api.create_certificate_signing_request({
+            "metadata": {"name": name},
+            "spec": {"request": base64.b64encode(csr_pem).decode(),
+                     "signerName": "kubernetes.io/kube-apiserver-client",
+                     "usages": ["client auth"], "expirationSeconds": 7 * 24 * 3600}})
+        api.patch_certificate_signing_request_approval(name, {"status": {"conditions": [{
+            "type": "Approved", "status": "True", "reason": "ZoneproofTestIdentity",
+            "message": "approved by zoneproof for a component under test"}]}})
+
+        def issued() -> tuple[bool, str]:
+            cert = api.read_certificate_signing_request(name).status.certificate
+            return bool(cert), cert or ""
+
+        cert_b64 = waiting.wait_for(issued, what=f"certificate of CSR {name}", timeout_s=30)
+        api.delete_certificate_signing_request(name)
+        doc = yaml.safe_load(self.kubeconfig.read_text())
+        context = doc["current-context"]
+        ctx = next(c for c in doc["contexts"] if c["name"] == context)["context"]
+        ctx["user"] = user
+        doc["users"] = [{"name": user, "user": {
+            "client-certificate-data": cert_b64,
+            "client-key-data": base64.b64encode(key_pem).decode()}}]
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        path.chmod(0o600)
+        return path
+
+    def audit_log(self) -> Path | None:
+        """The API server's audit log (pod deletions), if this backend can read it."""
+        return None
 
     def nodes_by_zone(self) -> dict[str, list[str]]:
         """Zone → sorted node names, from the API server."""

@@ -72,6 +72,12 @@ class Cluster(Protocol):
     def nodes_by_zone(self) -> dict[str, list[str]]:
         """Zone → names of the Nodes labelled with it, read from the API server."""
 
+    def client_kubeconfig(self, user: str, groups: tuple[str, ...], path: Path) -> Path:
+        """Write a kubeconfig for a distinct client identity (audit logs tell who acted)."""
+
+    def audit_log(self) -> Path | None:
+        """The API server's audit log of pod deletions (JSON lines), if readable."""
+
     def wait_nodes(self, names: list[str], *, ready: bool, timeout_s: float) -> None:
         """Wait until every node in ``names`` is Ready (or, with ready=False, not Ready)."""
 

@@ -5,6 +5,7 @@ health (etcd members, API server), the Timeline they share, its JSON form. Not h
 thresholds and verdicts (slo), injecting faults (cluster, faults).
 """
 
+from zoneproof.measure.audit import PodDeletion, pod_deletions
 from zoneproof.measure.recorders import (
     HealthRecorder,
     LeaseRecorder,
@@ -20,8 +21,10 @@ __all__ = [
     "HealthRecorder",
     "LeaseRecorder",
     "NodeReadyRecorder",
+    "PodDeletion",
     "PodRecorder",
     "Recorder",
     "Timeline",
+    "pod_deletions",
     "recording",
 ]

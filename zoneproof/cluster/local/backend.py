@@ -251,6 +251,10 @@ class LocalCluster(ApiCluster):
         raise errors.FaultError(f"etcd of cluster {self.name!r} has no leader now "
                                 f"(answering members: {sorted(ids.values())})")
 
+    def audit_log(self) -> Path:
+        """The API server's audit log of pod deletions."""
+        return self.paths.audit_log
+
     def etcd_member_healthy(self, member: str) -> bool:
         """True if ``member`` answers /health with health true."""
         return etcd.healthy(self.etcd_url(member))
@@ -424,6 +428,9 @@ class LocalBackend:
             pki.write_pki(paths)
             paths.kubeconfig.write_text(
                 render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths))
+            paths.kwok_kubeconfig.write_text(
+                render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths, cert="kwok"))
+            paths.audit_policy.write_text(render.audit_policy_yaml())
             state.write_json(paths.state, {"spec": spec.to_dict(), "ports": bed_ports.to_dict(),
                                            "processes": {}})
         return paths

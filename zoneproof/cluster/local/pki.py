@@ -25,6 +25,9 @@ def write_pki(paths: BedPaths) -> None:
     certs.issue_cert(ca, "kube-apiserver", sans=sans).write(paths.pki, "apiserver")
     certs.issue_cert(ca, "zoneproof-admin", organization="system:masters",
                      client=True).write(paths.pki, "admin")
+    # kwok acts as every node's kubelet; its own name keeps it apart in audit logs
+    certs.issue_cert(ca, "zoneproof-kwok", organization="system:masters",
+                     client=True).write(paths.pki, "kwok")
     sa_key = certs.new_key_pem()
     paths.key("sa").touch(mode=0o600)
     paths.key("sa").write_bytes(sa_key)

@@ -13,7 +13,9 @@ from zoneproof.cluster.spec import ClusterSpec
 __all__ = [
     "SERVICE_CIDR",
     "BedPaths",
+    "AUDIT_POLICY",
     "apiserver_argv",
+    "audit_policy_yaml",
     "controller_manager_argv",
     "etcd_argv",
     "etcd_member_names",
@@ -47,6 +49,21 @@ class BedPaths:
     def kubeconfig(self) -> Path:
         """Admin kubeconfig (system:masters) used by users, tests and the bed's components."""
         return self.root / "kubeconfig"
+
+    @property
+    def kwok_kubeconfig(self) -> Path:
+        """kwok's kubeconfig (its own client identity, ``zoneproof-kwok``)."""
+        return self.root / "kwok.kubeconfig"
+
+    @property
+    def audit_policy(self) -> Path:
+        """The API server's audit policy."""
+        return self.root / "audit-policy.yaml"
+
+    @property
+    def audit_log(self) -> Path:
+        """The API server's audit log (JSON lines)."""
+        return self.logs / "audit.log"
 
     @property
     def state(self) -> Path:
@@ -115,8 +132,26 @@ def apiserver_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPath
         "--allow-privileged=true",
         "--default-not-ready-toleration-seconds", toleration,
         "--default-unreachable-toleration-seconds", toleration,
+        "--audit-policy-file", str(paths.audit_policy),
+        "--audit-log-path", str(paths.audit_log),
         "--profiling=false",
     ]
+
+
+#: Audit only what attribution needs: who deleted which pod, when (RequestReceived omitted).
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
+    "rules": [
+        {"level": "Metadata", "verbs": ["delete", "deletecollection"],
+         "resources": [{"group": "", "resources": ["pods"]}]},
+        {"level": "None"},
+    ],
+}
+
+
+def audit_policy_yaml() -> str:
+    """The audit policy file's text."""
+    return yaml.safe_dump(AUDIT_POLICY, sort_keys=False)
 
 
 def _kubeconfig_flags(paths: BedPaths) -> list[str]:
@@ -163,7 +198,7 @@ def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Pa
     else:
         manage = ["--manage-nodes-with-label-selector", f"topology.kubernetes.io/zone={group}"]
     return [
-        str(binary), "--kubeconfig", str(paths.kubeconfig),
+        str(binary), "--kubeconfig", str(paths.kwok_kubeconfig),
         "--config", ",".join(str(s) for s in stages),
         *manage,
         "--cidr", kwok_cidr(index),
@@ -171,17 +206,17 @@ def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Pa
     ]
 
 
-def kubeconfig_yaml(name: str, server_port: int, paths: BedPaths) -> str:
-    """An admin kubeconfig with the client cert (system:masters) for the bed."""
-    user, cluster = f"{name}-admin", f"zoneproof-{name}"
+def kubeconfig_yaml(name: str, server_port: int, paths: BedPaths, cert: str = "admin") -> str:
+    """A kubeconfig for the bed with client certificate ``pki/<cert>.crt`` (system:masters)."""
+    user, cluster = f"{name}-{cert}", f"zoneproof-{name}"
     doc = {
         "apiVersion": "v1", "kind": "Config", "current-context": cluster,
         "clusters": [{"name": cluster, "cluster": {
             "server": f"https://{LOOPBACK}:{server_port}",
             "certificate-authority": str(paths.cert("ca"))}}],
         "users": [{"name": user, "user": {
-            "client-certificate": str(paths.cert("admin")),
-            "client-key": str(paths.key("admin"))}}],
+            "client-certificate": str(paths.cert(cert)),
+            "client-key": str(paths.key(cert))}}],
         "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user}}],
     }
     return yaml.safe_dump(doc, sort_keys=False)
