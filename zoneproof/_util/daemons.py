@@ -18,12 +18,14 @@ from typing import Any
 
 from zoneproof._util import waiting
 
-__all__ = ["DaemonRecord", "alive", "find_by_marker", "send", "start", "stop"]
+__all__ = ["DaemonRecord", "alive", "exit_code", "find_by_marker", "send", "start", "stop"]
 
 log = logging.getLogger(__name__)
 
 #: Children started by this interpreter, kept so they are reaped (no zombies) and never GC'd.
 _children: dict[int, subprocess.Popen[bytes]] = {}
+#: Children that have ended, kept for their exit codes.
+_ended: dict[int, subprocess.Popen[bytes]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +77,16 @@ def start(name: str, argv: Sequence[str], log_path: Path, *, cwd: Path | None = 
 def alive(record: DaemonRecord) -> bool:
     """True while the recorded process runs (not a zombie, not a reused pid)."""
     if (child := _children.get(record.pid)) is not None and child.poll() is not None:
-        del _children[record.pid]
+        _ended[record.pid] = _children.pop(record.pid)
         return False
     stat = _stat(record.pid)
     return stat is not None and stat[0] not in ("Z", "X") and stat[1] == record.start_ticks
+
+
+def exit_code(record: DaemonRecord) -> int | None:
+    """The exit code of a process this interpreter started, once it has ended (else None)."""
+    child = _children.get(record.pid) or _ended.get(record.pid)
+    return None if child is None else child.poll()
 
 
 def send(record: DaemonRecord, sig: signal.Signals) -> bool:
