@@ -27,7 +27,7 @@ class PodDeletion:
 
 def pod_deletions(audit_log: Path, *, users_prefix: str = "") -> list[PodDeletion]:
     """Every completed pod DELETE in ``audit_log`` by a user starting with ``users_prefix``."""
-    found = []
+    found: list[PodDeletion] = []
     if not audit_log.is_file():
         return found
     for line in audit_log.read_text(errors="replace").splitlines():
