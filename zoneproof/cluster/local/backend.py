@@ -27,6 +27,7 @@ from kubernetes import client
 from zoneproof import binaries as binaries_
 from zoneproof import errors
 from zoneproof._util import daemons, processes, waiting
+from zoneproof._util import ports as free_ports
 from zoneproof.cluster import state
 from zoneproof.cluster._common import HOSTNAME_LABEL, REGION_LABEL, ZONE_LABEL, ApiCluster
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
@@ -270,7 +271,7 @@ class LocalCluster(ApiCluster):
         """
         record = self._restart(member)
         port = self.ports.etcd_client[self.etcd_members().index(member)]
-        self._wait_healthy(record, lambda: not ports.is_free(port), _START_TIMEOUT_S["etcd"])
+        self._wait_healthy(record, lambda: not free_ports.is_free(port), _START_TIMEOUT_S["etcd"])
 
     def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
         """Wait until every member is up and reports health."""
@@ -420,7 +421,7 @@ class LocalBackend:
                                      " set ZONEPROOF_STATE to a writable directory") from exc
         with filelock.FileLock(str(root / "ports.lock")):
             reserved = {p for name in self.names() for p in self._ports_of(name)}
-            base = ports.choose_base(ports.ports_needed(spec.etcd_members),
+            base = free_ports.choose_base(ports.ports_needed(spec.etcd_members),
                                      explicit=spec.port_base, reserved=reserved)
             bed_ports = ports.Ports.from_base(base, spec.etcd_members)
             paths = self.paths(spec.name)

@@ -1,18 +1,11 @@
-"""Loopback port blocks for a local bed: pick a free block, or check an explicit one."""
+"""The port block of one local bed (choosing it: ``zoneproof._util.ports``)."""
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from zoneproof import errors
-
-__all__ = ["SEARCH_START", "SEARCH_STOP", "Ports", "choose_base", "is_free", "ports_needed"]
-
-SEARCH_START = 21000
-SEARCH_STOP = 32000
+__all__ = ["Ports", "ports_needed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,45 +50,3 @@ class Ports:
 def ports_needed(etcd_members: int) -> int:
     """Size of the block a bed with ``etcd_members`` members needs."""
     return 2 * etcd_members + 3
-
-
-def is_free(port: int) -> bool:
-    """True if nothing listens on 127.0.0.1:``port`` (a bind test, as Go listeners bind)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def choose_base(
-    count: int,
-    *,
-    explicit: int | None,
-    reserved: Collection[int] = (),
-    free: Callable[[int], bool] = is_free,
-    start: int = SEARCH_START,
-    stop: int = SEARCH_STOP,
-) -> int:
-    """The first port of a block of ``count`` free, unreserved ports.
-
-    With ``explicit`` the block must start there, else ConfigError names the busy port and
-    the fix. Without it, blocks from ``start`` to ``stop`` are tried in steps of ``count``.
-    """
-    if explicit is not None:
-        block = range(explicit, explicit + count)
-        taken = [p for p in block if p in reserved or not free(p)]
-        if taken:
-            raise errors.ConfigError(
-                f"port {taken[0]} on 127.0.0.1 is in use (needed ports {block.start}-"
-                f"{block.stop - 1}): stop what listens there (`ss -ltnp 'sport = :{taken[0]}'`),"
-                " pass another --port-base, or omit it to pick a free block")
-        return explicit
-    for base in range(start, stop - count + 1, count):
-        if all(p not in reserved and free(p) for p in range(base, base + count)):
-            return base
-    raise errors.ConfigError(
-        f"no block of {count} free loopback ports between {start} and {stop}: free some "
-        "ports or pass --port-base")

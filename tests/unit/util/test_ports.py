@@ -5,15 +5,16 @@ import socket
 import pytest
 
 from zoneproof import errors
-from zoneproof.cluster.local import ports
+from zoneproof._util import ports
+from zoneproof.cluster.local.ports import Ports, ports_needed
 
 
 def test_block_layout() -> None:
-    p = ports.Ports.from_base(100, 3)
+    p = Ports.from_base(100, 3)
     assert p.etcd_client == (100, 101, 102)
     assert p.etcd_peer == (103, 104, 105)
     assert (p.apiserver, p.controller_manager, p.scheduler) == (106, 107, 108)
-    assert len(p.all()) == ports.ports_needed(3) == len(set(p.all()))
+    assert len(p.all()) == ports_needed(3) == len(set(p.all()))
 
 
 def test_auto_skips_busy_and_reserved_blocks() -> None:
