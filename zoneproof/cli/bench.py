@@ -15,6 +15,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube, waiting
+from zoneproof.cli.bench_scale import bench_controller_scale
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.local import LocalBackend, LocalCluster
 from zoneproof.cluster.spec import ClusterSpec
@@ -123,4 +124,4 @@ def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> dict[st
 
 
 Bench = Callable[[int, Progress, Path | None], dict[str, dict[str, float]]]
-BENCHES: dict[str, Bench] = {"bed": bench_bed}
+BENCHES: dict[str, Bench] = {"bed": bench_bed, "controller-scale": bench_controller_scale}

@@ -97,10 +97,12 @@ class _WatchRecorder:
                 for event in stream:
                     if self._stop.is_set():
                         break
+                    if event["type"] == "BOOKMARK":  # its object is left undecoded
+                        resource_version = event["raw_object"]["metadata"]["resourceVersion"]
+                        continue
                     obj = event["object"]
                     resource_version = obj.metadata.resource_version
-                    if event["type"] != "BOOKMARK":
-                        self._observe(obj, event["type"], initial=False)
+                    self._observe(obj, event["type"], initial=False)
             except client.ApiException as exc:
                 if exc.status == 410:
                     resource_version = None  # too old: re-list

@@ -175,6 +175,7 @@ def controller_manager_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths
         "--cluster-signing-key-file", str(paths.key("ca")),
         "--node-monitor-period", f"{t.node_monitor_period_s:g}s",
         "--node-monitor-grace-period", f"{t.node_monitor_grace_period_s:g}s",
+        "--kube-api-qps", "200", "--kube-api-burst", "400",
         "--profiling=false",
     ]
 
@@ -182,7 +183,8 @@ def controller_manager_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths
 def scheduler_argv(binary: Path, ports: Ports, paths: BedPaths) -> list[str]:
     """kube-scheduler, no leader election (one instance)."""
     return [str(binary), *_kubeconfig_flags(paths), "--bind-address", LOOPBACK,
-            "--secure-port", str(ports.scheduler), "--leader-elect=false", "--profiling=false"]
+            "--secure-port", str(ports.scheduler), "--leader-elect=false",
+            "--kube-api-qps", "200", "--kube-api-burst", "400", "--profiling=false"]
 
 
 def kwok_cidr(index: int) -> str:
