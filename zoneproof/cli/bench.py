@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import statistics
 import time
 import uuid
 from collections.abc import Callable
@@ -15,6 +13,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube, waiting
+from zoneproof.cli import figures
 from zoneproof.cli.bench_scale import bench_controller_scale
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.local import LocalBackend, LocalCluster
@@ -86,7 +85,7 @@ def _etcd_failover(bed: LocalCluster) -> tuple[float, float]:
     return election, window
 
 
-def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> dict[str, dict[str, float]]:
+def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> figures.Summary:
     """Measure ``runs`` fresh beds; returns figure → {median, min, max} and prints a table."""
     backend = LocalBackend()
     samples: dict[str, list[float]] = {}
@@ -112,15 +111,7 @@ def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> dict[st
             backend.delete(name, progress=lambda _: None)
             note("down_seconds", time.monotonic() - start)
         progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v[-1]:.2f}" for k, v in samples.items()))
-    summary = {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
-               for k, v in samples.items()}
-    for key, stats in summary.items():
-        progress(f"{key:36} median {stats['median']:8.2f}  (min {stats['min']:.2f}, "
-                 f"max {stats['max']:.2f}, n={runs})")
-    if out is not None:
-        out.write_text(json.dumps({"runs": runs, "figures": summary, "samples": samples},
-                                  indent=2))
-    return summary
+    return figures.summarize(samples, progress, out)
 
 
 Bench = Callable[[int, Progress, Path | None], dict[str, dict[str, float]]]

@@ -9,8 +9,6 @@ was seen NotReady (both wall clock, same machine).
 from __future__ import annotations
 
 import datetime as dt
-import json
-import statistics
 import tempfile
 import time
 import uuid
@@ -20,6 +18,7 @@ from pathlib import Path
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
+from zoneproof.cli import figures
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.local import LocalBackend
 from zoneproof.cluster.spec import ClusterSpec, Timings
@@ -115,20 +114,13 @@ def _one_run(backend: LocalBackend, nodes_per_zone: int, pods: int, progress: Pr
 
 def bench_controller_scale(runs: int, progress: Progress, out: Path | None = None,
                            nodes_per_zone: int = 100, pods: int = 10_000
-                           ) -> dict[str, dict[str, float]]:
+                           ) -> figures.Summary:
     """``runs`` measured beds; figures: reaction p50/p99 per run, controller RSS."""
     backend = LocalBackend()
     samples: dict[str, list[float]] = {}
     for run in range(1, runs + 1):
-        figures = _one_run(backend, nodes_per_zone, pods, progress)
-        for key, value in figures.items():
+        measured = _one_run(backend, nodes_per_zone, pods, progress)
+        for key, value in measured.items():
             samples.setdefault(key, []).append(value)
-        progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v:.2f}" for k, v in figures.items()))
-    summary = {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
-               for k, v in samples.items()}
-    for key, stats in summary.items():
-        progress(f"{key:28} median {stats['median']:9.3f} (min {stats['min']:.3f}, "
-                 f"max {stats['max']:.3f}, n={runs})")
-    if out is not None:
-        out.write_text(json.dumps({"figures": summary, "samples": samples}, indent=2))
-    return summary
+        progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v:.2f}" for k, v in measured.items()))
+    return figures.summarize(samples, progress, out)

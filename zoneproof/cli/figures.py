@@ -1,0 +1,26 @@
+"""Benchmark figures: samples → median/min/max, printed and optionally saved as JSON."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from zoneproof.cluster.interface import Progress
+
+__all__ = ["Summary", "summarize"]
+
+Summary = dict[str, dict[str, float]]
+
+
+def summarize(samples: dict[str, list[float]], progress: Progress, out: Path | None = None
+              ) -> Summary:
+    """Median, min and max of each figure; one line each through ``progress``; JSON to ``out``."""
+    summary = {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
+               for k, v in samples.items()}
+    for key, stats in summary.items():
+        progress(f"{key:36} median {stats['median']:9.3f}  (min {stats['min']:.3f}, "
+                 f"max {stats['max']:.3f}, n={len(samples[key])})")
+    if out is not None:
+        out.write_text(json.dumps({"figures": summary, "samples": samples}, indent=2))
+    return summary
