@@ -7,4 +7,4 @@ webhook; ``ha_controller``: the node-NotReady pod reaper). Not here: cluster bac
 fault injection, measurement, SLO judgement.
 """
 
-__all__ = ["ha_config", "ha_controller"]
+__all__: list[str] = []

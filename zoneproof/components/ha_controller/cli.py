@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from zoneproof import errors
+from zoneproof._util import jsonlog
 from zoneproof.components.ha_controller import (
     controller,
-    jsonlog,
     leader,
     selectors,
     variants,

@@ -18,7 +18,8 @@ from typing import Any, Protocol
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from zoneproof.components.ha_controller import jsonlog, leader, selectors, transitions, variants
+from zoneproof._util import jsonlog
+from zoneproof.components.ha_controller import leader, selectors, transitions, variants
 from zoneproof.components.ha_controller.transitions import ReadyState
 
 __all__ = ["Controller", "CoreApi", "Reconcile", "Settings", "Transition"]

@@ -24,7 +24,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from zoneproof import errors
-from zoneproof.components.ha_controller import jsonlog
+from zoneproof._util import jsonlog
 
 __all__ = [
     "JITTER_FACTOR",

@@ -12,7 +12,8 @@ from typing import Any, Protocol
 from kubernetes import watch
 from kubernetes.client.exceptions import ApiException
 
-from zoneproof.components.ha_controller import controller, jsonlog, leader, transitions
+from zoneproof._util import jsonlog
+from zoneproof.components.ha_controller import controller, leader, transitions
 
 __all__ = ["NodeWatcher", "WatchLike"]
 

@@ -12,8 +12,8 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from zoneproof import errors
-from zoneproof._util import waiting
-from zoneproof.components.ha_controller import cli, jsonlog, variants
+from zoneproof._util import jsonlog, waiting
+from zoneproof.components.ha_controller import cli, variants
 from zoneproof.components.ha_controller.testing import (
     FakeCoreApi,
     FakeLeaseApi,
