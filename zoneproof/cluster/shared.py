@@ -9,7 +9,9 @@ after every worker has finished: it deletes the cluster only if this run created
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import filelock
 
@@ -18,7 +20,7 @@ from zoneproof.cluster import state
 from zoneproof.cluster.interface import Backend, Cluster, Progress
 from zoneproof.cluster.spec import ClusterSpec
 
-__all__ = ["acquire", "release", "run_dir"]
+__all__ = ["acquire", "acquire_resource", "release", "resources", "run_dir"]
 
 
 def run_dir(run_id: str) -> Path:
@@ -43,6 +45,31 @@ def acquire(backend: Backend, spec: ClusterSpec, run_id: str, progress: Progress
         found = backend.create(spec, progress=progress)
         state.write_json(marker, {"name": spec.name, "backend": backend.name, "created": created})
         return found
+
+
+def acquire_resource(run_id: str, key: str, create: Callable[[], dict[str, Any]]
+                     ) -> dict[str, Any]:
+    """A run-wide resource (e.g. the webhook under test): made once, described by JSON.
+
+    The first caller runs ``create`` under the run's lock and stores what it returns;
+    later callers get the stored description. ``resources`` lists them for release.
+    """
+    directory = run_dir(run_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / f"resource-{key}.json"
+    with filelock.FileLock(str(directory / "cluster.lock")):
+        if marker.is_file():
+            return state.read_json(marker)
+        data = create()
+        state.write_json(marker, data)
+        return data
+
+
+def resources(run_id: str) -> dict[str, dict[str, Any]]:
+    """Key → description of every run-wide resource made so far."""
+    directory = run_dir(run_id)
+    return {p.stem.removeprefix("resource-"): state.read_json(p)
+            for p in sorted(directory.glob("resource-*.json"))}
 
 
 def release(backend: Backend, run_id: str, *, keep: bool, progress: Progress) -> None:
