@@ -34,8 +34,10 @@ def qualify(backend: Backend, spec: ClusterSpec, *, keep_cluster: bool, workers:
     reports = root / "reports" / run
     reports.mkdir(parents=True)
     binaries.resolve_all(progress=progress)
+    created = backend.get(spec.name) is None
     backend.create(spec, progress=progress)
     argv = [sys.executable, "-m", "pytest", *SUITES, "-n", str(workers), "--dist", "loadgroup",
+            "-m", "not mutants",
             f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
             f"--junitxml={reports / 'junit.xml'}", f"--alluredir={reports / 'allure-results'}",
             *pytest_args]
@@ -43,7 +45,9 @@ def qualify(backend: Backend, spec: ClusterSpec, *, keep_cluster: bool, workers:
         progress(f"running the suite; reports in {reports}")
         code = subprocess.run(argv, cwd=root, check=False).returncode
     finally:
-        if keep_cluster:
+        if not created:
+            progress(f"cluster {spec.name!r} was up before qualify: left running")
+        elif keep_cluster:
             progress(f"cluster {spec.name!r} kept: `zoneproof down --name {spec.name}` removes it")
         else:
             backend.delete(spec.name, progress=progress)
