@@ -1,0 +1,53 @@
+"""The SLO file: defaults load, overrides replace by name, every problem is reported."""
+
+from pathlib import Path
+
+import pytest
+
+from zoneproof import errors
+from zoneproof.slo import SCHEMA_VERSION, load_slos
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "slos.yaml"
+    path.write_text(f"apiVersion: {SCHEMA_VERSION}\nkind: SloSet\n{body}")
+    return path
+
+
+def test_defaults_load_and_name_every_metric() -> None:
+    slos = load_slos()
+    assert {s.name for s in slos.slos} >= {"lease-failover", "lost-acknowledged-writes",
+                                             "ha-controller-force-delete"}
+    assert slos.get("lost-acknowledged-writes").max == 0
+
+
+def test_override_replaces_fields_by_name_and_adds(tmp_path: Path) -> None:
+    path = _write(tmp_path, "slos:\n  - {name: lease-failover, max: 20}\n"
+                            "  - {name: mine, metric: m, max: 1, unit: count}\n")
+    slos = load_slos(path)
+    failover = slos.get("lease-failover")
+    assert failover.max == 20 and failover.metric == "lease_failover"
+    assert slos.get("mine").unit == "count"
+
+
+def test_every_problem_is_listed(tmp_path: Path) -> None:
+    path = _write(tmp_path, "slos:\n  - {name: a, metric: m, max: -1, unit: hours, colour: red}\n"
+                            "  - {name: b}\n")
+    with pytest.raises(errors.ConfigError) as caught:
+        load_slos(path)
+    text = str(caught.value)
+    for fragment in ("unknown fields ['colour']", "max must be a number >= 0",
+                     "unit must be one of", "SLO 'b': missing 'metric'"):
+        assert fragment in text
+
+
+def test_wrong_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text("apiVersion: v0\nkind: SloSet\nslos: []\n")
+    with pytest.raises(errors.ConfigError, match="apiVersion must be"):
+        load_slos(path)
+
+
+def test_unknown_slo_name() -> None:
+    with pytest.raises(errors.ConfigError, match="no SLO named 'nope'"):
+        load_slos().get("nope")

@@ -1,0 +1,53 @@
+"""Judging one measured value against one SLO."""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from zoneproof.slo.spec import Slo
+
+__all__ = ["SloResult", "SloStatus", "evaluate"]
+
+
+class SloStatus(enum.StrEnum):
+    """Outcome of one SLO; only PASS counts as met (NO_DATA passes only where allowed)."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    NO_DATA = "NO_DATA"
+    INVALID = "INVALID"
+
+
+@dataclass(frozen=True, slots=True)
+class SloResult:
+    """An SLO's verdict with what was observed."""
+
+    name: str
+    status: SloStatus
+    observed: float | None
+    threshold: float
+    unit: str
+    message: str
+
+    @property
+    def met(self) -> bool:
+        """True for PASS."""
+        return self.status is SloStatus.PASS
+
+
+def evaluate(slo: Slo, observed: float | None) -> SloResult:
+    """PASS if ``observed`` <= max; NO_DATA fails unless the SLO allows it; NaN is INVALID."""
+    if observed is None:
+        status = SloStatus.PASS if slo.allow_no_data else SloStatus.NO_DATA
+        message = "no measurement" + (" (allowed)" if slo.allow_no_data else ": the experiment "
+                                      "did not produce this figure")
+        return SloResult(slo.name, status, None, slo.max, slo.unit, message)
+    if math.isnan(observed) or observed < 0:
+        return SloResult(slo.name, SloStatus.INVALID, observed, slo.max, slo.unit,
+                         f"measured {observed!r} is not a valid {slo.unit} value")
+    met = observed <= slo.max
+    relation = "<=" if met else ">"
+    return SloResult(slo.name, SloStatus.PASS if met else SloStatus.FAIL, observed, slo.max,
+                     slo.unit, f"{slo.metric} = {observed:g} {slo.unit} {relation} {slo.max:g}")
