@@ -15,7 +15,6 @@ add SLOs.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,7 +123,3 @@ def load_slos(override: Path | None = None, *, defaults: Path = DEFAULTS) -> Slo
         raise errors.ConfigError("invalid SLO file:\n  - " + "\n  - ".join(problems))
     return SloSet(tuple(slos))
 
-
-def replace(slo: Slo, **fields: Any) -> Slo:
-    """``slo`` with ``fields`` changed."""
-    return dataclasses.replace(slo, **fields)
