@@ -6,6 +6,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from zoneproof import errors
 from zoneproof.cluster.interface import Cluster
@@ -23,13 +24,16 @@ class Injector:
     The revert is registered before the fault is injected, so it runs on an exception in
     ``inject`` itself, on an exception in the caller's block, on Ctrl-C, and when the
     fault outlives ``max_duration_s`` (a watchdog reverts it). ``revert_all`` undoes every
-    fault still active (for signal handlers and finalizers).
+    fault still active (rollbacks, signal handlers, finalizers). ``start``/``stop`` serve
+    callers that inject and revert in separate calls (chaostoolkit activities).
     """
 
     def __init__(self, cluster: Cluster, timeline: Timeline) -> None:
         self.cluster, self.timeline = cluster, timeline
         self.records: list[FaultRecord] = []
-        self._pending: dict[int, tuple[Fault, tuple[str, ...], threading.Lock]] = {}
+        self._pending: dict[int, _Active] = {}
+        self._next_key = 0
+        self._lock = threading.Lock()
 
     def check(self, fault: Fault) -> tuple[str, ...]:
         """Raise FaultError if the cluster cannot or must not take ``fault``; its targets."""
@@ -42,44 +46,63 @@ class Injector:
                 "or --allow-destructive for a cluster you own")
         return fault.targets(self.cluster)
 
-    def _revert_once(self, key: int) -> float | None:
-        entry = self._pending.pop(key, None)
-        if entry is None:
+    def start(self, fault: Fault, *, max_duration_s: float) -> int:
+        """Inject ``fault``; returns its key for ``stop``. Reverted if injection fails."""
+        targets = self.check(fault)
+        with self._lock:
+            key = self._next_key = self._next_key + 1
+        watchdog = threading.Timer(max_duration_s, self._expire, args=(key,))
+        watchdog.daemon = True
+        injected = self.timeline.add("fault_injected", fault.name, targets=",".join(targets))
+        self._pending[key] = _Active(fault, targets, injected.t, watchdog, threading.Lock())
+        log.info("fault %s injected into %s", fault.name, ", ".join(targets))
+        watchdog.start()
+        try:
+            fault.inject(self.cluster, targets)
+        except BaseException:
+            self.stop(key)
+            raise
+        return key
+
+    def stop(self, key: int) -> FaultRecord | None:
+        """Revert the fault ``key`` (once; None if it was reverted already)."""
+        active = self._pending.pop(key, None)
+        if active is None:
             return None
-        fault, targets, lock = entry
-        with lock:
-            fault.revert(self.cluster, targets)
-        event = self.timeline.add("fault_reverted", fault.name)
-        log.info("fault %s reverted", fault.name)
-        return event.t
+        active.watchdog.cancel()
+        with active.lock:
+            active.fault.revert(self.cluster, active.targets)
+        event = self.timeline.add("fault_reverted", active.fault.name)
+        log.info("fault %s reverted", active.fault.name)
+        record = FaultRecord(active.fault.name, active.targets, active.injected_at, event.t)
+        self.records.append(record)
+        return record
 
     @contextlib.contextmanager
     def injected(self, fault: Fault, *, max_duration_s: float) -> Iterator[tuple[str, ...]]:
         """Inject ``fault`` for the duration of the block (at most ``max_duration_s``)."""
-        targets = self.check(fault)
-        key = id(fault)
-        self._pending[key] = (fault, targets, threading.Lock())
-        watchdog = threading.Timer(max_duration_s, self._expire, args=(key,))
-        watchdog.daemon = True
-        start = self.timeline.add("fault_injected", fault.name, targets=",".join(targets))
-        log.info("fault %s injected into %s", fault.name, ", ".join(targets))
-        reverted_at: float | None = None
+        key = self.start(fault, max_duration_s=max_duration_s)
         try:
-            watchdog.start()
-            fault.inject(self.cluster, targets)
-            yield targets
+            yield self._pending[key].targets if key in self._pending else ()
         finally:
-            watchdog.cancel()
-            reverted_at = self._revert_once(key)
-            self.records.append(FaultRecord(fault.name, targets, start.t, reverted_at))
+            self.stop(key)
 
     def _expire(self, key: int) -> None:
-        if key in self._pending:
-            log.warning("fault %s outlived its maximum duration: reverting", self._pending[key][0].name)
-            self.timeline.add("fault_expired", self._pending[key][0].name)
-            self._revert_once(key)
+        active = self._pending.get(key)
+        if active is not None:
+            log.warning("fault %s outlived its maximum duration: reverting", active.fault.name)
+            self.timeline.add("fault_expired", active.fault.name)
+            self.stop(key)
 
-    def revert_all(self) -> None:
-        """Revert every fault still active."""
-        for key in list(self._pending):
-            self._revert_once(key)
+    def revert_all(self) -> list[FaultRecord]:
+        """Revert every fault still active; their records."""
+        return [r for key in list(self._pending) if (r := self.stop(key)) is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Active:
+    fault: Fault
+    targets: tuple[str, ...]
+    injected_at: float
+    watchdog: threading.Timer
+    lock: threading.Lock
