@@ -16,7 +16,7 @@ import pytest
 from zoneproof._util import daemons, waiting
 from zoneproof.cluster import state
 from zoneproof.cluster.local import LocalBackend
-from zoneproof.cluster.local.ports import is_free
+from zoneproof._util.ports import is_free
 
 pytestmark = pytest.mark.destructive
 CLI = [sys.executable, "-m", "zoneproof.cli.main"]
