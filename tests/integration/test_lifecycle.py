@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from zoneproof._util import daemons, waiting
+from zoneproof._util.ports import is_free
 from zoneproof.cluster import state
 from zoneproof.cluster.local import LocalBackend
-from zoneproof._util.ports import is_free
 
 pytestmark = pytest.mark.destructive
 CLI = [sys.executable, "-m", "zoneproof.cli.main"]
