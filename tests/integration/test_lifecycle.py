@@ -106,6 +106,7 @@ def test_killed_pytest_run_is_cleaned_by_down(tmp_path: Path) -> None:
     down = _cli("down", "--name", name)
     assert down.returncode == 0, down.stderr
     _assert_gone(name, used)
+    assert "forgot test run" in down.stderr  # the killed run's marker is gone too
 
 
 def test_busy_port_is_a_clear_error_and_starts_nothing() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from zoneproof import binaries, cluster, errors
 from zoneproof.cli import bench, qualify
+from zoneproof.cluster import shared
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
 __all__ = ["main"]
@@ -108,6 +109,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "down":
         if not backend.delete(args.name, progress=_progress):
             _progress(f"no {args.backend} cluster named {args.name!r}: nothing to do")
+        for run in shared.forget_cluster(args.name):
+            _progress(f"forgot test run {run} that used {args.name!r}")
         return 0
     found_cluster = backend.get(args.name)
     if found_cluster is None:

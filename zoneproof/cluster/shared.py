@@ -20,7 +20,7 @@ from zoneproof.cluster import state
 from zoneproof.cluster.interface import Backend, Cluster, Progress
 from zoneproof.cluster.spec import ClusterSpec
 
-__all__ = ["acquire", "acquire_resource", "release", "resources", "run_dir"]
+__all__ = ["acquire", "acquire_resource", "forget_cluster", "release", "resources", "run_dir"]
 
 
 def run_dir(run_id: str) -> Path:
@@ -84,3 +84,18 @@ def release(backend: Backend, run_id: str, *, keep: bool, progress: Progress) ->
             progress(f"cluster {data['name']!r} kept (--zp-keep-cluster): "
                      f"`zoneproof down --name {data['name']}` removes it")
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def forget_cluster(name: str) -> list[str]:
+    """Drop the markers of runs that used cluster ``name`` (after a killed run); their ids."""
+    runs = state.state_root() / "runs"
+    forgotten = []
+    for marker in sorted(runs.glob("*/cluster.json")) if runs.is_dir() else []:
+        try:
+            uses = state.read_json(marker).get("name") == name
+        except (OSError, ValueError):
+            uses = True  # unreadable: a torn run
+        if uses:
+            shutil.rmtree(marker.parent, ignore_errors=True)
+            forgotten.append(marker.parent.name)
+    return forgotten

@@ -82,3 +82,11 @@ def test_run_resources_are_made_once() -> None:
     second = shared.acquire_resource("run4", "webhook", make)
     assert first == second and len(calls) == 1
     assert shared.resources("run4") == {"webhook": {"url": "https://127.0.0.1:1"}}
+
+
+def test_forget_cluster_drops_markers_of_killed_runs() -> None:
+    backend = FakeBackend()
+    shared.acquire(backend, ClusterSpec(name="bed"), "killed", _noop)  # type: ignore[arg-type]
+    shared.acquire(backend, ClusterSpec(name="other"), "alive", _noop)  # type: ignore[arg-type]
+    assert shared.forget_cluster("bed") == ["killed"]
+    assert not shared.run_dir("killed").exists() and shared.run_dir("alive").exists()
