@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zoneproof import binaries, cluster, errors
-from zoneproof.cli import bench, qualify
+from zoneproof.cli import bench, mutants, qualify
 from zoneproof.cluster import shared
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
@@ -68,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
     bench_p.add_argument("what", choices=sorted(bench.BENCHES))
     bench_p.add_argument("--runs", type=int, default=3)
     bench_p.add_argument("--json", type=Path, help="also write the figures to this file")
+
+    mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
+    mutants_p.add_argument("component", choices=sorted(mutants.TARGETS))
+    mutants_p.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
+    mutants_p.set_defaults(handler=lambda a: mutants.main(a.component, a.only, _progress))
 
     for name, text in (("down", "stop and remove a cluster"), ("status", "show a cluster"),
                        ("kubeconfig", "print a cluster's kubeconfig path")):
@@ -137,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        return _run(args)
+        return args.handler(args) if hasattr(args, "handler") else _run(args)
     except errors.ZoneproofError as exc:
         print(f"zoneproof: error: {exc}", file=sys.stderr)
         return 1

@@ -1,10 +1,12 @@
 """Measurement: recorders append timestamped events to one Timeline. Records, never judges.
 
 Belongs here: watch-based recorders (node readiness, pods, lease holders) and polled
-health (etcd members, API server), the Timeline they share, its JSON form. Not here:
+health (etcd members, API server), the Timeline they share, its JSON form, and pure
+attribution of audited deletes to Lease tenures. Not here:
 thresholds and verdicts (slo), injecting faults (cluster, faults).
 """
 
+from zoneproof.measure.attribution import UnfencedDelete, unfenced_deletes
 from zoneproof.measure.audit import PodDeletion, pod_deletions
 from zoneproof.measure.recorders import (
     HealthRecorder,
@@ -25,6 +27,8 @@ __all__ = [
     "PodRecorder",
     "Recorder",
     "Timeline",
+    "UnfencedDelete",
     "pod_deletions",
     "recording",
+    "unfenced_deletes",
 ]

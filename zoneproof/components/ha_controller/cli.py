@@ -253,8 +253,8 @@ def run(
     watcher = watching.NodeWatcher(core, worker, timeout_s=options.watch_timeout_s,
                                    watch_factory=watch_factory)
     elector_stop = threading.Event()
-    threads = [_thread("worker", worker.run_worker, stop, fatal),
-               _thread("watcher", watcher.run, stop, fatal)]
+    watcher_thread = _thread("watcher", watcher.run, stop, fatal)
+    threads = [_thread("worker", worker.run_worker, stop, fatal), watcher_thread]
     if elector is not None:
         threads.append(_thread("elector", lambda: elector.run(elector_stop), stop, fatal))
     jsonlog.emit(log, logging.INFO, "controller-started", identity=settings.identity,
@@ -267,11 +267,15 @@ def run(
     worker.stop()
     watcher.stop()
     elector_stop.set()
+    # The watcher makes no writes and its blocked stream may only end with the next Node
+    # event (Watch.stop() is checked between events): release without waiting for it.
     for t in threads:
-        t.join(timeout=options.election.renew_deadline_s)
+        if t is not watcher_thread:
+            t.join(timeout=options.election.renew_deadline_s)
     released = False
     if elector is not None and settings.behaviour.release_on_shutdown and not fatal:
         released = elector.release()
+    watcher_thread.join(timeout=options.election.renew_deadline_s)
     jsonlog.emit(log, logging.INFO, "controller-stopped", identity=settings.identity,
                  variant=settings.variant.name, lease_released=released,
                  fatal=[repr(e) for e in fatal], deleted=worker.counters.deleted)

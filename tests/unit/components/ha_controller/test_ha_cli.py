@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -193,3 +194,41 @@ def test_run_exits_3_on_lease_loss() -> None:
         waiting.wait_for(lambda: (proc.stop.is_set(), proc.exits), what="exit",
                          timeout_s=10, interval_s=0.02)
     assert proc.exits == [cli.EXIT_LEASE_LOST]
+
+
+class DeafWatch:
+    """Like ``kubernetes.watch.Watch``: ``stop()`` is only noticed at the next event."""
+
+    def __init__(self) -> None:
+        self.next_event = threading.Event()
+
+    def stream(self, func: object, *args: object, **kwargs: object) -> Iterator[object]:
+        self.next_event.wait(10)
+        yield from ()
+
+    def stop(self) -> None:
+        """Sets a flag the blocked stream does not see."""
+
+
+def test_shutdown_releases_the_lease_without_waiting_for_a_blocked_watch() -> None:
+    deaf, leases, stop = DeafWatch(), FakeLeaseApi(), threading.Event()
+    opts = options("--identity", "me", "--lease-duration", "6", "--renew-deadline", "4",
+                   "--retry-period", "0.05")
+    thread = threading.Thread(target=lambda: cli.run(
+        opts, core=FakeCoreApi(), leases=leases, stop=stop, watch_factory=lambda: deaf))
+    thread.start()
+
+    def holder() -> tuple[bool, str | None]:
+        spec = leases.store.get(("zp", "ha"), {}).get("spec") or {}
+        return spec.get("holderIdentity") == wanted, spec.get("holderIdentity")
+
+    try:
+        wanted = "me"
+        waiting.wait_for(holder, what="leadership", timeout_s=10, interval_s=0.02)
+        stop.set()
+        wanted = ""  # released well before the 4 s renew deadline a watcher join could take
+        waiting.wait_for(holder, what="the release", timeout_s=2, interval_s=0.02)
+    finally:
+        stop.set()
+        deaf.next_event.set()
+        thread.join(10)

@@ -1,0 +1,96 @@
+"""Fixtures of the HA controller conformance suite: thin, over the zoneproof library.
+
+Every test gets its own Lease (no state left by an earlier test's replicas), two fresh
+namespaces on the module's bed (one the controller watches, one it must leave alone),
+the controller's replicas (not started), a Timeline recording the Lease holder, node
+readiness and pods, and every node Ready again afterwards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+from zoneproof_fixtures import namespaces
+
+from zoneproof._util import kube
+from zoneproof.cluster.interface import Cluster
+from zoneproof.components.controllers import ControllerReplicas, ControllerSettings
+from zoneproof.measure import (
+    LeaseRecorder,
+    NodeReadyRecorder,
+    PodRecorder,
+    Recorder,
+    Timeline,
+    recording,
+)
+
+_RESTORE_TIMEOUT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def bed_core(module_bed: Cluster) -> Iterator[client.CoreV1Api]:
+    """CoreV1Api on the module's bed."""
+    api = kube.api_client(module_bed.kubeconfig)
+    yield client.CoreV1Api(api)
+    api.close()
+
+
+@pytest.fixture(autouse=True)
+def restore_nodes(module_bed: Cluster) -> Iterator[None]:
+    """After each test: every node's kubelet runs again and every node is Ready."""
+    yield
+    nodes = [n for zone in module_bed.nodes_by_zone().values() for n in zone]
+    for node in nodes:
+        module_bed.start_kubelet(node)  # no-op while it runs
+    module_bed.wait_nodes(nodes, ready=True, timeout_s=_RESTORE_TIMEOUT_S)
+
+
+@pytest.fixture
+def hac_settings(controller_settings: ControllerSettings) -> ControllerSettings:
+    """The controller settings with a Lease of this test's own (``<lease>-<random>``)."""
+    return dataclasses.replace(
+        controller_settings, lease_name=f"{controller_settings.lease_name}-{uuid.uuid4().hex[:6]}")
+
+
+@pytest.fixture
+def timeline(bed_core: client.CoreV1Api, hac_settings: ControllerSettings) -> Iterator[Timeline]:
+    """Lease holder, node Ready and pod events of the whole test."""
+    api = bed_core.api_client
+    recorders: list[Recorder] = [
+        LeaseRecorder(api, hac_settings.lease_namespace, hac_settings.lease_name),
+        NodeReadyRecorder(api), PodRecorder(api)]
+    with recording(Timeline(), recorders) as recorded:
+        yield recorded
+
+
+@pytest.fixture
+def watched(bed_core: client.CoreV1Api, timeline: Timeline, request: pytest.FixtureRequest
+            ) -> Iterator[str]:
+    """A namespace the controller acts in (created after recording started)."""
+    with namespaces.temporary(bed_core, "w-" + request.node.name) as name:
+        yield name
+
+
+@pytest.fixture
+def unwatched(bed_core: client.CoreV1Api, timeline: Timeline, request: pytest.FixtureRequest
+              ) -> Iterator[str]:
+    """A namespace the controller must leave alone (also the no-controller baseline)."""
+    with namespaces.temporary(bed_core, "u-" + request.node.name) as name:
+        yield name
+
+
+@pytest.fixture
+def replicas(module_bed: Cluster, hac_settings: ControllerSettings, watched: str,
+             tmp_path: Path) -> Iterator[ControllerReplicas]:
+    """Two replicas of the controller under test acting in ``watched``; not started yet."""
+    group = ControllerReplicas(module_bed, hac_settings.with_namespaces(watched),
+                               tmp_path / "controller", replicas=2)
+    try:
+        yield group
+    finally:
+        group.stop_all()

@@ -1,0 +1,92 @@
+"""Attribution: was every audited pod delete by a replica made while that replica held the Lease?
+
+Pure: audited deletions (``audit.pod_deletions``) and ``lease_holder`` events of a Timeline
+in, violations out. This is the "never two actors" check of the HA controller suites.
+
+Clock tolerance: an audit time is the API server's ``requestReceivedTimestamp``; a
+``lease_holder`` event is stamped when the LeaseRecorder's watch delivers the change,
+i.e. later than the Lease write by the watch latency (milliseconds to tens of ms on one
+machine; both clocks are this machine's wall clock). So a new leader's first delete may
+be audited slightly *before* its tenure was recorded, and a tenure is recorded as ending
+slightly late. ``CLOCK_TOLERANCE_S`` widens every tenure by that much on both sides; it
+is far below the seconds a lame duck or a second actor acts outside its tenure.
+
+Limit: a tenure lasts until the *holder* changes, so a holder whose Lease expired but
+nobody took it over yet (e.g. a frozen process) still counts as holding it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from zoneproof.measure.audit import PodDeletion
+from zoneproof.measure.timeline import Event
+
+__all__ = ["CLOCK_TOLERANCE_S", "Tenure", "UnfencedDelete", "tenures", "unfenced_deletes"]
+
+CLOCK_TOLERANCE_S = 0.5
+"""Seconds each tenure is widened by on both sides (see the module docstring)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tenure:
+    """``holder`` held the Lease from ``start`` to ``end`` (None: still at the end of recording)."""
+
+    holder: str
+    start: dt.datetime
+    end: dt.datetime | None
+
+    def covers(self, at: dt.datetime, tolerance_s: float) -> bool:
+        """True if ``at`` falls in this tenure widened by ``tolerance_s``."""
+        slack = dt.timedelta(seconds=tolerance_s)
+        return self.start - slack <= at and (self.end is None or at <= self.end + slack)
+
+
+@dataclass(frozen=True, slots=True)
+class UnfencedDelete:
+    """An audited delete by a replica that did not hold the Lease then."""
+
+    deletion: PodDeletion
+    holder: str
+    """Who held the Lease at that moment ('' when nobody did or nothing was recorded)."""
+
+    def describe(self) -> str:
+        """One line for an assertion message."""
+        d = self.deletion
+        return (f"{d.user} deleted {d.namespace}/{d.pod} at {d.at.isoformat()} (HTTP {d.code}) "
+                f"while the Lease holder was {self.holder or '<nobody>'!r}")
+
+
+def tenures(events: Iterable[Event]) -> list[Tenure]:
+    """Holder tenures from ``lease_holder`` events (other kinds are ignored); empty holders drop."""
+    changes = sorted((e for e in events if e.kind == "lease_holder"), key=lambda e: e.t)
+    found: list[Tenure] = []
+    for current, following in zip(changes, [*changes[1:], None], strict=False):
+        holder = current.detail.get("holder", "")
+        if holder:
+            end = None if following is None else dt.datetime.fromisoformat(following.wall)
+            found.append(Tenure(holder, dt.datetime.fromisoformat(current.wall), end))
+    return found
+
+
+def _holder_at(held: list[Tenure], at: dt.datetime) -> str:
+    for tenure in held:
+        if tenure.covers(at, 0.0):
+            return tenure.holder
+    return ""
+
+
+def unfenced_deletes(deletions: Iterable[PodDeletion], events: Iterable[Event], *,
+                     users_prefix: str, tolerance_s: float = CLOCK_TOLERANCE_S
+                     ) -> list[UnfencedDelete]:
+    """Deletes by users starting with ``users_prefix`` made outside their own tenure.
+
+    Every delete counts, whatever its HTTP code: a request is an action. Pass only the
+    deletions the check is about (e.g. the test's namespaces).
+    """
+    held = tenures(events)
+    return [UnfencedDelete(d, _holder_at(held, d.at)) for d in deletions
+            if d.user.startswith(users_prefix)
+            and not any(t.holder == d.user and t.covers(d.at, tolerance_s) for t in held)]
