@@ -10,13 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zoneproof.faults.base import FaultRecord
+from zoneproof.measure.attribution import unfenced_deletes
+from zoneproof.measure.audit import PodDeletion
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
+    "deletes_by_non_holders",
+    "failed_admissions",
     "force_delete_after_not_ready",
     "lease_failover",
+    "lost_acknowledged_writes",
     "not_ready_detection",
     "pod_ready_elsewhere",
+    "write_error_window",
 ]
 
 
@@ -86,3 +92,59 @@ def lease_failover(timeline: Timeline, fault: FaultRecord, lease: str) -> float 
     new = _first(e for e in timeline.select("lease_holder", lease, after=fault.injected_at)
                  if e.detail.get("holder") not in ("", old))
     return new.t - fault.injected_at if new else None
+
+
+def write_error_window(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """Longest stretch during the fault from a failed write to the next acknowledged one.
+
+    Reads ``write_acknowledged`` / ``write_failed`` events (a background writer's) from
+    injection on; 0 when writes never failed. None without an acknowledged write after
+    injection, or when a run of failures was never followed by an acknowledged write.
+    """
+    window, failing_since, acknowledged = 0.0, None, False
+    for event in timeline.select(after=fault.injected_at):
+        if event.kind == "write_failed" and failing_since is None:
+            failing_since = event.t
+        elif event.kind == "write_acknowledged":
+            acknowledged = True
+            if failing_since is not None:
+                window, failing_since = max(window, event.t - failing_since), None
+    return window if acknowledged and failing_since is None else None
+
+
+def lost_acknowledged_writes(timeline: Timeline) -> float | None:
+    """Acknowledged writes not readable afterwards (``write_lost`` events).
+
+    None unless the writer verified its writes (a ``writes_verified`` event).
+    """
+    if timeline.first("writes_verified") is None:
+        return None
+    return float(sum(1 for _ in timeline.select("write_lost")))
+
+
+def deletes_by_non_holders(timeline: Timeline, deletions: Iterable[PodDeletion], *,
+                           users_prefix: str) -> float | None:
+    """Audited deletes by a controller replica made while it did not hold the Lease.
+
+    A delete with no Lease tenure recorded at all is unfenced. None when there is neither
+    a delete nor a ``lease_holder`` event (nothing was observed).
+    """
+    deletions = list(deletions)
+    if not deletions and timeline.first("lease_holder") is None:
+        return None
+    return float(len(unfenced_deletes(deletions, timeline.events, users_prefix=users_prefix)))
+
+
+def failed_admissions(timeline: Timeline, faults: Iterable[FaultRecord]) -> float | None:
+    """Admission attempts that failed (``admission_failed``) outside every fault's window.
+
+    A fault still active at the end covers the rest of the timeline. None without any
+    ``admission_ok``/``admission_failed`` event.
+    """
+    windows = [(f.injected_at, f.reverted_at if f.reverted_at is not None else float("inf"))
+               for f in faults]
+    attempts = [e for e in timeline.events if e.kind in ("admission_ok", "admission_failed")]
+    if not attempts:
+        return None
+    return float(sum(1 for e in attempts if e.kind == "admission_failed"
+                     and not any(start <= e.t <= end for start, end in windows)))

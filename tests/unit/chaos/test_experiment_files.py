@@ -1,0 +1,59 @@
+"""Every experiment in chaos/ is valid for chaoslib and declares SLOs zoneproof can measure."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chaoslib.exceptions import InvalidActivity, InvalidExperiment
+from chaoslib.experiment import ensure_experiment_is_valid
+from chaoslib.loader import load_experiment
+
+from zoneproof.chaos import figures
+from zoneproof.chaos.settings import Settings
+from zoneproof.slo import load_slos
+
+CHAOS = Path(__file__).resolve().parents[3] / "chaos"
+EXPERIMENTS = sorted(CHAOS.glob("*.yaml"))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    experiment: dict[str, Any] = load_experiment(str(path))
+    return experiment
+
+
+def test_there_are_experiments() -> None:
+    names = {p.stem for p in EXPERIMENTS}
+    assert {"zone-outage", "etcd-kill-leader", "etcd-quorum-loss",
+            "ha-controller-leader-sigkill"} <= names
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_experiment_is_valid(path: Path) -> None:
+    ensure_experiment_is_valid(_load(path))
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_declared_slos_exist_and_are_measurable(path: Path) -> None:
+    settings = Settings.from_configuration(_load(path)["configuration"])
+    slos = load_slos()
+    for name in settings.slos:
+        assert slos.get(name).metric in figures.METRICS, f"{path.name}: {name}"
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_uses_the_control_and_has_rollbacks(path: Path) -> None:
+    experiment = _load(path)
+    modules = [c["provider"]["module"] for c in experiment.get("controls", [])]
+    assert modules == ["zoneproof.chaos.control"]
+    assert experiment["rollbacks"], f"{path.name} declares no rollbacks"
+
+
+def test_a_wrong_argument_fails_validation() -> None:
+    experiment = copy.deepcopy(_load(CHAOS / "zone-outage.yaml"))
+    action = next(a for a in experiment["method"] if a["provider"]["func"] == "zone_outage")
+    action["provider"]["arguments"]["zones"] = "zone-a"  # the parameter is `zone`
+    with pytest.raises((InvalidActivity, InvalidExperiment), match="zones"):
+        ensure_experiment_is_valid(experiment)

@@ -1,0 +1,85 @@
+"""chaostoolkit probes: read-only checks for steady-state hypotheses and the method.
+
+No ``from __future__ import annotations`` here: chaostoolkit discovery reads real types.
+"""
+
+
+from typing import Any
+
+import urllib3
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import kube
+from zoneproof.chaos import k8s, session, workloads
+from zoneproof.cluster.interface import Capability
+
+__all__ = [
+    "apiserver_ready",
+    "controller_leader",
+    "etcd_healthy",
+    "nodes_ready",
+    "workloads_running",
+    "write_succeeds",
+]
+
+Configuration = dict[str, Any] | None
+
+
+def nodes_ready(zone: str = "", configuration: Configuration = None) -> bool:
+    """True if every node (of ``zone`` when given) is Ready."""
+    cluster = session.current(configuration).cluster
+    by_zone = cluster.nodes_by_zone()
+    if zone and zone not in by_zone:
+        raise errors.ConfigError(f"unknown zone {zone!r}: the cluster has {sorted(by_zone)}")
+    wanted = set(by_zone[zone]) if zone else {n for names in by_zone.values() for n in names}
+    ready = cluster.status().nodes_ready
+    return bool(wanted) and all(ready.get(n, False) for n in wanted)
+
+
+def apiserver_ready(configuration: Configuration = None) -> bool:
+    """True if kube-apiserver's /readyz answers 200."""
+    return session.current(configuration).cluster.apiserver_ready()
+
+
+def etcd_healthy(configuration: Configuration = None) -> bool:
+    """True if every etcd member reports health (True where etcd is not reachable: existing)."""
+    cluster = session.current(configuration).cluster
+    if Capability.ETCD_MEMBERS not in cluster.capabilities:
+        return True
+    return all(cluster.etcd_member_healthy(m) for m in cluster.etcd_members())
+
+
+def write_succeeds(timeout_s: float = 3.0, configuration: Configuration = None) -> bool:
+    """True if the API server acknowledges a write (a dry-run ConfigMap) within ``timeout_s``."""
+    run = session.current(configuration)
+    core = client.CoreV1Api(kube.api_client(run.cluster.kubeconfig, retries=0))
+    try:
+        core.create_namespaced_config_map("default", {"metadata": {"generateName": "zp-probe-"}},
+                                          dry_run="All", _request_timeout=timeout_s)
+    except (client.ApiException, urllib3.exceptions.HTTPError, OSError):
+        return False
+    return True
+
+
+def workloads_running(replicas: int = 3, configuration: Configuration = None) -> bool:
+    """True if each workload has ``replicas`` Running pods and none is terminating
+    (chaostoolkit-kubernetes' phase check, without its count-terminating-as-Running flaw)."""
+    run = session.current(configuration)
+    core = client.CoreV1Api(run.api)
+    return all(k8s.pods_running(run.cluster.kubeconfig, core, namespace=run.namespace,
+                                label_selector=f"workload={w}", min_count=replicas)
+               for w in workloads.WORKLOADS)
+
+
+def controller_leader(configuration: Configuration = None) -> str:
+    """The controller Lease's holder ('' when free or absent)."""
+    run = session.current(configuration)
+    try:
+        lease = client.CoordinationV1Api(run.api).read_namespaced_lease(
+            run.settings.lease_name, run.settings.lease_namespace)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return ""
+        raise
+    return str(lease.spec.holder_identity or "")

@@ -1,0 +1,77 @@
+"""What an experiment's ``configuration`` says about zoneproof (keys ``zoneproof_*``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zoneproof import errors
+
+__all__ = ["Settings"]
+
+_BOOL_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """zoneproof's part of an experiment configuration, validated."""
+
+    backend: str = "local"
+    cluster: str = "zoneproof"
+    kubeconfig: Path | None = None
+    allow_destructive: bool = False
+    namespace: str = "zp-chaos"
+    """Where workloads live (the controller acts here; pods there are recorded)."""
+    selector: str = "app=noobaa"
+    lease: str = "default/zoneproof-ha-controller"
+    controller_variant: str = "reference"
+    controller_command: str = ""
+    slos: tuple[str, ...] = ()
+    slo_file: Path | None = None
+    workdir: Path | None = None
+
+    @property
+    def lease_namespace(self) -> str:
+        """Namespace of the controller's Lease."""
+        return self.lease.split("/", 1)[0]
+
+    @property
+    def lease_name(self) -> str:
+        """Name of the controller's Lease."""
+        return self.lease.split("/", 1)[1]
+
+    @classmethod
+    def from_configuration(cls, configuration: Mapping[str, Any] | None) -> Settings:
+        """Read ``zoneproof_*`` keys; ConfigError names every bad one."""
+        conf, d = dict(configuration or {}), cls()
+
+        def text(key: str, default: str) -> str:
+            value = conf.get(f"zoneproof_{key}", default)
+            return default if value is None else str(value)
+
+        def path(key: str) -> Path | None:
+            value = text(key, "")
+            return Path(value).expanduser() if value else None
+
+        slos = conf.get("zoneproof_slos") or []
+        problems = []
+        if isinstance(slos, str):
+            slos = [s.strip() for s in slos.split(",") if s.strip()]
+        if not isinstance(slos, list) or not all(isinstance(s, str) for s in slos):
+            problems.append(f"zoneproof_slos must be a list of SLO names, got {slos!r}")
+            slos = []
+        lease = text("lease", d.lease)
+        if lease.count("/") != 1 or not all(lease.split("/")):
+            problems.append(f"zoneproof_lease {lease!r} must be NAMESPACE/NAME")
+        if problems:
+            raise errors.ConfigError("; ".join(problems))
+        return cls(backend=text("backend", d.backend), cluster=text("cluster", d.cluster),
+                   kubeconfig=path("kubeconfig"),
+                   allow_destructive=text("allow_destructive", "").lower() in _BOOL_TRUE,
+                   namespace=text("namespace", d.namespace),
+                   selector=text("selector", d.selector), lease=lease,
+                   controller_variant=text("controller_variant", d.controller_variant),
+                   controller_command=text("controller_command", ""), slos=tuple(slos),
+                   slo_file=path("slo_file"), workdir=path("workdir"))

@@ -1,0 +1,89 @@
+"""The workloads experiments protect: a StatefulSet ``db`` and a Deployment ``core``,
+spread over zones, labelled for the HA controller, optionally under a PDB each."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import waiting
+
+__all__ = ["WORKLOADS", "apply", "delete_namespace", "labels_of", "ready_pods"]
+
+WORKLOADS = ("db", "core")
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def labels_of(selector: str) -> dict[str, str]:
+    """Labels matching an equality-based selector (``k=v,k2=v2``); ConfigError otherwise."""
+    pairs = [term.replace("==", "=").split("=", 1) for term in selector.split(",") if term]
+    if not pairs or not all(len(p) == 2 and p[0].strip() and "!" not in p[0] for p in pairs):
+        raise errors.ConfigError(f"selector {selector!r} is not equality-based (k=v,...): "
+                                 "workloads need labels it matches")
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+def _template(labels: dict[str, str]) -> dict[str, Any]:
+    spread = [{"maxSkew": 1, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "ScheduleAnyway",
+               "labelSelector": {"matchLabels": labels}}]
+    return {"metadata": {"labels": labels}, "spec": {
+        "topologySpreadConstraints": spread, "terminationGracePeriodSeconds": 5,
+        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
+
+
+def apply(api: client.ApiClient, *, namespace: str, selector: str, replicas: int,
+          pdb_max_unavailable: int) -> None:
+    """Create the namespace and both workloads (PDBs when ``pdb_max_unavailable`` > 0)."""
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    policy = client.PolicyV1Api(api)
+    with contextlib.suppress(client.ApiException):
+        core.create_namespace({"metadata": {"name": namespace}})
+    waiting.wait_for(
+        lambda: (core.read_namespaced_service_account("default", namespace) is not None, None),
+        what=f"default ServiceAccount in {namespace}", timeout_s=30,
+        ignore=(client.ApiException,))
+    base = labels_of(selector)
+    for name, create, extra in (("db", apps.create_namespaced_stateful_set,
+                                 {"serviceName": "db", "podManagementPolicy": "Parallel"}),
+                                ("core", apps.create_namespaced_deployment, {})):
+        labels = {**base, "workload": name}
+        create(namespace, {"metadata": {"name": name}, "spec": {
+            "replicas": replicas, "selector": {"matchLabels": labels},
+            "template": _template(labels), **extra}})
+        if pdb_max_unavailable > 0:
+            policy.create_namespaced_pod_disruption_budget(namespace, {
+                "metadata": {"name": name}, "spec": {
+                    "maxUnavailable": pdb_max_unavailable,
+                    "selector": {"matchLabels": labels}}})
+
+
+def ready_pods(core: client.CoreV1Api, namespace: str, workload: str) -> dict[str, str]:
+    """Live, Ready pods of ``workload``: name → node."""
+    pods = core.list_namespaced_pod(namespace, label_selector=f"workload={workload}").items
+    return {p.metadata.name: p.spec.node_name for p in pods
+            if p.metadata.deletion_timestamp is None and any(
+                c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])}
+
+
+def delete_namespace(core: client.CoreV1Api, namespace: str, *, timeout_s: float) -> None:
+    """Delete ``namespace`` and wait until it is gone (so the next run can reuse the name)."""
+    try:
+        core.delete_namespace(namespace)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+
+    def gone() -> tuple[bool, str]:
+        try:
+            phase = core.read_namespace(namespace).status.phase
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return True, "gone"
+            raise
+        return False, str(phase)
+
+    waiting.wait_for(gone, what=f"namespace {namespace} deleted", timeout_s=timeout_s,
+                     interval_s=0.5)
