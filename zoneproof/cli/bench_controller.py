@@ -43,11 +43,6 @@ _STUCK_MARGIN_S = 10.0
 _TIMEOUT_S = 120.0
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def _template(name: str, node: str) -> dict[str, Any]:
     preferred = [{"weight": 100, "preference": {"matchExpressions": [
         {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}}]
@@ -173,6 +168,6 @@ def bench_controller(runs: int, progress: Progress, out: Path | None = None) -> 
     finally:
         backend.delete(bed.name, progress=lambda _: None)
     if reactions:
-        samples["reaction_p50_seconds"] = [_percentile(reactions, 0.5)]
-        samples["reaction_p99_seconds"] = [_percentile(reactions, 0.99)]
+        samples["reaction_p50_seconds"] = [figures.percentile(reactions, 0.5)]
+        samples["reaction_p99_seconds"] = [figures.percentile(reactions, 0.99)]
     return figures.summarize(samples, progress, out)

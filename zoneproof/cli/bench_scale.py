@@ -30,11 +30,6 @@ __all__ = ["bench_controller_scale"]
 NAMESPACE = "scale"
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def _rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -102,9 +97,9 @@ def _one_run(backend: LocalBackend, nodes_per_zone: int, pods: int, progress: Pr
         reaction = [(first[n] - not_ready[n]).total_seconds() for n in first if n in not_ready]
         completion = [(last[n] - not_ready[n]).total_seconds() for n in last if n in not_ready]
         return {
-            "reaction_p50_seconds": _percentile(reaction, 0.5),
-            "reaction_p99_seconds": _percentile(reaction, 0.99),
-            "node_done_p99_seconds": _percentile(completion, 0.99),
+            "reaction_p50_seconds": figures.percentile(reaction, 0.5),
+            "reaction_p99_seconds": figures.percentile(reaction, 0.99),
+            "node_done_p99_seconds": figures.percentile(completion, 0.99),
             "force_deletes": float(expected),
             "controller_rss_mib": rss,
         }

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from zoneproof.cluster.interface import Progress
 
-__all__ = ["Summary", "summarize"]
+__all__ = ["Summary", "percentile", "summarize"]
 
 Summary = dict[str, dict[str, float]]
 
@@ -24,3 +24,11 @@ def summarize(samples: dict[str, list[float]], progress: Progress, out: Path | N
     if out is not None:
         out.write_text(json.dumps({"figures": summary, "samples": samples}, indent=2))
     return summary
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank ``q`` quantile (0..1) of ``values``; ValueError when empty."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
