@@ -35,17 +35,28 @@ class Writer:
             _request_timeout=_WRITE_TIMEOUT_S)
         self.acknowledged.append(name)
 
-    def write_until_ok(self, timeout_s: float) -> float:
-        """Retry writes until one is acknowledged; the seconds it took (the error window)."""
+    def write_until_ok(self, timeout_s: float, *, in_a_row: int = 1) -> float:
+        """Write until ``in_a_row`` consecutive writes are acknowledged; the error window.
+
+        The window ends at the first write of that final streak: after a member dies the
+        API server's etcd client may still send a request to it once in a while.
+        """
         start = time.monotonic()
+        streak: list[float] = []
 
-        def probe() -> tuple[bool, None]:
-            self.write()
-            return True, None
+        def probe() -> tuple[bool, str]:
+            attempt = time.monotonic()
+            try:
+                self.write()
+            except (client.ApiException, urllib3.exceptions.HTTPError) as exc:
+                streak.clear()
+                return False, f"write failed: {type(exc).__name__}"
+            streak.append(attempt)
+            return len(streak) >= in_a_row, f"{len(streak)} acknowledged in a row"
 
-        waiting.wait_for(probe, what="an acknowledged write", timeout_s=timeout_s,
-                         interval_s=0.1, ignore=(client.ApiException, urllib3.exceptions.HTTPError))
-        return time.monotonic() - start
+        waiting.wait_for(probe, what=f"{in_a_row} acknowledged writes in a row",
+                         timeout_s=timeout_s, interval_s=0.1)
+        return streak[0] - start
 
     def missing(self) -> list[str]:
         """Acknowledged writes that cannot be read back."""
@@ -56,9 +67,8 @@ class Writer:
 def _lose_one_member(bed: Cluster, writer: Writer, pick: Callable[[Cluster], str]) -> None:
     victim = pick(bed)
     bed.kill_etcd_member(victim)
-    window = writer.write_until_ok(timeout_s=30)
-    for _ in range(5):
-        writer.write()
+    window = writer.write_until_ok(timeout_s=30, in_a_row=5)
+    assert window < 30
     leader = waiting.wait_for(lambda: (True, bed.etcd_leader()), what="an etcd leader",
                               timeout_s=15, ignore=(errors.FaultError,))
     assert leader != victim
@@ -76,7 +86,7 @@ def test_losing_the_leader_then_a_follower_keeps_writes_going(
     _lose_one_member(bed, writer, lambda c: c.etcd_leader())
     _lose_one_member(bed, writer, lambda c: next(m for m in c.etcd_members()
                                                  if m != c.etcd_leader()))
-    writer.write()
+    writer.write_until_ok(timeout_s=30)
     assert writer.missing() == []
 
 
