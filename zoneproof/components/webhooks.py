@@ -33,6 +33,7 @@ REFERENCE_COMMAND = (
 )
 PROBE_NAMESPACE = "zoneproof-webhook-probe"
 _READY_TIMEOUT_S = 60.0
+_BIND_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,16 @@ class RunningWebhook:
 
     # -- process ---------------------------------------------------------------------
     def _serve(self) -> bytes:
+        """``_serve_once``, again if another process bound the chosen port meanwhile (a race)."""
+        for attempt in range(1, _BIND_ATTEMPTS + 1):
+            try:
+                return self._serve_once()
+            except errors.ProvisionError as exc:
+                if attempt == _BIND_ATTEMPTS or "Address already in use" not in str(exc):
+                    raise
+        raise AssertionError("unreachable")
+
+    def _serve_once(self) -> bytes:
         """Start the webhook process with a fresh CA and serving cert; the CA bundle."""
         ca = certs.make_ca("zoneproof-webhook-ca")
         cert_file, key_file = certs.issue_cert(

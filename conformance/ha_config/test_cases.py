@@ -1,0 +1,118 @@
+"""The high-availability-config webhook through a real API server, one test per case in ``cases/``.
+
+Each case's objects are created through the bed's kube-apiserver, so selection is the API
+server's (the registration's namespace/object selectors and operations); the stored object,
+or the refusal, is judged by ``simulation.check_expectation`` (``zoneproof.components.
+ha_config.live``). Multi-Node cases with the default webhook configuration share the run's
+cluster and webhook, in parallel, a namespace each. The others (1 Node, Node-count
+changes, toleration defaults) run in order on one private bed: the Node count is set by
+adding or deleting Node objects through the API, and a webhook is started for each case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import allure
+import pytest
+from kubernetes import client
+
+from zoneproof._util import kube
+from zoneproof.cluster.interface import Cluster
+from zoneproof.components import webhooks
+from zoneproof.components.ha_config import cases, live
+
+pytestmark = pytest.mark.cluster
+ALL = cases.load_cases()
+PRIVATE_GROUP = "ha-config-private-bed"
+
+
+def _params(private: bool) -> list[Any]:
+    selected = [c for c in ALL if (live.needs_private_bed(c) is not None) == private]
+    group = [pytest.mark.xdist_group(PRIVATE_GROUP)] if private else []
+    return [pytest.param(c, id=c.id, marks=[*group, *(
+        [pytest.mark.skip(reason=f"in_process_only: {c.in_process_only}")] if c.in_process_only else [])])
+        for c in selected]
+
+
+def _attach(name: str, value: object) -> None:
+    allure.attach(json.dumps(value, indent=2, sort_keys=True), name=name,
+                  attachment_type=allure.attachment_type.JSON)
+
+
+def _check(case: cases.Case, run: Callable[[], live.LiveResult],
+           record_property: Callable[[str, object], None]) -> None:
+    """Label the test with its case, attach the input, run, attach each step's objects, judge."""
+    for key, value in (("case", case.id), ("spec", case.spec), ("file", case.path.name)):
+        record_property(key, value)
+    allure.dynamic.feature("high-availability-config webhook")
+    allure.dynamic.story(case.spec)
+    allure.dynamic.label("case", case.id)
+    allure.dynamic.description(case.description)
+    allure.attach.file(str(case.path), name=f"case {case.path.name}",
+                       attachment_type=allure.attachment_type.YAML)
+    _attach("input object", case.object)
+    result = run()
+    record_property("namespace", result.namespace)
+    for name, value in result.attachments():
+        _attach(name, value)
+    if not result.passed:
+        pytest.fail(f"{case.id} ({case.spec}; {case.path.name}, namespace {result.namespace}):\n  "
+                    + "\n  ".join(result.failures), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def shared_api(kube_api: client.ApiClient, webhook_under_test: dict[str, Any]) -> client.ApiClient:
+    """The shared cluster's client, once the webhook under test is registered there."""
+    return kube_api
+
+
+@pytest.fixture(scope="session")
+def shared_node_count(shared_api: client.ApiClient) -> int:
+    """Nodes of the shared cluster (the handler only tells 0, 1 and more apart)."""
+    return len(live.NodeSet(shared_api).names())
+
+
+@pytest.mark.parametrize("case", _params(private=False))
+def test_case_on_shared_cluster(case: cases.Case, shared_api: client.ApiClient, shared_node_count: int,
+                                record_property: Callable[[str, object], None]) -> None:
+    if shared_node_count < 2:
+        pytest.skip(f"the shared cluster has {shared_node_count} Node(s); the case needs several")
+    _check(case, lambda: live.run_case(shared_api, case), record_property)
+
+
+@pytest.fixture(scope="module")
+def ha_bed(module_private_bed: Callable[..., Cluster]) -> Cluster:
+    """The private bed of this module: one Node, one etcd member; cases set the Node count."""
+    return module_private_bed(zones=("zone-a",), nodes_per_zone=1, etcd_members=1)
+
+
+@pytest.fixture
+def bed_webhook(request: pytest.FixtureRequest, webhook_settings: webhooks.WebhookSettings,
+                tmp_path: Path) -> Iterator[client.ApiClient]:
+    """The case's Node count on the private bed, then its webhook (configured per case) started."""
+    case: cases.Case = request.node.callspec.params["case"]
+    if webhook_settings.url:
+        pytest.skip("--zp-webhook-url: an external webhook reads its own cluster, not the private bed "
+                    "this case needs; use --zp-webhook-command")
+    ha_bed: Cluster = request.getfixturevalue("ha_bed")
+    api = kube.api_client(ha_bed.kubeconfig)
+    live.NodeSet(api).set_count(case.cluster.nodes, case.cluster.zones)
+    settings = dataclasses.replace(
+        webhook_settings, command=live.command_with_settings(webhook_settings.command, case.settings))
+    running = webhooks.RunningWebhook(ha_bed, settings, tmp_path / "webhook").start()
+    try:
+        yield api
+    finally:
+        running.stop()
+        api.close()
+
+
+@pytest.mark.parametrize("case", _params(private=True))
+def test_case_on_private_bed(case: cases.Case, bed_webhook: client.ApiClient,
+                             record_property: Callable[[str, object], None]) -> None:
+    _check(case, lambda: live.run_case(bed_webhook, case, nodes=live.NodeSet(bed_webhook)), record_property)

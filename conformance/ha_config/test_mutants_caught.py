@@ -1,0 +1,25 @@
+"""Every broken webhook variant fails the live conformance suite; the reference passes it.
+
+One local cluster serves all runs (``mutants_live.run_mutants``); each variant is a
+separate pytest run of ``test_cases.py`` that stops at its first failure. Slow (minutes):
+skipped unless selected with ``-m mutants``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zoneproof.components.ha_config import mutants_live
+
+pytestmark = pytest.mark.mutants
+
+
+def test_every_broken_variant_is_caught_live(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    if "mutants" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("runs the live suite once per variant (minutes): select it with -m mutants")
+    runs = mutants_live.run_mutants(workdir=tmp_path, progress=print)
+    print(mutants_live.format_table(runs))
+    found = mutants_live.problems(runs)
+    assert not found, "\n\n".join(found)
