@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zoneproof import errors
+from zoneproof.components import _variants
 from zoneproof.components.ha_config import keys
 
 __all__ = ["REFERENCE", "VARIANTS", "Behaviour", "Variant", "get_variant"]
@@ -83,13 +83,7 @@ class Behaviour:
     """The node controller re-triggers mutation when the Node count crosses 1."""
 
 
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """A named behaviour; ``name`` is stable and appears in logs and reports."""
-
-    name: str
-    breaks: str
-    behaviour: Behaviour
+Variant = _variants.Variant[Behaviour]
 
 
 REFERENCE = Variant("reference", "nothing: the spec-conformant webhook", Behaviour())
@@ -158,9 +152,4 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (REFERENCE, *_BROKEN)}
 
 def get_variant(name: str) -> Variant:
     """The variant called ``name``; ConfigError lists the valid names."""
-    try:
-        return VARIANTS[name]
-    except KeyError:
-        raise errors.ConfigError(
-            f"unknown webhook variant {name!r}: choose one of {', '.join(VARIANTS)}"
-        ) from None
+    return _variants.lookup(VARIANTS, name, "webhook variant")

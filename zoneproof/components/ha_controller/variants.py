@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zoneproof import errors
+from zoneproof.components import _variants
 
 __all__ = ["REFERENCE", "VARIANTS", "Behaviour", "Variant", "get_variant"]
 
@@ -35,13 +35,7 @@ class Behaviour:
     """Release the Lease on SIGTERM so a standby takes over without waiting it out."""
 
 
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """A named behaviour; ``name`` is stable and appears in logs and reports."""
-
-    name: str
-    breaks: str
-    behaviour: Behaviour
+Variant = _variants.Variant[Behaviour]
 
 
 REFERENCE = Variant("reference", "nothing: the correct controller", Behaviour())
@@ -69,9 +63,4 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (REFERENCE, *_BROKEN)}
 
 def get_variant(name: str) -> Variant:
     """The variant called ``name``; ConfigError lists the valid names."""
-    try:
-        return VARIANTS[name]
-    except KeyError:
-        raise errors.ConfigError(
-            f"unknown variant {name!r}: choose one of {', '.join(VARIANTS)}"
-        ) from None
+    return _variants.lookup(VARIANTS, name, "variant")
