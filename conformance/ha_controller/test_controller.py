@@ -162,6 +162,17 @@ def _stop_until_not_ready(bed: Cluster, node: str) -> None:
 
 # -- tests (cheap first) ---------------------------------------------------------------
 
+
+def _signal_leader(replicas: ControllerReplicas, settings: ControllerSettings,
+                   sig: signal.Signals) -> tuple[str, str, float]:
+    """Start the replicas, send ``sig`` to the leader; (old, new leader, seconds to takeover)."""
+    replicas.start_all()
+    leader = replicas.wait_leader(LEADER_TIMEOUT_S)
+    start = time.monotonic()
+    replicas.signal(leader, sig)
+    new = replicas.wait_leader(settings.lease_duration_s + LEADER_TIMEOUT_S, not_=leader)
+    return leader, new, time.monotonic() - start
+
 def test_not_ready_node_loses_only_matching_pods(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
         replicas: ControllerReplicas, watched: str, unwatched: str,
@@ -204,13 +215,7 @@ def test_sigterm_releases_the_lease_to_the_standby(
         hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
     """SIGTERM: the leader exits 0 and releases; the standby holds the Lease within ~2 s."""
-    replicas.start_all()
-    leader = replicas.wait_leader(LEADER_TIMEOUT_S)
-    start = time.monotonic()
-    replicas.signal(leader, signal.SIGTERM)
-    new = replicas.wait_leader(hac_settings.lease_duration_s + LEADER_TIMEOUT_S,
-                               not_=leader)
-    takeover = time.monotonic() - start
+    leader, new, takeover = _signal_leader(replicas, hac_settings, signal.SIGTERM)
     _figure(record_property, "sigterm_takeover_seconds", takeover)
     assert replicas.wait_exit(leader, 10) == 0
     assert new == _other(replicas, leader)
@@ -276,13 +281,7 @@ def test_sigkill_failover_then_new_leader_acts(
     """SIGKILL the leader: the other replica holds the Lease within leaseDuration +
     retryPeriod (+ margin) and force-deletes on the next NotReady node."""
     victim = module_bed.nodes_by_zone()["zone-c"][0]
-    replicas.start_all()
-    leader = replicas.wait_leader(LEADER_TIMEOUT_S)
-    start = time.monotonic()
-    replicas.signal(leader, signal.SIGKILL)
-    new = replicas.wait_leader(hac_settings.lease_duration_s + LEADER_TIMEOUT_S,
-                               not_=leader)
-    failover = time.monotonic() - start
+    leader, new, failover = _signal_leader(replicas, hac_settings, signal.SIGKILL)
     _figure(record_property, "sigkill_failover_seconds", failover)
     bound = hac_settings.lease_duration_s + hac_settings.retry_period_s + MARGIN_S
     assert failover <= bound
