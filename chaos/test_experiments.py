@@ -23,18 +23,7 @@ from zoneproof.components.controllers import REFERENCE_COMMAND, ControllerSettin
 from zoneproof.slo import judge
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
-#: Known findings, not harness bugs: the run may fail for the reason given (xfail, not strict).
-KNOWN_RACES = {
-    "kubelet-stop-nodes-across-zones": (
-        "race in the reference controller: a force-deleted StatefulSet pod can be rescheduled "
-        "onto the second stopped node after that node's NotReady transition but before kcm "
-        "taints it NoSchedule; no transition follows, so the pod stays stuck there"),
-}
-EXPERIMENTS = [
-    pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(reason=KNOWN_RACES[p.stem], strict=False)]
-                 if p.stem in KNOWN_RACES else [])
-    for p in sorted(Path(__file__).parent.glob("*.yaml"))
-]
+EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.glob("*.yaml"))]
 
 
 def _overrides(bed: Cluster, settings: ControllerSettings, workdir: Path) -> dict[str, Any]:

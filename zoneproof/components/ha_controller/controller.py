@@ -1,5 +1,10 @@
 """Acting: force-delete matching pods on nodes that went NotReady, only while leader.
 
+A node acted on before kcm fenced it (tainted it NoSchedule) gets a follow-up pass when
+the fence is seen, and one more ``retry_delay_s`` later: the scheduler may have bound a
+pod to it in between (a pod just force-deleted from another failed node), and no further
+Ready transition would ever free that pod.
+
 The watcher thread feeds ``observe_list``/``observe_event`` (cheap: track Ready per node,
 queue work); the elector calls ``on_started_leading``; one worker thread runs
 ``run_worker`` and does every API write, so deletes are serialised and leadership is
@@ -22,7 +27,7 @@ from zoneproof._util import jsonlog
 from zoneproof.components.ha_controller import leader, selectors, transitions, variants
 from zoneproof.components.ha_controller.transitions import ReadyState
 
-__all__ = ["Controller", "CoreApi", "Reconcile", "Settings", "Transition"]
+__all__ = ["Controller", "CoreApi", "FollowUp", "Reconcile", "Settings", "Transition"]
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +81,15 @@ class Reconcile:
     reason: str
 
 
-Work = Transition | Reconcile
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """Work: act again on ``node`` (still NotReady, now fenced); ``again`` schedules one more."""
+
+    node: str
+    again: bool = True
+
+
+Work = Transition | Reconcile | FollowUp
 
 
 def _start_timer(delay_s: float, action: Callable[[], None]) -> None:
@@ -111,6 +124,8 @@ class Controller:
         self._settings = settings
         self._schedule = schedule
         self._states: dict[str, ReadyState] = {}
+        self._unfenced: set[str] = set()
+        """Nodes acted on while kcm had not yet fenced them: follow up when it does."""
         self._queue: queue.Queue[Work | None] = queue.Queue()
         self._action_lock = threading.Lock()
         self._closed = False
@@ -134,10 +149,12 @@ class Controller:
         name = transitions.node_name(node)
         if event_type == "DELETED":
             self._states.pop(name, None)
+            self._unfenced.discard(name)
             return
         after = transitions.ready_state(node)
         before = self._states.get(name)
         self._states[name] = after
+        self._follow_up_if_fenced(name, after, node)
         if before is None or before == after:
             return
         flags = self._settings.behaviour
@@ -146,6 +163,18 @@ class Controller:
         self._log_transition(name, before, after, acts=acts, seen="watch")
         if acts:
             self._queue.put(Transition(name, before, after))
+            if not transitions.is_fenced(node):
+                self._unfenced.add(name)
+
+    def _follow_up_if_fenced(self, name: str, after: ReadyState, node: Any) -> None:
+        if name not in self._unfenced:
+            return
+        if not transitions.is_not_ready(after):
+            self._unfenced.discard(name)
+        elif transitions.is_fenced(node):
+            self._unfenced.discard(name)
+            self._emit(logging.INFO, "node-fenced", node=name, follow_up=True)
+            self._queue.put(FollowUp(name))
 
     # -- fed by the elector ------------------------------------------------------------
 
@@ -191,13 +220,25 @@ class Controller:
                            expected=item.after.value)
                 return
             ok = self._act_on_node(item.node, cause="transition")
+        elif isinstance(item, FollowUp):
+            ok = self._follow_up(item)
         else:
             ok = self._reconcile(item.reason)
         if not ok:
-            retry: Work = item if isinstance(item, Transition) else Reconcile("retry")
+            retry: Work = item if not isinstance(item, Reconcile) else Reconcile("retry")
             self._schedule(self._settings.retry_delay_s, lambda: self._queue.put(retry))
 
     # -- internals ---------------------------------------------------------------------
+
+    def _follow_up(self, item: FollowUp) -> bool:
+        state = self._states.get(item.node)
+        if state is None or not transitions.is_not_ready(state):
+            return True
+        ok = self._act_on_node(item.node, cause="fenced" if item.again else "fenced-again")
+        if ok and item.again:
+            again = FollowUp(item.node, again=False)
+            self._schedule(self._settings.retry_delay_s, lambda: self._queue.put(again))
+        return ok
 
     def _reconcile(self, reason: str) -> bool:
         if self._gate.current() is None:

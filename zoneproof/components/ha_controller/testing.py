@@ -49,12 +49,16 @@ def to_raw(model: Any) -> dict[str, Any]:
     return raw
 
 
-def node(name: str, ready: str | None = "True", rv: str = "1") -> dict[str, Any]:
-    """A raw Node; ``ready`` None means no Ready condition."""
+def node(name: str, ready: str | None = "True", rv: str = "1",
+         taints: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A raw Node; ``ready`` None means no Ready condition; ``taints`` as ``key:Effect``."""
     conditions = [{"type": "MemoryPressure", "status": "False"}]
     if ready is not None:
         conditions.append({"type": "Ready", "status": ready})
-    return {"metadata": {"name": name, "resourceVersion": rv}, "status": {"conditions": conditions}}
+    return {"metadata": {"name": name, "resourceVersion": rv},
+            "spec": {"taints": [dict(zip(("key", "effect"), t.split(":"), strict=True))
+                                for t in taints]},
+            "status": {"conditions": conditions}}
 
 
 def pod(namespace: str, name: str, node_name: str, labels: dict[str, str] | None = None,

@@ -16,6 +16,7 @@ from zoneproof.components.ha_controller import selectors
 __all__ = [
     "PodRef",
     "ReadyState",
+    "is_fenced",
     "is_not_ready",
     "node_name",
     "pod_ref",
@@ -80,6 +81,22 @@ def ready_state(node: Any) -> ReadyState:
 def is_not_ready(state: ReadyState) -> bool:
     """NotReady for this controller: Ready is False or Unknown (MISSING is a new node)."""
     return state in (ReadyState.FALSE, ReadyState.UNKNOWN)
+
+
+#: Taints kcm's node lifecycle controller puts on a NotReady/unreachable node.
+NOT_READY_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
+
+
+def is_fenced(node: Any) -> bool:
+    """Whether the scheduler can no longer place ordinary pods on ``node``.
+
+    True once kcm has tainted it ``not-ready``/``unreachable`` with NoSchedule or
+    NoExecute. Between a node's NotReady transition and this taint the scheduler may
+    still bind a pod to it (e.g. one just force-deleted from another failed node).
+    """
+    return any(_field(t, "key") in NOT_READY_TAINTS
+               and _field(t, "effect") in ("NoSchedule", "NoExecute")
+               for t in _field(_field(node, "spec"), "taints") or ())
 
 
 def triggers_action(

@@ -52,8 +52,9 @@ class Rig:
         self.ctl.observe_list(self.core.list_node().items, "start")
         self.ctl.process_pending()
 
-    def set_ready(self, name: str, status: str | None, kind: str = "MODIFIED") -> None:
-        self.core.nodes[name] = node(name, status)
+    def set_ready(self, name: str, status: str | None, kind: str = "MODIFIED",
+                  taints: tuple[str, ...] = ()) -> None:
+        self.core.nodes[name] = node(name, status, taints=taints)
         self.ctl.observe_event(kind, to_model(self.core.nodes[name], "V1Node"))
 
     def deleted(self) -> list[tuple[str, str]]:
@@ -264,3 +265,43 @@ def test_worker_thread_drains_until_stop() -> None:
     thread.join(5)
     assert not thread.is_alive()
     assert len(rig.deleted()) == 2
+
+
+UNREACHABLE = ("node.kubernetes.io/unreachable:NoSchedule",)
+
+
+def test_follows_up_when_fenced_after_acting(caplog: pytest.LogCaptureFixture) -> None:
+    """A pod bound to the node between its NotReady transition and kcm's taint is freed."""
+    caplog.set_level(logging.INFO)
+    rig = Rig()
+    rig.set_ready("n2", "Unknown")
+    rig.ctl.process_pending()
+    assert rig.deleted() == [("a", "noobaa-n2")]
+    rig.core.add_pod("a", "noobaa-core-1", "n2")  # rescheduled there before the taint
+    rig.set_ready("n2", "Unknown", taints=UNREACHABLE)
+    assert rig.ctl.process_pending() == 1
+    assert rig.deleted()[-1] == ("a", "noobaa-core-1")
+    assert [x["cause"] for x in records(caplog, "pod-delete")][-1] == "fenced"
+    (delay, again), = rig.scheduled
+    assert delay == 2.0
+    rig.core.add_pod("a", "noobaa-core-2", "n2")  # bound by a scheduler a beat behind
+    again()
+    assert rig.ctl.process_pending() == 1
+    assert rig.deleted()[-1] == ("a", "noobaa-core-2")
+    assert len(rig.scheduled) == 1, "the second pass is the last"
+    rig.set_ready("n2", "Unknown", taints=UNREACHABLE)  # later updates: no more passes
+    assert rig.ctl.process_pending() == 0
+
+
+@pytest.mark.parametrize("fenced_first", [True, False], ids=["fenced-with-notready", "recovered"])
+def test_no_follow_up_without_a_late_fence(fenced_first: bool) -> None:
+    rig = Rig()
+    rig.set_ready("n2", "False", taints=UNREACHABLE if fenced_first else ())
+    rig.ctl.process_pending()
+    if not fenced_first:
+        rig.set_ready("n2", "True")
+    rig.set_ready("n2", "False" if fenced_first else "True", taints=UNREACHABLE)
+    rig.core.add_pod("a", "noobaa-late", "n2")
+    assert rig.ctl.process_pending() == 0
+    assert ("a", "noobaa-late") not in rig.deleted()
+    assert rig.scheduled == []

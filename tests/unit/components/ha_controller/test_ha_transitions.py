@@ -90,3 +90,16 @@ def test_pods_to_delete_all_namespaces_and_no_selector() -> None:
 def test_pods_to_delete_dedups() -> None:
     pods = _refs(pod("a", "p", "n1"), pod("a", "p", "n1"))
     assert len(transitions.pods_to_delete(pods, node="n1", selector=None, namespaces=None)) == 1
+
+
+@pytest.mark.parametrize(("taints", "fenced"), [
+    ((), False),
+    (("node.kubernetes.io/unreachable:NoSchedule",), True),
+    (("node.kubernetes.io/not-ready:NoExecute",), True),
+    (("node.kubernetes.io/unreachable:PreferNoSchedule",), False),
+    (("node.kubernetes.io/unschedulable:NoSchedule",), False),
+])
+@pytest.mark.parametrize("as_model", [False, True], ids=["dict", "model"])
+def test_is_fenced(taints: tuple[str, ...], fenced: bool, as_model: bool) -> None:
+    raw = node("n", "Unknown", taints=taints)
+    assert transitions.is_fenced(to_model(raw, "V1Node") if as_model else raw) is fenced
