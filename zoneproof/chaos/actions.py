@@ -70,6 +70,8 @@ def deploy_workloads(replicas: int = 3, pdb_max_unavailable: int = 0, timeout_s:
     run.extras[_WORKLOADS] = _DeleteNamespace(run.api, run.namespace)
     workloads.apply(run.api, namespace=run.namespace, selector=run.settings.selector,
                     replicas=replicas, pdb_max_unavailable=pdb_max_unavailable)
+    run.timeline.add("workloads_deployed", run.namespace, replicas=str(replicas),
+                     pdb_max_unavailable=str(pdb_max_unavailable))
     return wait_workloads_ready(replicas=replicas, timeout_s=timeout_s, configuration=configuration)
 
 
@@ -397,7 +399,10 @@ def drain_zone(zone: str = "zone-a", timeout_s: float = 180.0,
     """Cordon and drain every node of ``zone`` by eviction (PDBs respected, retried)."""
     run = session.current(configuration)
     run.extras[_CORDON + zone] = _Uncordon(run.cluster.kubeconfig, zone)
-    return k8s.drain_nodes(run.cluster.kubeconfig, f"{ZONE_LABEL}={zone}", timeout_s=timeout_s)
+    run.timeline.add("drain_started", zone)
+    drained = k8s.drain_nodes(run.cluster.kubeconfig, f"{ZONE_LABEL}={zone}", timeout_s=timeout_s)
+    run.timeline.add("drain_finished", zone, nodes=",".join(drained))
+    return drained
 
 
 def uncordon_zone(zone: str = "zone-a", configuration: Configuration = None) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable
 
+from zoneproof.chaos import workloads
 from zoneproof.chaos.session import Run
 from zoneproof.faults import FaultRecord
 from zoneproof.measure import PodDeletion, pod_deletions, unfenced_deletes
@@ -96,6 +97,15 @@ def unfenced(run: Run) -> list[str]:
                                                    users_prefix=REPLICA_PREFIX)]
 
 
+def _pdb_budget(run: Run) -> float | None:
+    deployed = run.timeline.first("workloads_deployed")
+    if deployed is None or int(deployed.detail.get("pdb_max_unavailable", "0")) < 1:
+        return None
+    return metrics.pdb_budget_exceeded(
+        run.timeline, [f"{run.namespace}/{w}-" for w in workloads.WORKLOADS],
+        int(deployed.detail["replicas"]), int(deployed.detail["pdb_max_unavailable"]))
+
+
 def _failed_admissions(run: Run) -> float | None:
     return metrics.failed_admissions(run.timeline, run.injector.records)
 
@@ -109,6 +119,7 @@ METRICS: dict[str, Callable[[Run], float | None]] = {
     "lost_acknowledged_writes": _lost_writes,
     "deletes_by_non_holders": _non_holders,
     "failed_admissions": _failed_admissions,
+    "pdb_budget_exceeded": _pdb_budget,
 }
 
 

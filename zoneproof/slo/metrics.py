@@ -21,6 +21,7 @@ __all__ = [
     "lease_failover",
     "lost_acknowledged_writes",
     "not_ready_detection",
+    "pdb_budget_exceeded",
     "pod_ready_elsewhere",
     "write_error_window",
 ]
@@ -148,3 +149,36 @@ def failed_admissions(timeline: Timeline, faults: Iterable[FaultRecord]) -> floa
         return None
     return float(sum(1 for e in attempts if e.kind == "admission_failed"
                      and not any(start <= e.t <= end for start, end in windows)))
+
+
+def pdb_budget_exceeded(timeline: Timeline, workloads: Iterable[str], replicas: int,
+                        max_unavailable: int) -> float | None:
+    """Most pods of one workload unavailable beyond its PDB during a drain (0: it held).
+
+    Workloads are pod-name prefixes (``ns/db-``). A pod is available from ``pod_ready``
+    until ``pod_deleting``/``pod_deleted`` (a pod being evicted no longer counts, as for
+    the PDB). The window runs from ``drain_started`` to the next ``workloads_ready``
+    (the timeline's end without one). None without a ``drain_started`` event.
+    """
+    drain = timeline.first("drain_started")
+    if drain is None:
+        return None
+    done = _first(timeline.select("workloads_ready", after=drain.t))
+    end = done.t if done else float("inf")
+    worst = 0.0
+    for prefix in workloads:
+        available: set[str] = set()
+        for event in timeline.events:
+            if event.t > end:
+                break
+            if event is drain:
+                worst = max(worst, float(replicas - len(available) - max_unavailable))
+            elif event.subject.startswith(prefix):
+                uid = event.detail.get("uid", event.subject)
+                if event.kind == "pod_ready":
+                    available.add(uid)
+                elif event.kind in ("pod_deleting", "pod_deleted"):
+                    available.discard(uid)
+                if event.t >= drain.t:
+                    worst = max(worst, float(replicas - len(available) - max_unavailable))
+    return worst

@@ -52,3 +52,30 @@ def test_lease_failover_needs_a_new_holder() -> None:
     only_release = _timeline([(1, "lease_holder", lease, {"holder": "r0"}),
                               (12, "lease_holder", lease, {"holder": ""})])
     assert metrics.lease_failover(only_release, FAULT, lease) is None
+
+
+def _drain(pods_after: list[tuple[float, str, str, str]]) -> Timeline:
+    """Three db pods Ready, a drain from t=10, then ``pods_after`` (t, kind, pod, uid)."""
+    ready = [(float(i), "pod_ready", f"ns/db-{i}", {"uid": f"u{i}"}) for i in range(3)]
+    return _timeline([*ready, (10, "drain_started", "zone-a", {}),
+                      *((t, kind, pod, {"uid": uid}) for t, kind, pod, uid in pods_after),
+                      (30, "workloads_ready", "ns", {}),
+                      (31, "pod_deleting", "ns/db-1", {"uid": "u1"}),
+                      (31.5, "pod_deleting", "ns/db-2", {"uid": "u2"})])
+
+
+def test_pdb_budget_held_when_evictions_wait_for_replacements() -> None:
+    timeline = _drain([(11, "pod_deleting", "ns/db-0", "u0"), (14, "pod_ready", "ns/db-0", "n0"),
+                       (15, "pod_deleting", "ns/db-1", "u1"), (18, "pod_ready", "ns/db-1", "n1")])
+    assert metrics.pdb_budget_exceeded(timeline, ["ns/db-"], 3, 1) == 0.0
+
+
+def test_pdb_budget_exceeded_counts_extra_unavailable_pods() -> None:
+    timeline = _drain([(11, "pod_deleting", "ns/db-0", "u0"), (11.2, "pod_deleted", "ns/db-1", "u1"),
+                       (14, "pod_ready", "ns/db-0", "n0"), (14, "pod_ready", "ns/db-1", "n1")])
+    assert metrics.pdb_budget_exceeded(timeline, ["ns/db-"], 3, 1) == 1.0
+    assert metrics.pdb_budget_exceeded(timeline, ["ns/core-"], 3, 1) == 2.0, "no core pod was ever Ready"
+
+
+def test_pdb_budget_needs_a_drain() -> None:
+    assert metrics.pdb_budget_exceeded(_timeline([(1, "pod_ready", "ns/db-0", {})]), ["ns/db-"], 1, 1) is None
