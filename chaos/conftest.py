@@ -1,10 +1,15 @@
-"""Chaos experiments on a private bed: after each one every kubelet runs and etcd is healthy."""
+"""Chaos experiments on a private bed: after each one every kubelet runs and etcd is healthy.
+
+``--zp-experiments`` / ``--zp-skip-experiments`` (file stems) select which ones run.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from zoneproof_fixtures import settings
 
 from zoneproof.cluster.interface import Cluster
 
@@ -20,3 +25,38 @@ def restore_bed(module_bed: Cluster) -> Iterator[None]:
         module_bed.start_kubelet(node)  # no-op while it runs
     module_bed.wait_nodes(nodes, ready=True, timeout_s=_RESTORE_TIMEOUT_S)
     module_bed.wait_etcd_healthy(timeout_s=_RESTORE_TIMEOUT_S)
+
+
+@pytest.fixture
+def experiment_workdir(request: pytest.FixtureRequest, report_dir: Path | None,
+                       tmp_path: Path) -> Path:
+    """Where an experiment's journal, timeline and plots go: the report dir, else tmp."""
+    if report_dir is None:
+        return tmp_path
+    workdir: Path = report_dir / "chaos" / request.node.callspec.params["path"].stem
+    workdir.mkdir(parents=True, exist_ok=True)
+    return workdir
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect experiments per --zp-experiments / --zp-skip-experiments; unknown names fail."""
+    s = config.stash[settings.KEY]
+    if not s.experiments and not s.skip_experiments:
+        return
+    known = sorted(p.stem for p in Path(__file__).parent.glob("*.yaml"))
+    unknown = sorted(set(s.experiments + s.skip_experiments) - set(known))
+    if unknown:
+        raise pytest.UsageError(f"unknown chaos experiment(s) {', '.join(unknown)}: choose from "
+                                f"{', '.join(known)}")
+
+    def wanted(item: pytest.Item) -> bool:
+        path = getattr(item, "callspec", None) and item.callspec.params.get("path")
+        if not isinstance(path, Path):
+            return True
+        return (not s.experiments or path.stem in s.experiments) and \
+            path.stem not in s.skip_experiments
+
+    deselected = [i for i in items if not wanted(i)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [i for i in items if wanted(i)]

@@ -2,7 +2,7 @@
 
 Layers, lowest first (imports only go downward; checked by import-linter):
 ``_util`` < ``binaries`` < ``cluster`` < ``components`` < ``measure`` < ``faults``
-< ``slo`` < ``chaos`` < ``cli``. The two components under test never import each other.
+< ``slo`` < ``report`` < ``chaos`` < ``cli``. The two components under test never import each other.
 """
 
 from typing import Any

@@ -1,5 +1,8 @@
 """The pytest plugin's options, validated before any cluster is touched (pytester)."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 
@@ -35,3 +38,47 @@ def test_unit_tests_start_no_cluster(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--zp-cluster-name", "never-made")
     assert result.ret == 0
     assert "never-made" not in result.stdout.str().replace("cluster=never-made", "")
+
+
+def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) -> None:
+    """Outcomes and SLO properties reach summary.json also through xdist workers."""
+    pytester.makepyfile(test_slos='''
+        import pytest
+        from zoneproof.report.summary import slo_property
+
+        def test_held(record_property):
+            record_property(*slo_property("lease-failover", "PASS", 4.0, 9.0, "seconds"))
+
+        def test_breached(record_property):
+            record_property(*slo_property("etcd-write-error-window", "FAIL", 7.5, 5.0, "seconds"))
+
+        @pytest.mark.skip(reason="not here")
+        def test_skipped():
+            pass
+    ''')
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_subprocess("-n", "2", f"--zp-report-dir={reports}")
+    result.assert_outcomes(passed=2, skipped=1)
+    doc = json.loads((reports / "summary.json").read_text())
+    assert doc["verdict"] == "FAIL", "a breached SLO fails the run even if every test passed"
+    assert {(r["name"], r["pass"]) for r in doc["slos"]} == {
+        ("lease-failover", True), ("etcd-write-error-window", False)}
+    assert doc["counts"] == {"passed": 2, "skipped": 1}
+    assert doc["versions"]["python"]["chaostoolkit-lib"].startswith("1.44")
+    assert doc["versions"]["components"]["controller"]["variant"] == "reference"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--zp-slo-file", "missing.yaml"], "--zp-slo-file"),
+    (["--zp-experiments", "no-such-experiment", "chaos"], "unknown chaos experiment"),
+])
+def test_report_options_are_validated(pytester: pytest.Pytester, args: list[str],
+                                      message: str) -> None:
+    chaos = pytester.path / "chaos"
+    chaos.mkdir()
+    (chaos / "zone-outage.yaml").write_text("title: x\n")
+    (chaos / "conftest.py").write_text(
+        (Path(__file__).parents[2] / "chaos" / "conftest.py").read_text())
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])

@@ -6,6 +6,7 @@ Resolution order for each binary: ``ZONEPROOF_<NAME>`` (a file) → ``ZONEPROOF_
 """
 
 from zoneproof.binaries.pins import BINARIES, PINS, Pins, project_of
-from zoneproof.binaries.resolve import Binaries, cache_root, resolve_all
+from zoneproof.binaries.resolve import Binaries, cache_root, resolve_all, sha256_of
 
-__all__ = ["BINARIES", "PINS", "Binaries", "Pins", "cache_root", "project_of", "resolve_all"]
+__all__ = ["BINARIES", "PINS", "Binaries", "Pins", "cache_root", "project_of", "resolve_all",
+           "sha256_of"]

@@ -15,6 +15,8 @@ class Pins:
     #: The etcd that kubernetes v1.37.2 names in build/dependencies.yaml.
     etcd: str = "v3.7.0"
     kwok: str = "v0.8.0"
+    #: Allure 3 report generator from npm (no Java): reports' HTML.
+    allure: str = "3.18.0"
 
     def version_of(self, project: str) -> str:
         """The pinned version of ``project`` (``kubernetes``, ``etcd`` or ``kwok``)."""

@@ -15,7 +15,7 @@ from zoneproof import errors
 from zoneproof.binaries import build
 from zoneproof.binaries.pins import BINARIES, PINS, Pins
 
-__all__ = ["MANIFEST", "Binaries", "cache_root", "env_var", "resolve_all", "verify_cached"]
+__all__ = ["MANIFEST", "Binaries", "cache_root", "env_var", "resolve_all", "sha256_of", "verify_cached"]
 
 MANIFEST = "SHA256SUMS.json"
 
@@ -51,7 +51,8 @@ def env_var(binary: str) -> str:
     return "ZONEPROOF_" + binary.upper().replace("-", "_")
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of a file, hex."""
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -83,7 +84,7 @@ def verify_cached(project_dir: Path, names: list[str]) -> bool:
             "`zoneproof build`") from exc
     for name in names:
         path = project_dir / name
-        if not path.is_file() or sums.get(name) != _sha256(path):
+        if not path.is_file() or sums.get(name) != sha256_of(path):
             raise errors.BinaryError(
                 f"cached binary {path} is missing or corrupt (sha256 differs from {manifest}): "
                 f"run `zoneproof build --force` (or delete {project_dir}) to rebuild it")
@@ -113,7 +114,7 @@ def _ensure_project(project: str, version: str, root: Path, *, force: bool,
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     build.build_project(project, version, root / "work" / f"{project}-{version}", staging, progress)
-    sums = {name: _sha256(staging / name) for name in names}
+    sums = {name: sha256_of(staging / name) for name in names}
     (staging / MANIFEST).write_text(json.dumps(sums, indent=2))
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)

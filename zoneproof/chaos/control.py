@@ -10,7 +10,7 @@ Before the experiment it opens a run (cluster, Timeline, Injector) and starts th
 recorders (node readiness, the run's workload pods, the controller Lease, API server and
 etcd health). Before each fault action it logs the blast radius. After the experiment
 (after the rollbacks, also on failure or Ctrl-C) it reverts every fault still active,
-stops what the run started, saves the timeline, computes the SLOs named by
+stops what the run started, saves the timeline and its plot (PNG, SVG), computes the SLOs named by
 ``configuration.zoneproof_slos`` and stores them in ``journal["zoneproof"]``.
 """
 
@@ -26,6 +26,7 @@ from typing import Any
 from zoneproof import errors
 from zoneproof.chaos import actions, figures, session
 from zoneproof.measure import HealthRecorder, LeaseRecorder, NodeReadyRecorder, PodRecorder
+from zoneproof.report import plots
 from zoneproof.slo import SloResult, SloStatus, evaluate, judge, load_slos
 
 __all__ = ["after_experiment_control", "before_activity_control", "before_experiment_control",
@@ -97,6 +98,13 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
     run.timeline.save(timeline_path)
     faults = [dataclasses.asdict(r) for r in run.injector.records]
     (run.workdir / "faults.json").write_text(json.dumps(faults, indent=1))
+    try:
+        figures_written = [str(p) for p in plots.plot_timeline(
+            run.timeline.events, run.injector.records, run.workdir / "timeline",
+            title=str(context.get("title", "")))]
+    except Exception as exc:  # a plot is a report, not a verdict: say so and go on
+        log.warning("zoneproof: timeline plot failed: %s: %s", type(exc).__name__, exc)
+        figures_written = []
     results = _evaluate(run)
     for result in results:
         log.info("zoneproof: SLO %s %s: %s", result.name, result.status, result.message)
@@ -107,7 +115,8 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
         log.error("zoneproof: unfenced delete: %s", line)
     state[JOURNAL_KEY] = {
         "cluster": run.cluster.name, "namespace": run.namespace, "workdir": str(run.workdir),
-        "timeline": str(timeline_path), "faults": faults, "problems": list(run.problems),
+        "timeline": str(timeline_path), "plots": figures_written, "faults": faults,
+        "problems": list(run.problems),
         "unfenced_deletes": rogue,
         "slos": [dataclasses.asdict(r) for r in results],
     }

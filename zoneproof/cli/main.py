@@ -62,6 +62,17 @@ def _parser() -> argparse.ArgumentParser:
     _add_target(qual)
     qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
     qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    qual.add_argument("--slo", type=Path, metavar="FILE",
+                      help="SLO file whose entries replace or add to the defaults by name")
+    qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="run only these chaos experiments (chaos/*.yaml stems)")
+    qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="do not run these chaos experiments")
+    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
+    qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout)")
+    qual.add_argument("--allow-destructive", action="store_true",
+                      help="existing backend: allow disruptive faults")
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
@@ -108,9 +119,13 @@ def _run(args: argparse.Namespace) -> int:
         print(f"export KUBECONFIG={up.kubeconfig}")
         return 0
     if args.command == "qualify":
-        return qualify.qualify(backend, ClusterSpec(name=args.name), keep_cluster=args.keep_cluster,
-                               workers=args.workers, pytest_args=args.pytest_args,
-                               progress=_progress)
+        options = qualify.Options(
+            keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
+            only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
+            reports=args.reports, allow_destructive=args.allow_destructive,
+            pytest_args=list(args.pytest_args))
+        return qualify.qualify(backend, ClusterSpec(name=args.name), options,
+                               kubeconfig=args.kubeconfig, progress=_progress)
     if args.command == "down":
         if not backend.delete(args.name, progress=_progress):
             _progress(f"no {args.backend} cluster named {args.name!r}: nothing to do")

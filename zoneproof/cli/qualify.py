@@ -1,20 +1,47 @@
-"""``zoneproof qualify``: build, bring up, run the suite into reports/<run>/, tear down."""
+"""``zoneproof qualify``: the release gate — build, up, conformance + chaos, reports, down.
+
+Everything lands in ``reports/<UTC run>/``: junit.xml, allure-results and the allure HTML
+report, summary.json (verdict, each SLO's target/measured/pass, versions) and, per chaos
+experiment, its chaostoolkit journal, timeline and timeline plots. The exit code is 0
+only if every test passed, every SLO held and the reports were written.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zoneproof import binaries, errors
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.report import allure_html
+from zoneproof.slo import load_slos
 
-__all__ = ["SUITES", "qualify", "repo_root"]
+__all__ = ["SUITES", "Options", "experiments", "qualify", "repo_root"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What ``zoneproof qualify`` was asked for."""
+
+    keep_cluster: bool = False
+    workers: int = 2
+    slo_file: Path | None = None
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    html: bool = True
+    allow_destructive: bool = False
+    reports: Path | None = None
+    """Parent of the run's report directory (default: reports/ in the checkout)."""
+    pytest_args: list[str] = field(default_factory=list)
 
 
 def repo_root() -> Path:
@@ -26,31 +53,106 @@ def repo_root() -> Path:
     return root
 
 
-def qualify(backend: Backend, spec: ClusterSpec, *, keep_cluster: bool, workers: int,
-            pytest_args: list[str], progress: Progress) -> int:
-    """Run the qualification; returns pytest's exit code (0 only if everything passed)."""
+def experiments(root: Path) -> list[str]:
+    """Names of the chaos experiments (chaos/*.yaml stems)."""
+    return sorted(p.stem for p in (root / "chaos").glob("*.yaml"))
+
+
+def _check(options: Options, root: Path) -> None:
+    """Refuse bad input before anything is built or started."""
+    if options.slo_file is not None:
+        load_slos(options.slo_file)  # ConfigError lists every problem
+    known = experiments(root)
+    unknown = sorted(set(options.only + options.skip) - set(known))
+    if unknown:
+        raise errors.ConfigError(f"unknown experiment(s) {', '.join(unknown)}: choose from "
+                                 f"{', '.join(known)}")
+    if options.workers < 1:
+        raise errors.ConfigError(f"--workers must be >= 1, got {options.workers}")
+
+
+def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
+                 kubeconfig: Path | None) -> list[str]:
+    argv = [sys.executable, "-m", "pytest", *SUITES, "-n", str(options.workers),
+            "--dist", "loadgroup", "-m", "not mutants", "-p", "no:cacheprovider",
+            f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
+            f"--zp-report-dir={reports}", f"--junitxml={reports / 'junit.xml'}",
+            f"--alluredir={reports / 'allure-results'}"]
+    if kubeconfig is not None:
+        argv.append(f"--zp-kubeconfig={kubeconfig}")
+    if options.allow_destructive:
+        argv.append("--zp-allow-destructive")
+    if options.slo_file is not None:
+        argv.append(f"--zp-slo-file={options.slo_file.resolve()}")
+    if options.only:
+        argv.append(f"--zp-experiments={','.join(options.only)}")
+    if options.skip:
+        argv.append(f"--zp-skip-experiments={','.join(options.skip)}")
+    return [*argv, *options.pytest_args]
+
+
+def describe(summary: dict[str, Any]) -> list[str]:
+    """Lines for the terminal: each SLO, each chaos experiment's wall time, failures."""
+    lines = [f"{'SLO':<34}{'experiment':<36}{'target':>9}{'measured':>10}  result"]
+    for row in summary.get("slos", []):
+        measured = "-" if row["measured"] is None else f"{row['measured']:.2f}"
+        experiment = row["test"].rsplit("[", 1)[-1].rstrip("]")
+        lines.append(f"{row['name']:<34}{experiment:<36}{row['target']:>9g}{measured:>10}  "
+                     f"{'PASS' if row['pass'] else row['status']}")
+    walls = [t for t in summary.get("tests", []) if "chaos/" in t["test"]]
+    lines += [f"experiment {t['test'].rsplit('[', 1)[-1].rstrip(']')}: {t['outcome']} in "
+              f"{t['duration_s']:.1f} s" for t in walls]
+    lines += [f"FAILED {f['test']}" for f in summary.get("failures", [])]
+    return lines
+
+
+def _report(reports: Path, options: Options, progress: Progress) -> bool:
+    """Print the summary, render the HTML report; False if a report is missing."""
+    summary_path = reports / "summary.json"
+    if not summary_path.is_file():
+        progress(f"no {summary_path}: the suite did not finish its run")
+        return False
+    summary = json.loads(summary_path.read_text())
+    for line in describe(summary):
+        progress(line)
+    if not options.html:
+        return True
+    try:
+        index = allure_html.generate(reports / "allure-results", reports / "allure-report",
+                                     name=f"zoneproof qualification {reports.name}")
+    except (errors.ZoneproofError, OSError) as exc:
+        progress(f"allure HTML report failed: {exc}")
+        return False
+    progress(f"allure HTML report: {index}")
+    return True
+
+
+def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
+            progress: Progress) -> int:
+    """Run the qualification; 0 only if everything passed and the reports were written."""
     root = repo_root()
+    _check(options, root)
     run = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    reports = root / "reports" / run
+    reports = (options.reports or root / "reports") / run
     reports.mkdir(parents=True)
-    binaries.resolve_all(progress=progress)
+    if backend.name == "local":
+        binaries.resolve_all(progress=progress)
     created = backend.get(spec.name) is None
     backend.create(spec, progress=progress)
-    argv = [sys.executable, "-m", "pytest", *SUITES, "-n", str(workers), "--dist", "loadgroup",
-            "-m", "not mutants",
-            f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
-            f"--junitxml={reports / 'junit.xml'}", f"--alluredir={reports / 'allure-results'}",
-            *pytest_args]
     try:
         progress(f"running the suite; reports in {reports}")
-        code = subprocess.run(argv, cwd=root, check=False).returncode
+        code = subprocess.run(_pytest_argv(backend, spec, reports, options, kubeconfig),
+                              cwd=root, check=False).returncode
     finally:
         if not created:
             progress(f"cluster {spec.name!r} was up before qualify: left running")
-        elif keep_cluster:
+        elif options.keep_cluster:
             progress(f"cluster {spec.name!r} kept: `zoneproof down --name {spec.name}` removes it")
         else:
             backend.delete(spec.name, progress=progress)
-    progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (pytest exit {code}); "
+    reported = _report(reports, options, progress)
+    if code == 0 and not reported:
+        code = 1
+    progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}); "
              f"reports: {reports}")
     return code

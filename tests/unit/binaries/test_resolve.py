@@ -19,7 +19,7 @@ def _fake_cache(root: Path) -> None:
         for name in [b for b, p in BINARIES.items() if p == project]:
             (d / name).write_text(f"#!/bin/sh\necho {name}\n")
             (d / name).chmod(0o755)
-            sums[name] = resolve._sha256(d / name)
+            sums[name] = resolve.sha256_of(d / name)
         (d / resolve.MANIFEST).write_text(json.dumps(sums))
     stages = root / "bin" / f"kwok-{PINS.kwok}" / "stages"
     stages.mkdir()
