@@ -38,6 +38,17 @@ def experiment_workdir(request: pytest.FixtureRequest, report_dir: Path | None,
     return workdir
 
 
+def experiment_of(item: pytest.Item) -> str | None:
+    """The experiment a test item runs: its ``path`` parameter, or a ``case``'s first field."""
+    params = getattr(item, "callspec", None) and item.callspec.params
+    if not params:
+        return None
+    if isinstance(params.get("path"), Path):
+        return str(params["path"].stem)
+    case = params.get("case")
+    return str(case[0]) if isinstance(case, tuple) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect experiments per --zp-experiments / --zp-skip-experiments; unknown names fail."""
     s = config.stash[settings.KEY]
@@ -50,11 +61,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                 f"{', '.join(known)}")
 
     def wanted(item: pytest.Item) -> bool:
-        path = getattr(item, "callspec", None) and item.callspec.params.get("path")
-        if not isinstance(path, Path):
+        name = experiment_of(item)
+        if name is None:
             return True
-        return (not s.experiments or path.stem in s.experiments) and \
-            path.stem not in s.skip_experiments
+        return (not s.experiments or name in s.experiments) and name not in s.skip_experiments
 
     deselected = [i for i in items if not wanted(i)]
     if deselected:

@@ -9,8 +9,10 @@ the JUnit properties (and so to summary.json); the journal, timeline and its plo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from zoneproof.chaos import control
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.controllers import REFERENCE_COMMAND, ControllerSettings
 from zoneproof.report import summary
-from zoneproof.slo import judge
+from zoneproof.slo import SloResult, SloStatus, Verdict, judge
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
 EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.glob("*.yaml"))]
@@ -49,30 +51,77 @@ def _attach(journal_path: Path, recorded: dict[str, Any]) -> None:
         allure.attach.file(str(plot), name=f"timeline{plot.suffix}", attachment_type=kinds[plot.suffix])
 
 
-@pytest.mark.parametrize("path", EXPERIMENTS)
-def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
-                    experiment_workdir: Path, record_property: Callable[[str, object], None]
-                    ) -> None:
-    workdir = experiment_workdir
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One experiment run: its journal (saved), SLO results and strict verdict."""
+
+    journal_path: Path
+    results: list[SloResult]
+    verdict: Verdict
+    problems: list[str]
+    unfenced: list[str]
+
+    def explain(self) -> str:
+        """The verdict's findings, rogue deletes and leftovers: what a failing test says."""
+        rogue = "".join(f"\n  {line}" for line in self.unfenced)
+        return (f"{self.verdict.summary()}{rogue}\nleft behind: {self.problems}\njournal: "
+                f"{self.journal_path}")
+
+
+def _run(path: Path, bed: Cluster, *, controller: ControllerSettings, workdir: Path,
+         slo_file: Path | None, record_property: Callable[[str, object], None]) -> Outcome:
+    """Run one experiment in-process with the zoneproof control; record its SLOs."""
     experiment = load_experiment(str(path))
     ensure_experiment_is_valid(experiment)
     # set, not passed as experiment_vars: chaoslib drops vars the experiment does not declare
     experiment.setdefault("configuration", {}).update(
-        _overrides(module_bed, zp_settings.controller, workdir, zp_settings.slo_file))
+        _overrides(bed, controller, workdir, slo_file))
     journal: dict[str, Any] = run_experiment(experiment)
     journal_path = workdir / "journal.json"
     journal_path.write_text(json.dumps(journal, indent=1, default=str))
+    assert control.JOURNAL_KEY in journal, "the zoneproof control did not record this run"
     results = control.slo_results(journal)
     for result in results:
         record_property(*summary.slo_property(result.name, str(result.status), result.observed,
                                               result.threshold, result.unit))
     print("\n".join(r.message for r in results))
-    recorded = journal.get(control.JOURNAL_KEY) or {}
+    recorded = journal[control.JOURNAL_KEY]
     _attach(journal_path, recorded)
-    problems = recorded.get("problems", [])
-    rogue = "".join(f"\n  {line}" for line in recorded.get("unfenced_deletes", []))
-    verdict = judge(journal, results)
-    assert control.JOURNAL_KEY in journal, "the zoneproof control did not record this run"
-    assert verdict.passed and not problems, (
-        f"{path.name}: {verdict.summary()}{rogue}\nleft behind: {problems}\njournal: "
-        f"{journal_path}")
+    return Outcome(journal_path, results, judge(journal, results),
+                   list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS)
+def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
+                    experiment_workdir: Path, record_property: Callable[[str, object], None]
+                    ) -> None:
+    run = _run(path, module_bed, controller=zp_settings.controller, workdir=experiment_workdir,
+               slo_file=zp_settings.slo_file, record_property=record_property)
+    assert run.verdict.passed and not run.problems, f"{path.name}: {run.explain()}"
+
+
+#: (experiment, broken controller variant, the SLO that must catch it)
+CAUGHT = [
+    pytest.param(("zone-outage", "graceful-delete", "statefulset-pod-ready-elsewhere"),
+                 id="zone-outage-graceful-delete"),
+    pytest.param(("ha-controller-leader-sigkill", "no-leader-election", "concurrent-actors"),
+                 id="leader-sigkill-no-leader-election"),
+]
+
+
+@pytest.mark.parametrize("case", CAUGHT)
+def test_experiment_catches_a_broken_controller(
+        case: tuple[str, str, str], module_bed: Cluster, zp_settings: Settings,
+        tmp_path: Path) -> None:
+    """The same experiment fails, naming the breached SLO, when the controller is broken."""
+    experiment, variant, slo = case
+    if zp_settings.controller.command != REFERENCE_COMMAND:
+        pytest.skip("broken variants are variants of the reference controller")
+    broken = dataclasses.replace(zp_settings.controller, variant=variant)
+    run = _run(Path(__file__).parent / f"{experiment}.yaml", module_bed, controller=broken,
+               workdir=tmp_path, slo_file=None, record_property=lambda *_: None)
+    assert not run.verdict.passed, f"{experiment} passed against the {variant} controller"
+    breached = {r.name: r for r in run.results if r.status is not SloStatus.PASS}
+    assert slo in breached, f"{slo} did not catch {variant}: {run.explain()}"
+    assert slo in run.verdict.summary(), "the verdict names the breached SLO"
+    assert not run.problems, f"rollback/cleanup failed: {run.problems}"
