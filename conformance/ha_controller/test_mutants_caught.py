@@ -6,14 +6,18 @@ Slow (the suite once per variant, ~11 min on 2 cores), so it runs only when sele
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from zoneproof.cli import mutants
 
 
 @pytest.mark.mutants
-def test_every_controller_mutant_is_caught(request: pytest.FixtureRequest) -> None:
+def test_every_controller_mutant_is_caught(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     if "mutants" not in str(request.config.getoption("markexpr") or ""):
         pytest.skip("slow: runs the suite per variant; select it with -m mutants")
-    results = mutants.check_component("controller", progress=print)
-    assert mutants.problems(results) == [], results
+    runs = mutants.run_mutants("controller", workdir=tmp_path, progress=print)
+    print(mutants.format_table(runs))
+    found = mutants.problems(runs)
+    assert not found, "\n\n".join(found)

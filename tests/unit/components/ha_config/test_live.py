@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from zoneproof.components.ha_config import cases, live, mutants_live, mutation
+from zoneproof.components.ha_config import cases, live, mutation
 
 ALL = {c.id: c for c in cases.load_cases()}
 
@@ -44,31 +43,3 @@ def test_baseline_takes_webhook_fields_from_the_submission() -> None:
     assert live.baseline("Deployment", {}, {"spec": {"replicas": 1}})["spec"] == {"replicas": 1}
     assert live.baseline("HorizontalPodAutoscaler", {}, {"spec": {"minReplicas": 1}})["spec"] == \
         {"minReplicas": 1}
-
-
-def _run(variant: str, code: int, failed: str | None = None, errored: tuple[str, ...] = ()
-         ) -> mutants_live.MutantRun:
-    return mutants_live.MutantRun(variant, code, 1.0, failed, errored, "tail")
-
-
-def test_mutant_verdicts_need_a_failed_test() -> None:
-    assert _run("reference", 0).outcome == "ok"
-    assert _run("reference", 1, "t").outcome == "BROKEN REFERENCE"
-    assert _run("no-tolerations", 1, "t").outcome == "caught"
-    assert _run("no-tolerations", 0).outcome == "SURVIVED"
-    assert _run("no-tolerations", 1, "t", ("setup",)).outcome == "INVALID RUN"
-    assert _run("no-tolerations", 4).outcome == "INVALID RUN"  # usage error
-    assert _run("no-tolerations", 2).outcome == "INVALID RUN"  # interrupted / collection error
-    assert mutants_live.problems([_run("reference", 0), _run("no-tolerations", 1, "t")]) == []
-    found = mutants_live.problems([_run("no-tolerations", 0)])
-    assert len(found) == 1 and "expected failed, got passed" in found[0]
-    table = mutants_live.format_table([_run("reference", 0), _run("no-tolerations", 1, "t[e15]")])
-    assert "no-tolerations" in table and "t[e15]" in table and "1/1 broken variants caught" in table
-
-
-def test_junit_outcomes(tmp_path: Path) -> None:
-    report = tmp_path / "j.xml"
-    report.write_text('<testsuites><testsuite><testcase name="a"/><testcase name="b"><failure/></testcase>'
-                      '<testcase name="c"><error/></testcase></testsuite></testsuites>')
-    assert mutants_live._junit_outcomes(report) == ("b", ("c",))
-    assert mutants_live._junit_outcomes(tmp_path / "missing.xml")[1] != ()
