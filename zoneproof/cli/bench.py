@@ -14,6 +14,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import kube, waiting
 from zoneproof.cli import figures
+from zoneproof.cli.bench_chaos import bench_chaos
 from zoneproof.cli.bench_controller import bench_controller
 from zoneproof.cli.bench_scale import bench_controller_scale
 from zoneproof.cluster.interface import Progress
@@ -116,5 +117,5 @@ def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> figures
 
 
 Bench = Callable[[int, Progress, Path | None], dict[str, dict[str, float]]]
-BENCHES: dict[str, Bench] = {"bed": bench_bed, "controller": bench_controller,
+BENCHES: dict[str, Bench] = {"bed": bench_bed, "chaos": bench_chaos, "controller": bench_controller,
                              "controller-scale": bench_controller_scale}

@@ -8,6 +8,7 @@ import pytest
 
 from zoneproof import cluster, errors
 from zoneproof.cli import qualify
+from zoneproof.cli.bench_chaos import samples_of
 from zoneproof.cluster.spec import ClusterSpec
 
 ROOT = qualify.repo_root()
@@ -65,3 +66,13 @@ def test_describe_lists_slos_walls_and_failures() -> None:
     assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
     assert lines[2] == "experiment zone-outage: failed in 21.5 s"
     assert lines[3].startswith("FAILED chaos/")
+
+
+def test_bench_chaos_samples_every_measured_slo_and_wall_time() -> None:
+    test = "chaos/test_experiments.py::test_experiment[zone-outage]"
+    samples = samples_of({
+        "slos": [{"test": test, "name": "lease-failover", "measured": 6.5},
+                 {"test": test, "name": "concurrent-actors", "measured": None}],
+        "tests": [{"test": test, "duration_s": 20.5},
+                  {"test": "conformance/x.py::test_y", "duration_s": 1.0}]})
+    assert samples == {"zone-outage lease-failover": [6.5], "zone-outage wall s": [20.5]}
