@@ -9,11 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubernetes import client
 from zoneproof_fixtures import settings
 
+from zoneproof._util import kube, waiting
 from zoneproof.cluster.interface import Cluster
 
 _RESTORE_TIMEOUT_S = 60.0
+_RUN_NAMESPACE_PREFIX = "zp-"
+"""Every namespace an experiment creates (workloads, admission, zone-tolerant) starts so."""
 
 
 @pytest.fixture(autouse=True)
@@ -25,6 +29,17 @@ def restore_bed(module_bed: Cluster) -> Iterator[None]:
         module_bed.start_kubelet(node)  # no-op while it runs
     module_bed.wait_nodes(nodes, ready=True, timeout_s=_RESTORE_TIMEOUT_S)
     module_bed.wait_etcd_healthy(timeout_s=_RESTORE_TIMEOUT_S)
+    with kube.api_client(module_bed.kubeconfig) as api:
+        core = client.CoreV1Api(api)
+
+        def gone() -> tuple[bool, list[str]]:
+            left = [n.metadata.name for n in core.list_namespace().items
+                    if n.metadata.name.startswith(_RUN_NAMESPACE_PREFIX)]
+            return not left, left
+
+        # the next experiment's drain must not meet this one's pods still terminating
+        waiting.wait_for(gone, what="the experiment's namespaces deleted",
+                         timeout_s=_RESTORE_TIMEOUT_S, ignore=(client.ApiException,))
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
-from zoneproof.chaos import admission, k8s, session, workloads
+from zoneproof.chaos import admission, k8s, session, tolerant, workloads
 from zoneproof.chaos.component_faults import KillControllerLeader, StopWebhook
 from zoneproof.chaos.writer import Writer
 from zoneproof.components import controllers, webhooks
@@ -53,6 +53,7 @@ Configuration = dict[str, Any] | None
 _CONTROLLER, _WRITER, _CORDON, _WEBHOOK = "ha-controller", "writer", "cordon-", "webhook"
 _NODE_FAULTS = ("stop-kubelets", "zone-outage")
 _WORKLOADS = "workloads"
+_TOLERANT = "zone-tolerant workload"
 ZONE_LABEL = workloads.ZONE_LABEL
 
 
@@ -383,6 +384,75 @@ def expect_admissions(selected_allowed: bool = True, timeout_s: float = 20.0,
     return waiting.wait_for(probe, what="admissions as expected "
                             f"(selected {'admitted' if selected_allowed else 'rejected'}, "
                             "unselected admitted)", timeout_s=timeout_s, interval_s=1.0)
+
+
+# -- a workload the webhook makes zone tolerant -----------------------------------------
+
+def _tolerant_namespace(run: session.Run) -> str:
+    return f"zp-tolerant{run.namespace.removeprefix(run.settings.namespace)}"
+
+
+def _node_zones(run: session.Run) -> dict[str, str]:
+    return {node: zone for zone, nodes in run.cluster.nodes_by_zone().items() for node in nodes}
+
+
+def deploy_zone_tolerant_workload(replicas: int = 3, timeout_s: float = 90.0,
+                                  configuration: Configuration = None) -> dict[str, Any]:
+    """A ``server`` Deployment in a namespace the webhook (deploy it first) makes zone
+    tolerant; fails unless the webhook added a zone spread. Waits until every replica is
+    Ready; returns the spread and Ready pods per zone."""
+    run = session.current(configuration)
+    run.extra(_WEBHOOK)
+    namespace = _tolerant_namespace(run)
+    run.extras[_TOLERANT] = _DeleteNamespace(run.api, namespace)
+    tolerant.apply(run.api, namespace=namespace, zones=sorted(run.cluster.nodes_by_zone()),
+                   replicas=replicas)
+    spread = tolerant.zone_spread(run.api, namespace)
+    zones = _node_zones(run)
+
+    def probe() -> tuple[bool, dict[str, int]]:
+        counts = tolerant.ready_per_zone(run.api, namespace, zones)
+        return sum(counts.values()) == spread["replicas"], counts
+
+    placed = waiting.wait_for(
+        probe, what=f"{spread['replicas']} Ready pods of {namespace}/{tolerant.NAME}",
+        timeout_s=timeout_s, interval_s=0.5, ignore=(client.ApiException,))
+    return {"spread": spread, "ready_per_zone": placed}
+
+
+def expect_zone_tolerant_available(min_available: int = 2, avoid_zone: str = "",
+                                   timeout_s: float = 30.0,
+                                   configuration: Configuration = None) -> dict[str, int]:
+    """Wait until at least ``min_available`` pods of the zone-tolerant workload are Ready
+    outside ``avoid_zone``; Ready pods per zone."""
+    run = session.current(configuration)
+    namespace, zones = _tolerant_namespace(run), _node_zones(run)
+
+    def probe() -> tuple[bool, dict[str, int]]:
+        counts = tolerant.ready_per_zone(run.api, namespace, zones)
+        return sum(n for z, n in counts.items() if z != avoid_zone) >= min_available, counts
+
+    return waiting.wait_for(probe, what=f">= {min_available} Ready pods of {namespace}/"
+                            f"{tolerant.NAME} outside {avoid_zone or '-'}", timeout_s=timeout_s,
+                            interval_s=0.5, ignore=(client.ApiException,))
+
+
+def expect_zone_tolerant_spread(timeout_s: float = 90.0,
+                                configuration: Configuration = None) -> dict[str, int]:
+    """Wait until every replica of the zone-tolerant workload is Ready and the zones differ
+    by at most the webhook's maxSkew; Ready pods per zone."""
+    run = session.current(configuration)
+    namespace, zones = _tolerant_namespace(run), _node_zones(run)
+    spread = tolerant.zone_spread(run.api, namespace)
+
+    def probe() -> tuple[bool, dict[str, int]]:
+        counts = tolerant.ready_per_zone(run.api, namespace, zones)
+        skew = max(counts.values()) - min(counts.values())
+        return sum(counts.values()) == spread["replicas"] and skew <= spread["max_skew"], counts
+
+    return waiting.wait_for(probe, what=f"{namespace}/{tolerant.NAME} Ready and spread with "
+                            f"skew <= {spread['max_skew']}", timeout_s=timeout_s,
+                            interval_s=0.5, ignore=(client.ApiException,))
 
 
 # -- cordon and drain (chaostoolkit-kubernetes) -----------------------------------------

@@ -37,7 +37,9 @@ __all__ = ["cordon_nodes", "drain_nodes", "flatten_kubeconfig", "pod_states", "p
 
 log = logging.getLogger(__name__)
 _lock = threading.RLock()
-_PDB_REFUSAL = "disruption budget"
+#: Text in chaosk8s' error → why kubectl drain would retry (wait) instead of failing.
+_RETRIED_REFUSALS = {"disruption budget": "a PodDisruptionBudget",
+                     "NamespaceTerminating": "the pod's namespace is being deleted"}
 
 
 def flatten_kubeconfig(value: str, directory: Path) -> Path:
@@ -99,7 +101,8 @@ def uncordon_nodes(kubeconfig: Path, label_selector: str) -> list[str]:
 
 
 def drain_nodes(kubeconfig: Path, label_selector: str, *, timeout_s: float) -> list[str]:
-    """Drain like ``kubectl drain``: evictions refused by a PDB are retried until ``timeout_s``."""
+    """Drain like ``kubectl drain``: evictions refused by a PDB, or because the pod's
+    namespace is being deleted (the pod goes away by itself), are retried until ``timeout_s``."""
 
     def attempt() -> tuple[bool, list[str]]:
         with using_kubeconfig(kubeconfig):
@@ -107,10 +110,12 @@ def drain_nodes(kubeconfig: Path, label_selector: str, *, timeout_s: float) -> l
                 return True, list(node_actions.drain_nodes(
                     label_selector=label_selector, timeout=int(timeout_s)))
             except ActivityFailed as exc:
-                if _PDB_REFUSAL not in str(exc):
+                refusal = next((why for key, why in _RETRIED_REFUSALS.items() if key in str(exc)),
+                               None)
+                if refusal is None:
                     raise
-                log.info("drain %s: an eviction was refused by a PodDisruptionBudget; retrying",
-                         label_selector)
+                log.info("drain %s: an eviction was refused (%s); retrying", label_selector,
+                         refusal)
                 return False, [str(exc)[:300]]
 
     return waiting.wait_for(attempt, what=f"nodes {label_selector} drained (PDBs respected)",

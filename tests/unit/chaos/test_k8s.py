@@ -56,12 +56,14 @@ def test_single_file_is_used_as_is(tmp_path: Path) -> None:
     assert k8s.flatten_kubeconfig(str(one), tmp_path) == one
 
 
-def test_drain_retries_evictions_refused_by_a_pdb(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    answers: list[Exception | list[str]] = [
-        ActivityFailed("Failed to evict pod db-1: Cannot evict pod as it would violate the "
-                       "pod's disruption budget."),
-        ["zone-a-node-1"]]
+@pytest.mark.parametrize("refusal", [
+    "Failed to evict pod db-1: Cannot evict pod as it would violate the pod's disruption budget.",
+    'Failed to evict pod db-2: (403) {"reason":"Forbidden","details":{"causes":[{"reason":'
+    '"NamespaceTerminating","message":"namespace zp-chaos-1 is being terminated"}]}}',
+], ids=["pdb", "namespace-terminating"])
+def test_drain_retries_evictions_kubectl_would_wait_for(
+        refusal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    answers: list[Exception | list[str]] = [ActivityFailed(refusal), ["zone-a-node-1"]]
     calls: list[str] = []
 
     def drain(**kwargs: object) -> list[str]:

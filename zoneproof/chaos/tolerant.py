@@ -1,0 +1,70 @@
+"""A workload the webhook under test makes zone-failure tolerant, and how it is spread.
+
+Its namespace is selected by the webhook with failure tolerance ``zone`` over the
+cluster's zones; its Deployment is of type ``server`` and states no spread of its own, so
+any zone spread it has is the webhook's mutation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from typing import Any
+
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import waiting
+from zoneproof.components.ha_config import keys
+
+__all__ = ["NAME", "apply", "ready_per_zone", "zone_spread"]
+
+NAME = "tolerant"
+_LABELS = {"app": "zoneproof-zone-tolerant"}
+
+
+def apply(api: client.ApiClient, *, namespace: str, zones: list[str], replicas: int) -> None:
+    """Create the webhook-selected namespace and the Deployment (mutated on admission)."""
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    with contextlib.suppress(client.ApiException):
+        core.create_namespace({"metadata": {
+            "name": namespace, "labels": {keys.LABEL_CONSIDER: "true"},
+            "annotations": {keys.ANNOTATION_FAILURE_TOLERANCE_TYPE: "zone",
+                            keys.ANNOTATION_ZONES: ",".join(zones)}}})
+    waiting.wait_for(
+        lambda: (core.read_namespaced_service_account("default", namespace) is not None, None),
+        what=f"default ServiceAccount in {namespace}", timeout_s=30,
+        ignore=(client.ApiException,))
+    apps.create_namespaced_deployment(namespace, {
+        "metadata": {"name": NAME, "labels": {keys.LABEL_TYPE: keys.TYPE_SERVER}},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": _LABELS}, "template": {
+            "metadata": {"labels": _LABELS},
+            "spec": {"terminationGracePeriodSeconds": 5,
+                     "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}})
+
+
+def zone_spread(api: client.ApiClient, namespace: str) -> dict[str, Any]:
+    """The zone topology spread constraint the webhook put on the Deployment.
+
+    FaultError when there is none: the webhook under test did not make it zone tolerant.
+    """
+    deployment = client.AppsV1Api(api).read_namespaced_deployment(NAME, namespace)
+    for constraint in deployment.spec.template.spec.topology_spread_constraints or ():
+        if constraint.topology_key == keys.TOPOLOGY_ZONE:
+            return {"max_skew": constraint.max_skew,
+                    "when_unsatisfiable": constraint.when_unsatisfiable,
+                    "replicas": deployment.spec.replicas}
+    raise errors.FaultError(f"deployment {namespace}/{NAME} has no zone topology spread "
+                            "constraint: the webhook under test did not mutate it")
+
+
+def ready_per_zone(api: client.ApiClient, namespace: str, node_zones: dict[str, str]
+                   ) -> dict[str, int]:
+    """Ready, non-terminating pods of the Deployment per zone (every zone listed)."""
+    pods = client.CoreV1Api(api).list_namespaced_pod(
+        namespace, label_selector=",".join(f"{k}={v}" for k, v in _LABELS.items())).items
+    counts = Counter(node_zones.get(p.spec.node_name or "", "") for p in pods
+                     if p.metadata.deletion_timestamp is None and any(
+                         c.type == "Ready" and c.status == "True"
+                         for c in (p.status.conditions or ())))
+    return {zone: counts.get(zone, 0) for zone in sorted(set(node_zones.values()))}
