@@ -9,12 +9,11 @@ fault windows.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from kubernetes import client
 
-from zoneproof._util import waiting
+from zoneproof.chaos import workloads
 from zoneproof.components.ha_config import keys
 from zoneproof.measure import Timeline
 
@@ -35,19 +34,10 @@ def _deployment(name: str) -> dict[str, Any]:
 
 def prepare(api: client.ApiClient, *, selected: str, unselected: str) -> None:
     """Create both namespaces and, in each, the Deployment later updates patch."""
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    apps = client.AppsV1Api(api)
     for name, labels in ((selected, {keys.LABEL_CONSIDER: "true"}), (unselected, {})):
-        with contextlib.suppress(client.ApiException):
-            core.create_namespace({"metadata": {"name": name, "labels": labels}})
-        _wait_service_account(core, name)
+        workloads.create_namespace(api, name, labels=labels)
         apps.create_namespaced_deployment(name, _deployment(PROBE_DEPLOYMENT))
-
-
-def _wait_service_account(core: client.CoreV1Api, namespace: str) -> None:
-    waiting.wait_for(
-        lambda: (core.read_namespaced_service_account("default", namespace) is not None, None),
-        what=f"default ServiceAccount in {namespace}", timeout_s=30,
-        ignore=(client.ApiException,))
 
 
 def attempt(api: client.ApiClient, timeline: Timeline, *, namespace: str, selected: bool,

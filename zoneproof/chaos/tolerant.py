@@ -7,14 +7,13 @@ any zone spread it has is the webhook's mutation.
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 from typing import Any
 
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import waiting
+from zoneproof.chaos import workloads
 from zoneproof.components.ha_config import keys
 
 __all__ = ["NAME", "apply", "ready_per_zone", "zone_spread"]
@@ -25,17 +24,11 @@ _LABELS = {"app": "zoneproof-zone-tolerant"}
 
 def apply(api: client.ApiClient, *, namespace: str, zones: list[str], replicas: int) -> None:
     """Create the webhook-selected namespace and the Deployment (mutated on admission)."""
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    with contextlib.suppress(client.ApiException):
-        core.create_namespace({"metadata": {
-            "name": namespace, "labels": {keys.LABEL_CONSIDER: "true"},
-            "annotations": {keys.ANNOTATION_FAILURE_TOLERANCE_TYPE: "zone",
-                            keys.ANNOTATION_ZONES: ",".join(zones)}}})
-    waiting.wait_for(
-        lambda: (core.read_namespaced_service_account("default", namespace) is not None, None),
-        what=f"default ServiceAccount in {namespace}", timeout_s=30,
-        ignore=(client.ApiException,))
-    apps.create_namespaced_deployment(namespace, {
+    workloads.create_namespace(
+        api, namespace, labels={keys.LABEL_CONSIDER: "true"},
+        annotations={keys.ANNOTATION_FAILURE_TOLERANCE_TYPE: "zone",
+                     keys.ANNOTATION_ZONES: ",".join(zones)})
+    client.AppsV1Api(api).create_namespaced_deployment(namespace, {
         "metadata": {"name": NAME, "labels": {keys.LABEL_TYPE: keys.TYPE_SERVER}},
         "spec": {"replicas": replicas, "selector": {"matchLabels": _LABELS}, "template": {
             "metadata": {"labels": _LABELS},

@@ -11,7 +11,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import waiting
 
-__all__ = ["WORKLOADS", "apply", "delete_namespace", "labels_of", "ready_pods"]
+__all__ = ["WORKLOADS", "apply", "create_namespace", "delete_namespace", "labels_of", "ready_pods"]
 
 WORKLOADS = ("db", "core")
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -34,17 +34,24 @@ def _template(labels: dict[str, str]) -> dict[str, Any]:
         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
 
 
+def create_namespace(api: client.ApiClient, name: str, *, labels: dict[str, str] | None = None,
+                     annotations: dict[str, str] | None = None) -> None:
+    """Create namespace ``name`` (if missing) and wait for its default ServiceAccount (pods
+    cannot be created before it exists)."""
+    core = client.CoreV1Api(api)
+    with contextlib.suppress(client.ApiException):
+        core.create_namespace({"metadata": {"name": name, "labels": labels or {},
+                                            "annotations": annotations or {}}})
+    waiting.wait_for(
+        lambda: (core.read_namespaced_service_account("default", name) is not None, None),
+        what=f"default ServiceAccount in {name}", timeout_s=30, ignore=(client.ApiException,))
+
+
 def apply(api: client.ApiClient, *, namespace: str, selector: str, replicas: int,
           pdb_max_unavailable: int) -> None:
     """Create the namespace and both workloads (PDBs when ``pdb_max_unavailable`` > 0)."""
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    policy = client.PolicyV1Api(api)
-    with contextlib.suppress(client.ApiException):
-        core.create_namespace({"metadata": {"name": namespace}})
-    waiting.wait_for(
-        lambda: (core.read_namespaced_service_account("default", namespace) is not None, None),
-        what=f"default ServiceAccount in {namespace}", timeout_s=30,
-        ignore=(client.ApiException,))
+    apps, policy = client.AppsV1Api(api), client.PolicyV1Api(api)
+    create_namespace(api, namespace)
     base = labels_of(selector)
     for name, create, extra in (("db", apps.create_namespaced_stateful_set,
                                  {"serviceName": "db", "podManagementPolicy": "Parallel"}),

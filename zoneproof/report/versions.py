@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 from typing import Any
 
-from zoneproof import __version__, errors
+from zoneproof import errors
 from zoneproof.binaries import BINARIES, PINS, resolve_all, sha256_of
 
 __all__ = ["PACKAGES", "collect"]
@@ -34,6 +34,6 @@ def _binaries() -> dict[str, Any]:
 
 def collect(components: dict[str, Any]) -> dict[str, Any]:
     """Versions for a report; ``components`` describes the webhook and controller tested."""
-    return {"zoneproof": __version__, "components": components,
+    return {"zoneproof": _package("zoneproof"), "components": components,
             "python": {name: _package(name) for name in PACKAGES},
             "binaries": _binaries(), "allure": PINS.allure}
