@@ -29,6 +29,7 @@ from zoneproof.report import summary
 from zoneproof.slo import SloResult, SloStatus, Verdict, judge
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
+ROLLBACKS_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.glob("*.yaml"))]
 
 
@@ -76,7 +77,8 @@ def _run(path: Path, bed: Cluster, *, controller: ControllerSettings, workdir: P
     # set, not passed as experiment_vars: chaoslib drops vars the experiment does not declare
     experiment.setdefault("configuration", {}).update(
         _overrides(bed, controller, workdir, slo_file))
-    journal: dict[str, Any] = run_experiment(experiment)
+    # rollbacks run whatever happened (chaoslib's default skips them when the hypothesis fails)
+    journal: dict[str, Any] = run_experiment(experiment, settings=ROLLBACKS_ALWAYS)
     journal_path = workdir / "journal.json"
     journal_path.write_text(json.dumps(journal, indent=1, default=str))
     assert control.JOURNAL_KEY in journal, "the zoneproof control did not record this run"
