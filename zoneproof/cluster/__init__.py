@@ -6,7 +6,7 @@ experiment (faults), measuring (measure), judging (slo).
 """
 
 from zoneproof.cluster.interface import Backend, Capability, Cluster, ClusterStatus, Component
-from zoneproof.cluster.registry import BACKEND_NAMES, get_backend
+from zoneproof.cluster.registry import BACKEND_NAMES, default_etcd_members, get_backend
 from zoneproof.cluster.spec import DEFAULT_ZONES, ClusterSpec, Timings
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "ClusterStatus",
     "Component",
     "Timings",
+    "default_etcd_members",
     "get_backend",
 ]

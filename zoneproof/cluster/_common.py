@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import signal
+import threading
 import uuid
 from collections import defaultdict
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,7 @@ from zoneproof import errors
 from zoneproof._util import certs, kube, waiting
 from zoneproof.cluster.interface import Capability, Component
 
-__all__ = ["ZONE_LABEL", "ApiCluster", "node_ready"]
+__all__ = ["ZONE_LABEL", "ApiCluster", "no_interrupts", "node_ready"]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
@@ -27,6 +31,7 @@ _CAN_DO = {
     Capability.STOP_KUBELET: "local or kind",
     Capability.ETCD_MEMBERS: "local or kind (HA config)",
     Capability.CONTROL_PLANE: "local or kind",
+    Capability.NODE_CONTAINERS: "kind",
     Capability.DESTRUCTIVE: "local or kind, or existing with allow_destructive",
 }
 
@@ -37,6 +42,19 @@ def node_ready(node: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions)
 
 
+@contextlib.contextmanager
+def no_interrupts() -> Iterator[None]:
+    """Ignore Ctrl-C while tearing down (main thread only), so teardown is not cut short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class ApiCluster:
     """Base of the concrete clusters: holds the kubeconfig and talks to the API server."""
 
@@ -44,6 +62,11 @@ class ApiCluster:
     backend: str
     kubeconfig: Path
     capabilities: frozenset[Capability]
+
+    @property
+    def host_address(self) -> str:
+        """Loopback: the API server runs on this host (overridden where it does not)."""
+        return "127.0.0.1"
 
     @cached_property
     def api(self) -> client.ApiClient:
@@ -164,6 +187,22 @@ class ApiCluster:
         self.require(Capability.STOP_KUBELET, f"zone_up({zone})")
         for node in self.zone_nodes(zone):
             self.start_kubelet(node)
+
+    def stop_nodes(self, nodes: list[str]) -> None:
+        """Not supported by default."""
+        self.require(Capability.NODE_CONTAINERS, f"stop_nodes({nodes})")
+
+    def start_nodes(self, nodes: list[str]) -> None:
+        """Not supported by default."""
+        self.require(Capability.NODE_CONTAINERS, f"start_nodes({nodes})")
+
+    def pause_nodes(self, nodes: list[str]) -> None:
+        """Not supported by default."""
+        self.require(Capability.NODE_CONTAINERS, f"pause_nodes({nodes})")
+
+    def unpause_nodes(self, nodes: list[str]) -> None:
+        """Not supported by default."""
+        self.require(Capability.NODE_CONTAINERS, f"unpause_nodes({nodes})")
 
     def etcd_members(self) -> list[str]:
         """Not supported by default."""

@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,17 @@ from zoneproof import binaries as binaries_
 from zoneproof import errors
 from zoneproof._util import daemons, processes, waiting
 from zoneproof._util import ports as free_ports
+from zoneproof.cluster import _etcd as etcd
 from zoneproof.cluster import state
-from zoneproof.cluster._common import HOSTNAME_LABEL, REGION_LABEL, ZONE_LABEL, ApiCluster
+from zoneproof.cluster._common import (
+    HOSTNAME_LABEL,
+    REGION_LABEL,
+    ZONE_LABEL,
+    ApiCluster,
+    no_interrupts,
+)
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
-from zoneproof.cluster.local import etcd, pki, ports, render
+from zoneproof.cluster.local import pki, ports, render
 from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = ["LocalBackend", "LocalCluster"]
@@ -53,7 +60,7 @@ class LocalCluster(ApiCluster):
     """A running local bed, reconstructed from its state directory."""
 
     backend = "local"
-    capabilities = frozenset(Capability)
+    capabilities = frozenset(Capability) - {Capability.NODE_CONTAINERS}
 
     def __init__(self, paths: render.BedPaths) -> None:
         self.paths = paths
@@ -318,19 +325,6 @@ def _stop_together(records: list[daemons.DaemonRecord], sig: signal.Signals) -> 
         thread.join()
 
 
-@contextlib.contextmanager
-def _no_interrupts() -> Iterator[None]:
-    """Ignore Ctrl-C while tearing down (main thread only), so teardown is not cut short."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 class LocalBackend:
     """Makes local beds under ``<state root>/local/<name>``."""
 
@@ -449,7 +443,7 @@ class LocalBackend:
         return True
 
     def _teardown(self, paths: render.BedPaths, progress: Progress) -> None:
-        with _no_interrupts():
+        with no_interrupts():
             started = time.monotonic()
             records: dict[str, daemons.DaemonRecord] = {}
             if paths.state.is_file():

@@ -1,4 +1,8 @@
-"""Health and leadership of etcd members, through etcd's JSON gateway on the client port."""
+"""Health and leadership of etcd members, through etcd's JSON gateway on the client port.
+
+Shared by the backends: the local one talks plain http on loopback, the kind one https
+with the cluster's etcd client certificate (``pool`` carries the TLS settings).
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,10 @@ __all__ = ["health_probe", "healthy", "member_status"]
 _http = urllib3.PoolManager(timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
 
 
-def member_status(client_url: str) -> dict[str, Any] | None:
+def member_status(client_url: str, pool: urllib3.PoolManager = _http) -> dict[str, Any] | None:
     """``/v3/maintenance/status`` of one member, or None when it does not answer."""
     try:
-        response = _http.request("POST", f"{client_url}/v3/maintenance/status", body=b"{}")
+        response = pool.request("POST", f"{client_url}/v3/maintenance/status", body=b"{}")
     except urllib3.exceptions.HTTPError:
         return None
     if response.status != 200:
@@ -24,16 +28,16 @@ def member_status(client_url: str) -> dict[str, Any] | None:
     return data
 
 
-def healthy(client_url: str) -> bool:
+def healthy(client_url: str, pool: urllib3.PoolManager = _http) -> bool:
     """True if the member answers ``/health`` with health true (it has a leader)."""
     try:
-        response = _http.request("GET", f"{client_url}/health")
+        response = pool.request("GET", f"{client_url}/health")
     except urllib3.exceptions.HTTPError:
         return False
     return response.status == 200 and json.loads(response.data).get("health") == "true"
 
 
-def health_probe(client_url: str) -> tuple[bool, str]:
+def health_probe(client_url: str, pool: urllib3.PoolManager = _http) -> tuple[bool, str]:
     """``healthy`` in the (done, observed) form of ``waiting.wait_for``."""
-    ok = healthy(client_url)
+    ok = healthy(client_url, pool)
     return ok, f"{client_url} healthy={ok}"

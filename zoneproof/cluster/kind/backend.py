@@ -1,0 +1,407 @@
+"""The kind backend: real kubelets in docker containers, made by the ``kind`` binary.
+
+Every cluster is called ``zp-<name>`` and has a state directory
+(``<state root>/kind/<name>/``: spec, rendered config, kubeconfig, audit log, kind's log)
+written before kind starts, so ``delete`` finds it after a crash; ``delete`` never touches
+a kind cluster without that directory (a user's). Creation is a pipeline of named steps;
+a failed or interrupted one deletes the cluster unless told to keep it, and a readiness
+timeout is an error (kind's own wait only warns).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import urllib3
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import processes, waiting
+from zoneproof.cluster import _etcd, state
+from zoneproof.cluster._common import ApiCluster, no_interrupts
+from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
+from zoneproof.cluster.kind import config, docker, nodes, tools
+from zoneproof.cluster.local import render as local_render
+from zoneproof.cluster.spec import ClusterSpec
+
+__all__ = ["KindBackend", "KindCluster"]
+
+log = logging.getLogger(__name__)
+
+ROLE_LABEL = "io.x-k8s.kind.role"
+_CREATE_TIMEOUT_S = 900.0
+_READY_TIMEOUT_S = {"nodes": 300.0, "components": 120.0, "etcd": 60.0}
+_ETCD_CERTS = ("ca.crt", "healthcheck-client.crt", "healthcheck-client.key")
+
+
+def _root() -> Path:
+    return state.state_root() / "kind"
+
+
+class KindPaths:
+    """Files of one kind cluster's state directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.state = root / "state.json"
+        self.kubeconfig = root / "kubeconfig"
+        self.config = root / "kind-config.yaml"
+        self.audit_policy = root / "audit-policy.yaml"
+        self.audit_dir = root / "audit"
+        self.etcd_certs = root / "etcd-client"
+        self.create_log = root / "kind-create.log"
+
+
+def _kind_env() -> dict[str, str]:
+    """kind on docker, on zoneproof's own network (kind's default is shared with users)."""
+    return {"KIND_EXPERIMENTAL_PROVIDER": "docker", "KIND_EXPERIMENTAL_DOCKER_NETWORK": docker.NETWORK}
+
+
+class KindCluster(ApiCluster):
+    """A kind cluster zoneproof made, reconstructed from its state directory."""
+
+    backend = "kind"
+    capabilities = frozenset(Capability)
+
+    def __init__(self, paths: KindPaths) -> None:
+        self.paths = paths
+        data = state.read_json(paths.state)
+        self.spec = ClusterSpec.from_dict(data["spec"])
+        self.name = self.spec.name
+        self.kind_name: str = data["kind_name"]
+        self.image: str = data["image"]
+        self.kubeconfig = paths.kubeconfig
+
+    # -- containers --------------------------------------------------------------------
+    def containers(self, role: str | None = None) -> dict[str, bool]:
+        """Node container → running; only those of ``role`` (control-plane, worker) if given."""
+        labels = [f"{docker.CLUSTER_LABEL}={self.kind_name}"]
+        if role is not None:
+            labels.append(f"{ROLE_LABEL}={role}")
+        return docker.containers(*labels)
+
+    def control_planes(self) -> list[str]:
+        """The control-plane node containers, sorted (kind: name, name2, name3)."""
+        return sorted(self.containers("control-plane"))
+
+    def _node(self, node: str) -> str:
+        if node not in self.containers():
+            raise errors.FaultError(f"no node {node!r} in kind cluster {self.kind_name!r}; "
+                                    f"nodes: {sorted(self.containers())}")
+        return node
+
+    @functools.cached_property
+    def _gateway(self) -> str:
+        return docker.gateway()
+
+    @property
+    def host_address(self) -> str:
+        """The docker network's gateway: where the node containers reach this host."""
+        return self._gateway
+
+    def nodes_by_zone(self) -> dict[str, list[str]]:
+        """Zone → worker nodes; control-plane nodes carry no zone and are left out."""
+        return {zone: names for zone, names in super().nodes_by_zone().items() if zone}
+
+    def audit_log(self) -> Path | None:
+        """The API server's audit log (single control plane only; HA has one per member)."""
+        return self.paths.audit_dir / "audit.log" if self.spec.etcd_members == 1 else None
+
+    # -- kubelets and node containers --------------------------------------------------
+    def stop_kubelet(self, node: str) -> None:
+        """``systemctl stop kubelet`` in the node: its lease stops, kcm marks it NotReady."""
+        docker.exec_in(self._node(node), nodes.kubelet_argv("stop"))
+
+    def start_kubelet(self, node: str) -> None:
+        """``systemctl start kubelet`` in the node."""
+        docker.exec_in(self._node(node), nodes.kubelet_argv("start"))
+
+    def _each(self, action: Callable[[str], None], names: list[str]) -> None:
+        """``action`` on every name at once (a zone fails together)."""
+        with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+            for future in [pool.submit(action, name) for name in names]:
+                future.result()
+
+    def zone_down(self, zone: str) -> None:
+        """Stop the kubelet of every node of ``zone`` at once."""
+        self._each(self.stop_kubelet, self.zone_nodes(zone))
+
+    def zone_up(self, zone: str) -> None:
+        """Start the kubelet of every node of ``zone`` again."""
+        self._each(self.start_kubelet, self.zone_nodes(zone))
+
+    def stop_nodes(self, nodes: list[str]) -> None:
+        """``docker stop --time 0``: the node is gone, kubelet, pods and all."""
+        docker.container_action("stop", [self._node(n) for n in nodes])
+
+    def start_nodes(self, nodes: list[str]) -> None:
+        """``docker start``: systemd boots and the kubelet rejoins on its own."""
+        docker.container_action("start", [self._node(n) for n in nodes])
+
+    def pause_nodes(self, nodes: list[str]) -> None:
+        """``docker pause``: every process of the node is frozen."""
+        docker.container_action("pause", [self._node(n) for n in nodes])
+
+    def unpause_nodes(self, nodes: list[str]) -> None:
+        """``docker unpause``."""
+        docker.container_action("unpause", [self._node(n) for n in nodes])
+
+    # -- etcd (stacked: one member per control-plane node) -----------------------------
+    @functools.cached_property
+    def _etcd_pool(self) -> urllib3.PoolManager:
+        directory = self.paths.etcd_certs
+        if not all((directory / f).is_file() for f in _ETCD_CERTS):
+            directory.mkdir(parents=True, exist_ok=True)
+            for name in _ETCD_CERTS:
+                text = docker.exec_in(self.control_planes()[0],
+                                      ["cat", f"/etc/kubernetes/pki/etcd/{name}"])
+                (directory / name).write_text(text)
+                (directory / name).chmod(0o600)
+        return urllib3.PoolManager(
+            cert_reqs="CERT_REQUIRED", ca_certs=str(directory / "ca.crt"),
+            cert_file=str(directory / "healthcheck-client.crt"),
+            key_file=str(directory / "healthcheck-client.key"),
+            timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
+
+    def etcd_url(self, member: str) -> str:
+        """Client URL of etcd member ``member`` (its node's address, port 2379)."""
+        return f"https://{docker.ipv4(member)}:2379"
+
+    def etcd_members(self) -> list[str]:
+        """The control-plane node names (kubeadm names each member after its node)."""
+        return self.control_planes()
+
+    def _member(self, member: str) -> str:
+        if member not in self.etcd_members():
+            raise errors.FaultError(f"no etcd member {member!r} in kind cluster "
+                                    f"{self.kind_name!r}; members: {self.etcd_members()}")
+        return member
+
+    def etcd_leader(self) -> str:
+        """The member whose id is the leader id reported by the live members."""
+        ids: dict[str, str] = {}
+        leaders: set[str] = set()
+        for member in self.etcd_members():
+            status = _etcd.member_status(self.etcd_url(member), self._etcd_pool)
+            if status is not None:
+                ids[status["header"]["member_id"]] = member
+                leaders.add(status["leader"])
+        for leader_id in leaders:
+            if leader_id in ids:
+                return ids[leader_id]
+        raise errors.FaultError(f"etcd of kind cluster {self.kind_name!r} has no leader now "
+                                f"(answering members: {sorted(ids.values())})")
+
+    def etcd_member_healthy(self, member: str) -> bool:
+        """True if ``member`` answers /health with health true."""
+        return _etcd.healthy(self.etcd_url(self._member(member)), self._etcd_pool)
+
+    def kill_etcd_member(self, member: str) -> None:
+        """SIGKILL the member's static pod and keep the kubelet from starting it again."""
+        _ = self._etcd_pool  # fetch the client certificate while etcd still serves it
+        nodes.park_static_pod(self._member(member), "etcd")
+
+    def restart_etcd_member(self, member: str) -> None:
+        """Give the member's manifest back to its kubelet; returns once it serves clients."""
+        nodes.unpark_static_pod(self._member(member), "etcd")
+        url = self.etcd_url(member)
+        waiting.wait_for(lambda: (_etcd.member_status(url, self._etcd_pool) is not None, url),
+                         what=f"etcd member {member} serving clients",
+                         timeout_s=_READY_TIMEOUT_S["etcd"], interval_s=0.5)
+
+    def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
+        """Wait until every member is up and reports health."""
+        for member in self.etcd_members():
+            waiting.wait_for(
+                functools.partial(_etcd.health_probe, self.etcd_url(member), self._etcd_pool),
+                what=f"etcd member {member} healthy", timeout_s=timeout_s, interval_s=0.5)
+
+    # -- control plane -----------------------------------------------------------------
+    def kill_component(self, component: Component) -> None:
+        """SIGKILL ``component`` on every control-plane node; it stays down until restarted."""
+        self._each(lambda node: nodes.park_static_pod(node, component.value),
+                   self.control_planes())
+
+    def restart_component(self, component: Component) -> None:
+        """Start ``component`` again on every control-plane node; returns once it runs."""
+        planes = self.control_planes()
+        self._each(lambda node: nodes.unpark_static_pod(node, component.value), planes)
+
+        def probe() -> tuple[bool, list[str]]:
+            down = [n for n in planes if not nodes.static_pod_running(n, component.value)]
+            if not down and component is Component.APISERVER:
+                return self.apiserver_ready(), ["/readyz"]
+            return not down, down
+
+        waiting.wait_for(probe, what=f"{component.value} running on {planes}",
+                         timeout_s=_READY_TIMEOUT_S["components"], interval_s=0.5)
+
+    def status(self) -> ClusterStatus:
+        """Node containers running, and node readiness (empty if the API server is down)."""
+        try:
+            ready = self.nodes_ready() if self.apiserver_ready() else {}
+        except (client.ApiException, urllib3.exceptions.HTTPError):
+            ready = {}
+        return ClusterStatus(self.name, self.backend, self.kubeconfig, self.containers(), ready)
+
+    # -- creation steps ----------------------------------------------------------------
+    def wait_ready(self) -> None:
+        """Every node Ready (a timeout raises) and the default ServiceAccount made."""
+        expected = len(self.containers()) - len(self.containers("external-load-balancer"))
+
+        def probe() -> tuple[bool, dict[str, bool]]:
+            now = self.nodes_ready()
+            return len(now) == expected and all(now.values()), now
+
+        waiting.wait_for(probe, what=f"all {expected} nodes of {self.kind_name} Ready",
+                         timeout_s=_READY_TIMEOUT_S["nodes"], interval_s=1.0,
+                         ignore=(client.ApiException, urllib3.exceptions.HTTPError))
+        waiting.wait_for(
+            lambda: (self.core.read_namespaced_service_account("default", "default") is not None,
+                     None),
+            what="ServiceAccount default/default", timeout_s=_READY_TIMEOUT_S["components"],
+            ignore=(client.ApiException,))
+
+
+class KindBackend:
+    """Makes kind clusters ``zp-<name>`` with the offline node image."""
+
+    name = "kind"
+
+    def paths(self, name: str) -> KindPaths:
+        """The state directory of cluster ``name``."""
+        return KindPaths(_root() / name)
+
+    def get(self, name: str) -> KindCluster | None:
+        """The cluster called ``name`` if zoneproof's state of it exists."""
+        paths = self.paths(name)
+        return KindCluster(paths) if paths.state.is_file() else None
+
+    def names(self) -> list[str]:
+        """Clusters with a state file."""
+        root = _root()
+        return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
+            if root.is_dir() else []
+
+    def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
+               ) -> KindCluster:
+        """Bring up ``spec`` as kind cluster ``zp-<name>`` (a no-op if it already runs)."""
+        spec.validate()
+        docker.ensure_daemon()
+        kind = tools.kind_binary()
+        image = tools.node_image()
+        if (existing := self._existing(spec, progress)) is not None:
+            return existing
+        if not docker.image_exists(image):
+            raise errors.ProvisionError(
+                f"the kind node image {image} is not in docker's image store, and nothing is "
+                "pulled here: build it with `zoneproof build --kind-node-image` (or set "
+                f"{tools.IMAGE_ENV} to a node image you have)")
+        paths = self._allocate(spec, image)
+        cluster = KindCluster(paths)
+        count = spec.etcd_members + spec.nodes_per_zone * len(spec.zones)
+        steps: list[tuple[str, Callable[[], None]]] = [
+            (f"kind create cluster {cluster.kind_name}: {spec.etcd_members} control plane, "
+             f"{count - spec.etcd_members} workers in {', '.join(spec.zones)} (log: "
+             f"{paths.create_log})", lambda: self._kind_create(kind, cluster, keep_on_failure)),
+            (f"waiting for {count} nodes Ready and the default ServiceAccount", cluster.wait_ready),
+        ]
+        started = time.monotonic()
+        try:
+            for index, (title, step) in enumerate(steps, 1):
+                progress(f"[{index}/{len(steps)}] {title}")
+                step()
+        except BaseException as exc:
+            if keep_on_failure:
+                progress(f"start-up failed; cluster kept for debugging (`kind export logs "
+                         f"--name {cluster.kind_name}`); remove it with `zoneproof down "
+                         f"--backend kind --name {spec.name}`")
+            else:
+                progress("start-up failed; deleting the kind cluster")
+                self._teardown(paths, progress)
+            if isinstance(exc, errors.ZoneproofError):
+                raise errors.ProvisionError(
+                    f"kind cluster {cluster.kind_name!r} failed to come up: {exc}") from exc
+            raise
+        progress(f"cluster {spec.name!r} (kind {cluster.kind_name}) up in "
+                 f"{time.monotonic() - started:.1f}s; kubeconfig: {paths.kubeconfig}")
+        return cluster
+
+    def _existing(self, spec: ClusterSpec, progress: Progress) -> KindCluster | None:
+        kind_name = config.cluster_name(spec.name)
+        cluster = self.get(spec.name)
+        found = docker.containers(f"{docker.CLUSTER_LABEL}={kind_name}")
+        if cluster is None:
+            if found:
+                raise errors.ProvisionError(
+                    f"a kind cluster named {kind_name!r} exists but zoneproof has no state of "
+                    "it, so it is not zoneproof's to reuse or delete: pick another --name, or "
+                    f"remove it yourself with `kind delete cluster --name {kind_name}`")
+            if self.paths(spec.name).root.exists():
+                raise errors.ProvisionError(
+                    f"{self.paths(spec.name).root} exists without a state file (an interrupted "
+                    f"up?): run `zoneproof down --backend kind --name {spec.name}` first")
+            return None
+        stopped = sorted(n for n, up in found.items() if not up)
+        if not found or stopped:
+            raise errors.ProvisionError(
+                f"kind cluster {kind_name!r} is not running (node containers "
+                f"{'missing' if not found else f'stopped: {stopped}'}); run `zoneproof down "
+                f"--backend kind --name {spec.name}` and then up again")
+        if cluster.spec != spec:
+            raise errors.ProvisionError(
+                f"cluster {spec.name!r} is already up with another spec ({cluster.spec}); run "
+                f"`zoneproof down --backend kind --name {spec.name}` first, or pick another --name")
+        progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
+        return cluster
+
+    def _allocate(self, spec: ClusterSpec, image: str) -> KindPaths:
+        """State directory: spec, rendered config, audit policy; written before kind runs."""
+        paths = self.paths(spec.name)
+        try:
+            paths.audit_dir.mkdir(parents=True)
+        except OSError as exc:
+            raise errors.ConfigError(f"cannot create {paths.root} ({exc.strerror}): set "
+                                     "ZONEPROOF_STATE to a writable directory") from exc
+        paths.audit_policy.write_text(local_render.audit_policy_yaml())
+        audit = config.AuditMounts(policy_file=str(paths.audit_policy),
+                                   log_dir=str(paths.audit_dir))
+        doc = config.render(spec, cgroup_v1=docker.cgroup_v1(), audit=audit)
+        paths.config.write_text(config.to_yaml(doc, header=f"zoneproof cluster {spec.name}"))
+        state.write_json(paths.state, {"spec": spec.to_dict(), "image": image,
+                                       "kind_name": config.cluster_name(spec.name)})
+        return paths
+
+    def _kind_create(self, kind: Path, cluster: KindCluster, retain: bool) -> None:
+        argv = [str(kind), "create", "cluster", "--name", cluster.kind_name,
+                "--config", str(cluster.paths.config), "--image", cluster.image,
+                "--kubeconfig", str(cluster.paths.kubeconfig), "--wait", "0s"]
+        processes.run([*argv, "--retain"] if retain else argv, env=_kind_env(),
+                      log_file=cluster.paths.create_log, timeout_s=_CREATE_TIMEOUT_S)
+
+    def delete(self, name: str, *, progress: Progress) -> bool:
+        """Delete kind cluster ``zp-<name>`` and its state; False if zoneproof has none."""
+        paths = self.paths(name)
+        if not paths.root.exists():
+            return False
+        self._teardown(paths, progress)
+        return True
+
+    def _teardown(self, paths: KindPaths, progress: Progress) -> None:
+        with no_interrupts():
+            started = time.monotonic()
+            kind_name = config.cluster_name(paths.root.name)
+            processes.run([str(tools.kind_binary()), "delete", "cluster", "--name", kind_name,
+                           "--kubeconfig", str(paths.kubeconfig)], env=_kind_env(),
+                          timeout_s=_CREATE_TIMEOUT_S)
+            if docker.remove_network_if_unused():
+                progress(f"removed docker network {docker.NETWORK} (no cluster uses it)")
+            shutil.rmtree(paths.root, ignore_errors=True)
+            progress(f"deleted kind cluster {kind_name} in {time.monotonic() - started:.1f}s")
+

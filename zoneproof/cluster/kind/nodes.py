@@ -1,0 +1,70 @@
+"""What runs inside a kind node container: the kubelet unit and the static control-plane pods.
+
+A static pod (etcd, kube-apiserver, kcm, scheduler) is killed by moving its manifest out of
+the kubelet's manifest directory, so the kubelet does not start it again, and stopping its
+container with no grace (SIGKILL) through the CRI; it is restarted by moving the manifest
+back. The argv builders are pure, the ``run_*`` helpers exec them in the node.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from zoneproof.cluster.kind import docker
+
+__all__ = [
+    "MANIFESTS",
+    "PARKED",
+    "kubelet_argv",
+    "park_static_pod_argv",
+    "park_static_pod",
+    "static_pod_running",
+    "unpark_static_pod",
+    "unpark_static_pod_argv",
+]
+
+MANIFESTS = "/etc/kubernetes/manifests"
+#: Where a killed static pod's manifest waits (outside the kubelet's view).
+PARKED = "/etc/kubernetes/zoneproof-parked"
+_CONTAINER_LABEL = "io.kubernetes.container.name"
+_CONTAINER_ID = re.compile(r"[0-9a-f]{12,64}")
+
+
+def kubelet_argv(action: str) -> list[str]:
+    """``systemctl stop|start kubelet``."""
+    return ["systemctl", action, "kubelet"]
+
+
+def park_static_pod_argv(pod: str) -> list[str]:
+    """Move ``pod``'s manifest out of the kubelet's sight and SIGKILL its containers."""
+    name = shlex.quote(pod)
+    script = (f"mkdir -p {PARKED} && "
+              f"if [ -f {MANIFESTS}/{name}.yaml ]; then mv {MANIFESTS}/{name}.yaml {PARKED}/; fi && "
+              f"ids=$(crictl ps -q --label {_CONTAINER_LABEL}={name}) && "
+              f"if [ -n \"$ids\" ]; then crictl stop --timeout 0 $ids >/dev/null; fi")
+    return ["sh", "-c", script]
+
+
+def unpark_static_pod_argv(pod: str) -> list[str]:
+    """Put ``pod``'s manifest back (no-op if it never left)."""
+    name = shlex.quote(pod)
+    return ["sh", "-c", f"if [ -f {PARKED}/{name}.yaml ]; then "
+                        f"mv {PARKED}/{name}.yaml {MANIFESTS}/; fi"]
+
+
+def park_static_pod(node: str, pod: str) -> None:
+    """Kill static pod ``pod`` on ``node`` so that it stays dead."""
+    docker.exec_in(node, park_static_pod_argv(pod))
+
+
+def unpark_static_pod(node: str, pod: str) -> None:
+    """Let the kubelet of ``node`` start static pod ``pod`` again."""
+    docker.exec_in(node, unpark_static_pod_argv(pod))
+
+
+def static_pod_running(node: str, pod: str) -> bool:
+    """True if a container of static pod ``pod`` runs on ``node`` (per the CRI)."""
+    out = docker.exec_in(node, ["crictl", "ps", "-q", "--state", "Running",
+                                "--label", f"{_CONTAINER_LABEL}={pod}"])
+    return any(_CONTAINER_ID.fullmatch(line.strip()) for line in out.splitlines())
