@@ -294,14 +294,14 @@ class KindBackend:
         """Bring up ``spec`` as kind cluster ``zp-<name>`` (a no-op if it already runs)."""
         spec.validate()
         docker.ensure_daemon()
-        kind = tools.kind_binary()
+        kind = tools.kind_binary(progress)
         image = tools.node_image()
         if (existing := self._existing(spec, progress)) is not None:
             return existing
         if not docker.image_exists(image):
             raise errors.ProvisionError(
                 f"the kind node image {image} is not in docker's image store, and nothing is "
-                "pulled here: build it with `zoneproof build --kind-node-image` (or set "
+                "pulled here: build it with `zoneproof build --node-image` (or set "
                 f"{tools.IMAGE_ENV} to a node image you have)")
         paths = self._allocate(spec, image)
         cluster = KindCluster(paths)
@@ -397,7 +397,7 @@ class KindBackend:
         with no_interrupts():
             started = time.monotonic()
             kind_name = config.cluster_name(paths.root.name)
-            processes.run([str(tools.kind_binary()), "delete", "cluster", "--name", kind_name,
+            processes.run([str(tools.kind_binary(progress)), "delete", "cluster", "--name", kind_name,
                            "--kubeconfig", str(paths.kubeconfig)], env=_kind_env(),
                           timeout_s=_CREATE_TIMEOUT_S)
             if docker.remove_network_if_unused():

@@ -1,9 +1,10 @@
 """What runs inside a kind node container: the kubelet unit and the static control-plane pods.
 
 A static pod (etcd, kube-apiserver, kcm, scheduler) is killed by moving its manifest out of
-the kubelet's manifest directory, so the kubelet does not start it again, and stopping its
-container with no grace (SIGKILL) through the CRI; it is restarted by moving the manifest
-back. The argv builders are pure, the ``run_*`` helpers exec them in the node.
+the kubelet's manifest directory, so the kubelet does not start it again, and SIGKILLing
+its containers through containerd (``ctr``, part of containerd, so in every node image); it
+is restarted by moving the manifest back. The argv builders are pure; the other helpers
+exec them in the node.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = [
     "kubelet_argv",
     "park_static_pod_argv",
     "park_static_pod",
+    "running_argv",
     "static_pod_running",
     "unpark_static_pod",
     "unpark_static_pod_argv",
@@ -27,8 +29,15 @@ __all__ = [
 MANIFESTS = "/etc/kubernetes/manifests"
 #: Where a killed static pod's manifest waits (outside the kubelet's view).
 PARKED = "/etc/kubernetes/zoneproof-parked"
-_CONTAINER_LABEL = "io.kubernetes.container.name"
+#: containerd's own CLI (part of containerd, so in every node image) in the CRI namespace.
+_CTR = "ctr -n k8s.io"
 _CONTAINER_ID = re.compile(r"[0-9a-f]{12,64}")
+
+
+def _containers_of(pod: str) -> str:
+    """Shell: the ids of every container (any state) of static pod ``pod``."""
+    label = shlex.quote(f'labels."io.kubernetes.container.name"=={pod}')
+    return f"{_CTR} containers ls -q {label}"
 
 
 def kubelet_argv(action: str) -> list[str]:
@@ -37,12 +46,12 @@ def kubelet_argv(action: str) -> list[str]:
 
 
 def park_static_pod_argv(pod: str) -> list[str]:
-    """Move ``pod``'s manifest out of the kubelet's sight and SIGKILL its containers."""
+    """Move ``pod``'s manifest out of the kubelet's sight, then SIGKILL its containers."""
     name = shlex.quote(pod)
     script = (f"mkdir -p {PARKED} && "
               f"if [ -f {MANIFESTS}/{name}.yaml ]; then mv {MANIFESTS}/{name}.yaml {PARKED}/; fi && "
-              f"ids=$(crictl ps -q --label {_CONTAINER_LABEL}={name}) && "
-              f"if [ -n \"$ids\" ]; then crictl stop --timeout 0 $ids >/dev/null; fi")
+              f"for id in $({_containers_of(pod)}); do "
+              f"{_CTR} tasks kill -s SIGKILL \"$id\" 2>/dev/null || true; done")
     return ["sh", "-c", script]
 
 
@@ -51,6 +60,13 @@ def unpark_static_pod_argv(pod: str) -> list[str]:
     name = shlex.quote(pod)
     return ["sh", "-c", f"if [ -f {PARKED}/{name}.yaml ]; then "
                         f"mv {PARKED}/{name}.yaml {MANIFESTS}/; fi"]
+
+
+def running_argv(pod: str) -> list[str]:
+    """Print the ids of the running containers of static pod ``pod``."""
+    script = (f"tasks=$({_CTR} tasks ls); for id in $({_containers_of(pod)}); do "
+              f"echo \"$tasks\" | awk -v id=\"$id\" '$1 == id && $3 == \"RUNNING\" {{print id}}'; done")
+    return ["sh", "-c", script]
 
 
 def park_static_pod(node: str, pod: str) -> None:
@@ -64,7 +80,6 @@ def unpark_static_pod(node: str, pod: str) -> None:
 
 
 def static_pod_running(node: str, pod: str) -> bool:
-    """True if a container of static pod ``pod`` runs on ``node`` (per the CRI)."""
-    out = docker.exec_in(node, ["crictl", "ps", "-q", "--state", "Running",
-                                "--label", f"{_CONTAINER_LABEL}={pod}"])
+    """True if a container of static pod ``pod`` runs on ``node`` (per containerd)."""
+    out = docker.exec_in(node, running_argv(pod))
     return any(_CONTAINER_ID.fullmatch(line.strip()) for line in out.splitlines())
