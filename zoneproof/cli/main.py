@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zoneproof import binaries, cluster, errors
+from zoneproof.binaries import nodeimage
 from zoneproof.cli import bench, mutants, qualify
 from zoneproof.cluster import shared
 from zoneproof.cluster.kind import config as kind_config
@@ -39,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", help="build/cache the pinned upstream binaries")
     build.add_argument("--force", action="store_true", help="rebuild even if cached")
+    build.add_argument("--node-image", action="store_true",
+                       help="build the offline kind node image (and kind) instead; needs docker, "
+                            "debootstrap and root")
 
     up = sub.add_parser("up", help="bring up a multi-zone cluster and wait until it is ready")
     _add_target(up)
@@ -117,12 +121,21 @@ def _kind_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build(args: argparse.Namespace) -> int:
+    if args.node_image:
+        kind = binaries.resolve.resolve("kind", force=args.force, progress=_progress)
+        result = nodeimage.build_node_image(force=args.force, progress=_progress)
+        print(f"kind: {kind}\nnode image: {result.tag}")
+        return 0
+    found = binaries.resolve_all(force=args.force, progress=_progress)
+    for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"):
+        print(f"{name}: {found.path(name)}")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
-        found = binaries.resolve_all(force=args.force, progress=_progress)
-        for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"):
-            print(f"{name}: {found.path(name)}")
-        return 0
+        return _build(args)
     if args.command == "bench":
         bench.BENCHES[args.what](args.runs, _progress, args.json)
         return 0
