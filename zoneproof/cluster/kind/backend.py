@@ -269,6 +269,21 @@ class KindCluster(ApiCluster):
             ignore=(client.ApiException,))
 
 
+def _missing_images(spec: ClusterSpec, image: str) -> list[str]:
+    """What kind would otherwise try to pull (and cannot, offline), with the fix."""
+    found = []
+    if not docker.image_exists(image):
+        found.append(f"the kind node image {image} is not in docker's image store, and nothing "
+                     "is pulled here: build it with `zoneproof build --node-image` (or set "
+                     f"{tools.IMAGE_ENV} to a node image you have)")
+    balancer = tools.LOAD_BALANCER_IMAGE
+    if spec.etcd_members > 1 and not docker.image_exists(balancer):
+        found.append(f"{spec.etcd_members} control-plane nodes need kind's load balancer image "
+                     f"{balancer}, which is not in docker's image store, and nothing is pulled "
+                     "here: `docker load` it from a machine that has it, or use etcd_members=1")
+    return found
+
+
 class KindBackend:
     """Makes kind clusters ``zp-<name>`` with the offline node image."""
 
@@ -298,11 +313,8 @@ class KindBackend:
         image = tools.node_image()
         if (existing := self._existing(spec, progress)) is not None:
             return existing
-        if not docker.image_exists(image):
-            raise errors.ProvisionError(
-                f"the kind node image {image} is not in docker's image store, and nothing is "
-                "pulled here: build it with `zoneproof build --node-image` (or set "
-                f"{tools.IMAGE_ENV} to a node image you have)")
+        if missing := _missing_images(spec, image):
+            raise errors.ProvisionError("; and ".join(missing))
         paths = self._allocate(spec, image)
         cluster = KindCluster(paths)
         count = spec.etcd_members + spec.nodes_per_zone * len(spec.zones)
