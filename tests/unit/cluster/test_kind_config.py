@@ -151,3 +151,11 @@ def test_kind_backend_lists_and_deletes_only_its_state(tmp_path: Path,
     assert backend.names() == []
     assert backend.get("user-cluster") is None
     assert backend.delete("user-cluster", progress=print) is False
+
+
+@pytest.mark.parametrize(("usage", "mib"), [("512.5MiB / 23.4GiB", 512.5), ("1.5GiB / 23GiB", 1536.0),
+                                            ("2048KiB / 1GiB", 2.0)])
+def test_docker_memory_figures_parse(usage: str, mib: float) -> None:
+    from zoneproof.cluster.kind import docker
+
+    assert docker.parse_mem_usage(usage) == pytest.approx(mib)

@@ -26,6 +26,8 @@ __all__ = [
     "gateway",
     "image_exists",
     "ipv4",
+    "memory_mib",
+    "parse_mem_usage",
     "remove_network_if_unused",
     "running",
 ]
@@ -111,6 +113,26 @@ def container_action(action: str, names: Sequence[str]) -> None:
         return
     extra = ["--time", "0"] if action == "stop" else []
     _docker(action, *extra, *names)
+
+
+_UNITS = {"B": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "kB": 1e3 / 2**20,
+          "MB": 1e6 / 2**20, "GB": 1e9 / 2**20}
+
+
+def parse_mem_usage(usage: str) -> float:
+    """MiB in use from docker's ``MemUsage`` column, e.g. ``512.3MiB / 23.4GiB``."""
+    amount = usage.split("/")[0].strip()
+    unit = amount.lstrip("0123456789.")
+    if unit not in _UNITS:
+        raise errors.BackendError(f"unexpected docker stats memory figure {usage!r}")
+    return float(amount[: len(amount) - len(unit)]) * _UNITS[unit]
+
+
+def memory_mib(names: Sequence[str]) -> dict[str, float]:
+    """Container → memory in use (MiB), as ``docker stats`` reports it (cgroup, less cache)."""
+    out = _docker("stats", "--no-stream", "--format", "{{.Name}}\t{{.MemUsage}}", *names)
+    return {name: parse_mem_usage(usage)
+            for name, _, usage in (line.partition("\t") for line in out.splitlines())}
 
 
 def gateway(network: str = NETWORK) -> str:
