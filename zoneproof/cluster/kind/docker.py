@@ -121,7 +121,7 @@ _UNITS = {"B": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "kB": 1e3 
 
 def parse_mem_usage(usage: str) -> float:
     """MiB in use from docker's ``MemUsage`` column, e.g. ``512.3MiB / 23.4GiB``."""
-    amount = usage.split("/")[0].strip()
+    amount = usage.split("/", maxsplit=1)[0].strip()
     unit = amount.lstrip("0123456789.")
     if unit not in _UNITS:
         raise errors.BackendError(f"unexpected docker stats memory figure {usage!r}")
