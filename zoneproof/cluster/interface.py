@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from zoneproof.binaries import PINS
 from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = [
+    "WORKLOAD_IMAGE",
     "Backend",
     "Capability",
     "Cluster",
@@ -25,6 +27,10 @@ __all__ = [
 ]
 
 Progress = Callable[[str], None]
+
+#: The image of test workloads: runs on every backend without a pull (kwok fakes it; kind
+#: nodes hold it, as kubeadm's pause image). Tagged, so the pull policy is IfNotPresent.
+WORKLOAD_IMAGE = f"registry.k8s.io/pause:{PINS.pause}"
 
 
 class Capability(enum.Enum):

@@ -16,8 +16,7 @@ import pytest
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
-from zoneproof.binaries import PINS
-from zoneproof.cluster.interface import Component
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, Component
 from zoneproof.cluster.kind import KindCluster
 from zoneproof.components import webhooks
 from zoneproof.measure import audit
@@ -77,7 +76,7 @@ def _spread_deployment(replicas: int) -> dict[str, Any]:
                 "spec": {"topologySpreadConstraints": [{
                     "maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
                     "labelSelector": {"matchLabels": labels}}],
-                    "containers": [{"name": "pause", "image": f"registry.k8s.io/pause:{PINS.pause}",
+                    "containers": [{"name": "pause", "image": WORKLOAD_IMAGE,
                                     "imagePullPolicy": "Never"}]}}}}
 
 
@@ -191,7 +190,7 @@ def test_client_identity_and_audit_log(kc: KindCluster, core: client.CoreV1Api,
     kubeconfig = kc.client_kubeconfig("zp-hac-probe", ("system:masters",),
                                       tmp_path / "probe.kubeconfig")
     core.create_namespaced_pod(namespace, {"metadata": {"name": "victim"}, "spec": {
-        "containers": [{"name": "c", "image": f"registry.k8s.io/pause:{PINS.pause}",
+        "containers": [{"name": "c", "image": WORKLOAD_IMAGE,
                         "imagePullPolicy": "Never"}]}})
     as_probe = client.CoreV1Api(kube.api_client(kubeconfig))
     as_probe.delete_namespaced_pod("victim", namespace, grace_period_seconds=0)
