@@ -162,7 +162,7 @@ def _base_image(docker: list[str], r: recipe.Recipe, work: Path, bins: dict[str,
     if image_exists(docker, r.base_ref):
         progress(f"  {r.base_ref}: cached")
         return
-    raw = f"localhost/zoneproof/debian-node:{r.suite}-{r.hash}"
+    raw = r.node_rootfs_ref
     _rootfs_image(docker, r, raw, recipe.NODE_PACKAGES, work=work, progress=progress)
     context = work / "base"
     shutil.rmtree(context, ignore_errors=True)
