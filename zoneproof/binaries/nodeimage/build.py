@@ -39,6 +39,7 @@ from zoneproof.binaries.pins import PINS, Pins
 __all__ = ["BuildResult", "build_node_image", "debian_source", "docker_argv", "image_exists"]
 
 _NICE = ["nice", "-n", "10"]
+_IMAGE_LINE = re.compile(r"^([\w.-]+(?:/[\w.-]+)+:[\w.-]+)$", re.MULTILINE)
 _SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
 
 
@@ -161,7 +162,7 @@ def _base_image(docker: list[str], r: recipe.Recipe, work: Path, bins: dict[str,
     if image_exists(docker, r.base_ref):
         progress(f"  {r.base_ref}: cached")
         return
-    raw = f"localhost/zoneproof/debian-node:{r.suite}-{r.hash}"
+    raw = r.node_rootfs_ref
     _rootfs_image(docker, r, raw, recipe.NODE_PACKAGES, work=work, progress=progress)
     context = work / "base"
     shutil.rmtree(context, ignore_errors=True)
@@ -248,12 +249,14 @@ def _import_into_containerd(docker: list[str], container: str, archive: Path) ->
     with archive.open("rb") as f:
         proc = subprocess.run(
             [*docker, "exec", "-i", container, "ctr", "--namespace=k8s.io", "images", "import",
-             "--all-platforms", "--no-unpack", "--digests",
-             "--label=io.cri-containerd.pinned=pinned", "-"],
+             "--all-platforms", "--no-unpack", "--digests", "-"],
             stdin=f, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise errors.BinaryError(f"ctr images import failed: {proc.stderr.strip()[-2000:]}")
     refs = _exec(docker, container, "ctr", "--namespace=k8s.io", "images", "list", "-q").split()
+    for ref in refs:  # pinned: kubelet's image GC never removes them (ctr 1.6 import has no --label)
+        _exec(docker, container, "ctr", "--namespace=k8s.io", "images", "label", ref,
+              "io.cri-containerd.pinned=pinned")
     _exec(docker, container, "sh", "-c", "kill -TERM $(pidof containerd)")
 
     def stopped() -> tuple[bool, str]:
@@ -272,8 +275,9 @@ def _assemble(docker: list[str], r: recipe.Recipe, work: Path, progress: Progres
     processes.run([*docker, "save", "-o", str(archive), *refs])
     try:
         with _build_container(docker, r.base_ref) as container:
-            required = _exec(docker, container, "kubeadm", "config", "images", "list",
-                             "--kubernetes-version", r.pins.kubernetes).split()
+            listing = _exec(docker, container, "kubeadm", "config", "images", "list",
+                            "--kubernetes-version", r.pins.kubernetes)
+            required = _IMAGE_LINE.findall(listing)  # output also has kubeadm's warnings
             missing = sorted(set(required) - set(refs))
             if missing:
                 raise errors.BinaryError(

@@ -155,9 +155,19 @@ class Recipe:
         """``zoneproof/kind-node:v1.37.2-<hash>``."""
         return f"zoneproof/kind-node:{self.pins.kubernetes}-{self.hash}"
 
+    def _rootfs_hash(self, packages: tuple[str, ...]) -> str:
+        text = "\n".join([self.suite, self.mirror, *packages])
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
     @property
     def slim_ref(self) -> str:
-        return f"{_LOCAL}/debian-slim:{self.suite}-{self.hash}"
+        """The small Debian rootfs; keyed by its packages only, so file edits reuse it."""
+        return f"{_LOCAL}/debian-slim:{self.suite}-{self._rootfs_hash(SLIM_PACKAGES)}"
+
+    @property
+    def node_rootfs_ref(self) -> str:
+        """The node's Debian rootfs before zoneproof's files; keyed by its packages only."""
+        return f"{_LOCAL}/debian-node:{self.suite}-{self._rootfs_hash(NODE_PACKAGES)}"
 
     @property
     def base_ref(self) -> str:
