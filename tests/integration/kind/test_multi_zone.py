@@ -17,7 +17,7 @@ from kubernetes import client
 
 from zoneproof._util import kube, waiting
 from zoneproof.cluster.interface import WORKLOAD_IMAGE, Component
-from zoneproof.cluster.kind import KindCluster
+from zoneproof.cluster.kind import KindCluster, docker
 from zoneproof.components import webhooks
 from zoneproof.measure import audit
 
@@ -133,7 +133,7 @@ def test_paused_node_container_goes_not_ready_and_returns(kc: KindCluster) -> No
     kc.pause_nodes([victim])
     try:
         kc.wait_nodes([victim], ready=False, timeout_s=GRACE_S + MARGIN_S)
-        assert kc.status().processes[victim]  # paused, not stopped: docker still lists it
+        assert docker.state(victim) == "paused"
     finally:
         kc.unpause_nodes([victim])
     kc.wait_nodes([victim], ready=True, timeout_s=MARGIN_S + 30)
@@ -144,7 +144,7 @@ def test_stopped_node_container_goes_not_ready_and_rejoins(kc: KindCluster) -> N
     kc.stop_nodes([victim])
     try:
         kc.wait_nodes([victim], ready=False, timeout_s=GRACE_S + MARGIN_S)
-        assert not kc.status().processes[victim]
+        assert docker.state(victim) == "exited"
     finally:
         kc.start_nodes([victim])
     kc.wait_nodes([victim], ready=True, timeout_s=120)
@@ -187,8 +187,13 @@ def test_webhook_on_the_host_is_called_by_the_apiserver_in_the_node(
 def test_client_identity_and_audit_log(kc: KindCluster, core: client.CoreV1Api,
                                        namespace: str, tmp_path: Path) -> None:
     """A CSR-issued identity acts; the audit log on the host says who deleted the pod."""
-    kubeconfig = kc.client_kubeconfig("zp-hac-probe", ("system:masters",),
-                                      tmp_path / "probe.kubeconfig")
+    group = "zoneproof:kind-probe"
+    client.RbacAuthorizationV1Api(core.api_client).create_cluster_role_binding({
+        "metadata": {"name": f"zp-kind-probe-{namespace}"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]})
+    kubeconfig = kc.client_kubeconfig("zp-hac-probe", (group,), tmp_path / "probe.kubeconfig")
     core.create_namespaced_pod(namespace, {"metadata": {"name": "victim"}, "spec": {
         "containers": [{"name": "c", "image": WORKLOAD_IMAGE,
                         "imagePullPolicy": "Never"}]}})

@@ -29,7 +29,7 @@ __all__ = [
     "memory_mib",
     "parse_mem_usage",
     "remove_network_if_unused",
-    "running",
+    "state",
 ]
 
 #: The label kind puts on every node container: its value is the cluster name.
@@ -84,7 +84,7 @@ def containers(*labels: str) -> dict[str, bool]:
     return found
 
 
-def running(container: str) -> str:
+def state(container: str) -> str:
     """The state of ``container``: running, paused, exited, ..., or 'missing'."""
     try:
         return _docker("inspect", "--format", "{{.State.Status}}", container).strip()
