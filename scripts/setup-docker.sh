@@ -12,7 +12,11 @@
 #      with "unable to apply caps: operation not permitted". Then it installs a runtime wrapper
 #      next to runc that removes CAP_SYS_RESOURCE from the OCI bundle's config.json (create/run)
 #      and from the --process file (exec), and makes it dockerd's default runtime;
-#   3. starts dockerd when no daemon answers: through systemd when systemd is PID 1, else
+#   3. raises fs.inotify.max_user_instances/max_user_watches when below what multi-node kind
+#      clusters need (every node's kubelet, systemd and containerd take inotify instances;
+#      at the kernel default of 128, the 4th or 5th node's kubelet dies with
+#      "inotify_init: too many open files");
+#   4. starts dockerd when no daemon answers: through systemd when systemd is PID 1, else
 #      detached with its log in /var/log/dockerd.log, and waits (bounded) for `docker info`.
 #
 # This is a property of the machine, not of zoneproof: zoneproof itself only runs plain
@@ -135,7 +139,23 @@ if [[ $need_wrapper -eq 1 ]]; then
     fi
 fi
 
-# --- 3. dockerd ----------------------------------------------------------------------------
+# --- 3. inotify limits ----------------------------------------------------------------------
+raise_sysctl() { # $1 key, $2 minimum
+    local current
+    current=$(sysctl -n "$1" 2>/dev/null || echo 0)
+    if ((current < $2)); then
+        if [[ $CHECK_ONLY -eq 1 ]]; then
+            say "would raise $1 from $current to $2"
+        else
+            sysctl -qw "$1=$2" || die "cannot set $1=$2"
+            say "raised $1 from $current to $2"
+        fi
+    fi
+}
+raise_sysctl fs.inotify.max_user_instances 8192
+raise_sysctl fs.inotify.max_user_watches 524288
+
+# --- 4. dockerd ----------------------------------------------------------------------------
 docker_answers() { timeout 10 docker info >/dev/null 2>&1; }
 systemd_is_init() { [[ "$(ps -p 1 -o comm= 2>/dev/null)" == systemd ]]; }
 

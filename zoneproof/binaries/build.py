@@ -216,6 +216,13 @@ def _build_pause(go: str, version: str, work: Path, out: Path, progress: Progres
            "-o", str(out / "pause"), "."], "build.log")
 
 
+def _build_tcplb(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    shutil.copy(_GOBUILD_DIR / "tcplb" / "main.go", work / "main.go")
+    (work / "go.mod").write_text(f"module zoneproof.local/tcplb\n\ngo {_go_version(go)}\n")
+    _step(progress, f"go build tcplb ({version})", work,
+          [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "tcplb"), "."], "build.log")
+
+
 def _installer(project: str) -> Builder:
     package, _ = GO_INSTALL[project]
 
@@ -229,6 +236,7 @@ Builder = Callable[[str, str, Path, Path, Progress], None]
 _BUILDERS: dict[str, Builder] = {
     "kubernetes": _build_kubernetes, "kubernetes-node": _build_kubernetes_node,
     "etcd": _build_etcd, "kwok": _build_kwok, "pause": _build_pause,
+    "tcplb": _build_tcplb,
     **{project: _installer(project) for project in GO_INSTALL},
 }
 

@@ -23,6 +23,9 @@ class Pins:
     local_path_provisioner: str = "v0.0.30"
     #: The pause tag kubeadm v1.37.2 names (PauseVersion); built from gobuild/pause.
     pause: str = "3.10.2"
+    #: The envoy tag kind's HA load balancer runs (KIND_UPSTREAM_IMAGES["loadbalancer"]);
+    #: offline, zoneproof's gobuild/tcplb stands in under that name.
+    tcplb: str = "v1.36.2"
 
     def version_of(self, project: str) -> str:
         """The pinned version of ``project`` (``kubernetes``, ``etcd``, ``kind``, …).
@@ -52,6 +55,7 @@ BINARIES: dict[str, str] = {
     "coredns": "coredns",
     "local-path-provisioner": "local-path-provisioner",
     "pause": "pause",
+    "tcplb": "tcplb",
 }
 
 #: Images that kind ``PINS.kind`` itself names (pkg/build/nodeimage, pkg/cluster/internal/

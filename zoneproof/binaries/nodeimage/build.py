@@ -7,7 +7,9 @@ Steps (each skipped when its docker image already exists, so a warm build is sec
    node's (systemd, containerd, runc, CNI plugins);
 2. the kind base image: node rootfs + zoneproof's entrypoint, kubelet units, containerd
    config, kubelet/kubeadm/kubectl, /kind/version and /kind/manifests;
-3. every image kubeadm and kind need, from binaries built from their Go modules;
+3. every image kubeadm and kind need, from binaries built from their Go modules, and (on the
+   host's docker, only if absent) the image kind runs as its HA load balancer, under envoy's
+   name but holding zoneproof's tcplb (gobuild/tcplb);
 4. a build container of the base image runs containerd, the images are imported into its
    ``k8s.io`` namespace (checked against ``kubeadm config images list``), and the container
    is committed as the node image.
@@ -148,9 +150,47 @@ def _rootfs_image(docker: list[str], r: recipe.Recipe, ref: str, packages: tuple
     progress(f"  imported {ref}")
 
 
-def _docker_build(docker: list[str], context: Path, ref: str) -> None:
-    processes.run([*_NICE, *docker, "build", "--network", "none", "-q", "-t", ref, str(context)],
-                  log_file=context / "build.log")
+def _docker_build(docker: list[str], context: Path, ref: str, *labels: str) -> None:
+    argv = [*_NICE, *docker, "build", "--network", "none", "-q", "-t", ref]
+    for label in labels:
+        argv += ["--label", label]
+    processes.run([*argv, str(context)], log_file=context / "build.log")
+
+
+def _label(docker: list[str], ref: str, key: str) -> str | None:
+    """The value of label ``key`` on image ``ref``; None if the image or the label is absent."""
+    try:
+        out = processes.run([*docker, "image", "inspect", "--format",
+                             f'{{{{index .Config.Labels "{key}"}}}}', ref]).strip()
+    except processes.CommandError:
+        return None
+    return out if out and out != "<no value>" else None
+
+
+def _loadbalancer_state(docker: list[str], r: recipe.Recipe) -> str:
+    """``current``, ``foreign`` (a real envoy image: left alone), or ``missing``/``stale``."""
+    ref = r.loadbalancer.ref
+    if not image_exists(docker, ref):
+        return "missing"
+    label = _label(docker, ref, recipe.LOADBALANCER_LABEL)
+    if label is None:
+        return "foreign"
+    return "current" if label == r.hash else "stale"
+
+
+def _loadbalancer_image(docker: list[str], r: recipe.Recipe, work: Path, bins: dict[str, Path],
+                        progress: Progress) -> None:
+    state = _loadbalancer_state(docker, r)
+    image = r.loadbalancer
+    if state in ("current", "foreign"):
+        progress(f"  {image.ref}: {'cached' if state == 'current' else 'present (upstream image)'}")
+        return
+    context = work / "loadbalancer"
+    context.mkdir(parents=True)
+    shutil.copy(bins["tcplb"], context / "tcplb")
+    (context / "Dockerfile").write_text(recipe.dockerfile(image, r.slim_ref))
+    progress(f"  docker build {image.ref} (zoneproof tcplb standing in for kind's HA load balancer)")
+    _docker_build(docker, context, image.ref, f"{recipe.LOADBALANCER_LABEL}={r.hash}")
 
 
 def _copy_files(src: Path, dest: Path) -> None:
@@ -305,14 +345,15 @@ def build_node_image(pins: Pins = PINS, *, force: bool = False,
     docker = docker_argv()
     suite, mirror = debian_source()
     r = recipe.Recipe.for_machine(pins, suite, mirror)
-    if not force and image_exists(docker, r.node_tag):
+    if (not force and image_exists(docker, r.node_tag)
+            and _loadbalancer_state(docker, r) in ("current", "foreign")):
         progress(f"node image {r.node_tag}: cached")
         return BuildResult(r.node_tag, False, time.monotonic() - start,
                            tuple(i.ref for i in r.images))
     progress(f"building node image {r.node_tag} (Debian {suite}, Kubernetes {pins.kubernetes})")
     names = ["kubelet", "kubeadm", "kubectl", "kube-proxy", "kube-apiserver",
              "kube-controller-manager", "kube-scheduler", "etcd", "coredns",
-             "local-path-provisioner", "pause"]
+             "local-path-provisioner", "pause", "tcplb"]
     progress("  binaries (built from their Go modules when not cached)")
     bins = {name: resolve.resolve(name, pins, progress=progress) for name in names}
     work_root = resolve.cache_root() / "nodeimage"
@@ -322,7 +363,9 @@ def build_node_image(pins: Pins = PINS, *, force: bool = False,
         _rootfs_image(docker, r, r.slim_ref, recipe.SLIM_PACKAGES, work=work, progress=progress)
         _base_image(docker, r, work, bins, progress)
         _component_images(docker, r, work, bins, progress)
-        refs = _assemble(docker, r, work, progress)
+        _loadbalancer_image(docker, r, work, bins, progress)
+        refs = (_assemble(docker, r, work, progress) if force or not image_exists(docker, r.node_tag)
+                else [image.ref for image in r.images])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.monotonic() - start

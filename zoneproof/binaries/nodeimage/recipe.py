@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from zoneproof.binaries.pins import PINS, Pins
+from zoneproof.binaries.pins import KIND_UPSTREAM_IMAGES, PINS, Pins
 
 __all__ = [
     "FILES",
+    "LOADBALANCER_LABEL",
     "NODE_PACKAGES",
     "RECIPE_VERSION",
     "SLIM_PACKAGES",
@@ -40,6 +41,8 @@ SLIM_PACKAGES = ("iptables", "nftables", "conntrack", "iproute2", "ca-certificat
 FILES = Path(str(resources.files("zoneproof.binaries.nodeimage") / "files"))
 
 _LOCAL = "localhost/zoneproof"
+#: Label on zoneproof's stand-in for kind's envoy load balancer (value: the recipe hash).
+LOADBALANCER_LABEL = "io.zoneproof.tcplb-recipe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,3 +179,11 @@ class Recipe:
     @property
     def images(self) -> tuple[ComponentImage, ...]:
         return component_images(self.pins, self.hash)
+
+    @property
+    def loadbalancer(self) -> ComponentImage:
+        """kind's HA load balancer (envoy's name; zoneproof's tcplb), on the host's docker."""
+        ref = KIND_UPSTREAM_IMAGES["loadbalancer"]
+        if not ref.endswith(":" + self.pins.tcplb):
+            raise ValueError(f"kind's load balancer {ref} and the tcplb pin {self.pins.tcplb} differ")
+        return ComponentImage(ref, "slim", (("tcplb", "/usr/local/bin/envoy"),))

@@ -280,7 +280,8 @@ def _missing_images(spec: ClusterSpec, image: str) -> list[str]:
     if spec.etcd_members > 1 and not docker.image_exists(balancer):
         found.append(f"{spec.etcd_members} control-plane nodes need kind's load balancer image "
                      f"{balancer}, which is not in docker's image store, and nothing is pulled "
-                     "here: `docker load` it from a machine that has it, or use etcd_members=1")
+                     "here: `zoneproof build --node-image` makes it (zoneproof's TCP load "
+                     "balancer under that name)")
     return found
 
 
