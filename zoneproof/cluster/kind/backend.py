@@ -26,7 +26,8 @@ from zoneproof._util import processes, waiting
 from zoneproof.cluster import _etcd, state
 from zoneproof.cluster._common import ApiCluster, no_interrupts
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
-from zoneproof.cluster.kind import config, docker, nodes, tools
+from zoneproof.cluster.kind import config, docker, tools
+from zoneproof.cluster.kind import nodes as nodes_
 from zoneproof.cluster.local import render as local_render
 from zoneproof.cluster.spec import ClusterSpec
 
@@ -116,11 +117,11 @@ class KindCluster(ApiCluster):
     # -- kubelets and node containers --------------------------------------------------
     def stop_kubelet(self, node: str) -> None:
         """``systemctl stop kubelet`` in the node: its lease stops, kcm marks it NotReady."""
-        docker.exec_in(self._node(node), nodes.kubelet_argv("stop"))
+        docker.exec_in(self._node(node), nodes_.kubelet_argv("stop"))
 
     def start_kubelet(self, node: str) -> None:
         """``systemctl start kubelet`` in the node."""
-        docker.exec_in(self._node(node), nodes.kubelet_argv("start"))
+        docker.exec_in(self._node(node), nodes_.kubelet_argv("start"))
 
     def _each(self, action: Callable[[str], None], names: list[str]) -> None:
         """``action`` on every name at once (a zone fails together)."""
@@ -141,8 +142,15 @@ class KindCluster(ApiCluster):
         docker.container_action("stop", [self._node(n) for n in nodes])
 
     def start_nodes(self, nodes: list[str]) -> None:
-        """``docker start``: systemd boots and the kubelet rejoins on its own."""
+        """``docker start``; the kubelet follows the node to a new address if docker gave it
+        one (control-plane nodes' static pods and certificates do not: workers only)."""
         docker.container_action("start", [self._node(n) for n in nodes])
+
+        def follow(node: str) -> None:
+            if moved := docker.exec_in(node, nodes_.follow_address_argv(), timeout_s=90).strip():
+                log.info("%s: %s", node, moved)
+
+        self._each(follow, nodes)
 
     def pause_nodes(self, nodes: list[str]) -> None:
         """``docker pause``: every process of the node is frozen."""
@@ -205,11 +213,11 @@ class KindCluster(ApiCluster):
     def kill_etcd_member(self, member: str) -> None:
         """SIGKILL the member's static pod and keep the kubelet from starting it again."""
         _ = self._etcd_pool  # fetch the client certificate while etcd still serves it
-        nodes.park_static_pod(self._member(member), "etcd")
+        nodes_.park_static_pod(self._member(member), "etcd")
 
     def restart_etcd_member(self, member: str) -> None:
         """Give the member's manifest back to its kubelet; returns once it serves clients."""
-        nodes.unpark_static_pod(self._member(member), "etcd")
+        nodes_.unpark_static_pod(self._member(member), "etcd")
         url = self.etcd_url(member)
         waiting.wait_for(lambda: (_etcd.member_status(url, self._etcd_pool) is not None, url),
                          what=f"etcd member {member} serving clients",
@@ -225,16 +233,16 @@ class KindCluster(ApiCluster):
     # -- control plane -----------------------------------------------------------------
     def kill_component(self, component: Component) -> None:
         """SIGKILL ``component`` on every control-plane node; it stays down until restarted."""
-        self._each(lambda node: nodes.park_static_pod(node, component.value),
+        self._each(lambda node: nodes_.park_static_pod(node, component.value),
                    self.control_planes())
 
     def restart_component(self, component: Component) -> None:
         """Start ``component`` again on every control-plane node; returns once it runs."""
         planes = self.control_planes()
-        self._each(lambda node: nodes.unpark_static_pod(node, component.value), planes)
+        self._each(lambda node: nodes_.unpark_static_pod(node, component.value), planes)
 
         def probe() -> tuple[bool, list[str]]:
-            down = [n for n in planes if not nodes.static_pod_running(n, component.value)]
+            down = [n for n in planes if not nodes_.static_pod_running(n, component.value)]
             if not down and component is Component.APISERVER:
                 return self.apiserver_ready(), ["/readyz"]
             return not down, down
