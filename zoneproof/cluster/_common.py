@@ -6,9 +6,10 @@ import base64
 import contextlib
 import signal
 import threading
+import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,20 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import certs, kube, waiting
-from zoneproof.cluster.interface import Capability, Component
+from zoneproof.cluster.interface import Capability, Component, Progress
 
-__all__ = ["ZONE_LABEL", "ApiCluster", "no_interrupts", "node_ready"]
+__all__ = [
+    "ZONE_LABEL",
+    "ApiCluster",
+    "Step",
+    "no_interrupts",
+    "node_ready",
+    "run_creation",
+    "state_dir_names",
+]
+
+#: A named creation step.
+Step = tuple[str, Callable[[], None]]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
@@ -53,6 +65,37 @@ def no_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def state_dir_names(root: Path) -> list[str]:
+    """Names of the clusters under ``root`` that have a ``state.json`` (sorted)."""
+    return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
+        if root.is_dir() else []
+
+
+def run_creation(steps: Sequence[Step], *, what: str, progress: Progress, keep_on_failure: bool,
+                 teardown: Callable[[], None], kept_hint: str) -> float:
+    """Run ``steps`` in order, printing ``[i/n] title``; the seconds they took.
+
+    On any failure (Ctrl-C too) ``teardown`` runs unless ``keep_on_failure`` (then
+    ``kept_hint`` says how to debug and remove it); a ZoneproofError comes back as a
+    ProvisionError naming ``what``.
+    """
+    started = time.monotonic()
+    try:
+        for index, (title, step) in enumerate(steps, 1):
+            progress(f"[{index}/{len(steps)}] {title}")
+            step()
+    except BaseException as exc:
+        if keep_on_failure:
+            progress(f"start-up failed; cluster kept for debugging ({kept_hint})")
+        else:
+            progress("start-up failed; tearing down what started")
+            teardown()
+        if isinstance(exc, errors.ZoneproofError):
+            raise errors.ProvisionError(f"{what} failed to come up: {exc}") from exc
+        raise
+    return time.monotonic() - started
 
 
 class ApiCluster:

@@ -24,7 +24,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import processes, waiting
 from zoneproof.cluster import _etcd, state
-from zoneproof.cluster._common import ApiCluster, no_interrupts
+from zoneproof.cluster._common import ApiCluster, Step, no_interrupts, run_creation, state_dir_names
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
 from zoneproof.cluster.kind import config, docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
@@ -309,9 +309,7 @@ class KindBackend:
 
     def names(self) -> list[str]:
         """Clusters with a state file."""
-        root = _root()
-        return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
-            if root.is_dir() else []
+        return state_dir_names(_root())
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
                ) -> KindCluster:
@@ -327,31 +325,19 @@ class KindBackend:
         paths = self._allocate(spec, image)
         cluster = KindCluster(paths)
         count = spec.etcd_members + spec.nodes_per_zone * len(spec.zones)
-        steps: list[tuple[str, Callable[[], None]]] = [
+        steps: list[Step] = [
             (f"kind create cluster {cluster.kind_name}: {spec.etcd_members} control plane, "
              f"{count - spec.etcd_members} workers in {', '.join(spec.zones)} (log: "
              f"{paths.create_log})", lambda: self._kind_create(kind, cluster, keep_on_failure)),
             (f"waiting for {count} nodes Ready and the default ServiceAccount", cluster.wait_ready),
         ]
-        started = time.monotonic()
-        try:
-            for index, (title, step) in enumerate(steps, 1):
-                progress(f"[{index}/{len(steps)}] {title}")
-                step()
-        except BaseException as exc:
-            if keep_on_failure:
-                progress(f"start-up failed; cluster kept for debugging (`kind export logs "
-                         f"--name {cluster.kind_name}`); remove it with `zoneproof down "
-                         f"--backend kind --name {spec.name}`")
-            else:
-                progress("start-up failed; deleting the kind cluster")
-                self._teardown(paths, progress)
-            if isinstance(exc, errors.ZoneproofError):
-                raise errors.ProvisionError(
-                    f"kind cluster {cluster.kind_name!r} failed to come up: {exc}") from exc
-            raise
-        progress(f"cluster {spec.name!r} (kind {cluster.kind_name}) up in "
-                 f"{time.monotonic() - started:.1f}s; kubeconfig: {paths.kubeconfig}")
+        seconds = run_creation(
+            steps, what=f"kind cluster {cluster.kind_name!r}", progress=progress,
+            keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
+            kept_hint=f"`kind export logs --name {cluster.kind_name}`; remove it with "
+                      f"`zoneproof down --backend kind --name {spec.name}`")
+        progress(f"cluster {spec.name!r} (kind {cluster.kind_name}) up in {seconds:.1f}s; "
+                 f"kubeconfig: {paths.kubeconfig}")
         return cluster
 
     def _existing(self, spec: ClusterSpec, progress: Progress) -> KindCluster | None:

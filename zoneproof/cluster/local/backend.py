@@ -35,7 +35,10 @@ from zoneproof.cluster._common import (
     REGION_LABEL,
     ZONE_LABEL,
     ApiCluster,
+    Step,
     no_interrupts,
+    run_creation,
+    state_dir_names,
 )
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
 from zoneproof.cluster.local import pki, ports, render
@@ -341,9 +344,7 @@ class LocalBackend:
 
     def names(self) -> list[str]:
         """Beds with a state file."""
-        root = _root()
-        return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
-            if root.is_dir() else []
+        return state_dir_names(_root())
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
                ) -> LocalCluster:
@@ -354,7 +355,7 @@ class LocalBackend:
         bins = binaries_.resolve_all(progress=progress)
         paths = self._allocate(spec)
         cluster = LocalCluster(paths)
-        steps: list[tuple[str, Callable[[], None]]] = [
+        steps: list[Step] = [
             ("certificates and kubeconfig", lambda: None),
             (f"etcd x{spec.etcd_members} (ports {list(cluster.ports.etcd_client)})",
              lambda: cluster.start_etcd(bins)),
@@ -365,24 +366,11 @@ class LocalBackend:
              f"{', '.join(spec.zones)}", lambda: cluster.create_nodes(bins)),
             ("waiting for controllers, nodes Ready, default ServiceAccount", cluster.wait_ready),
         ]
-        started = time.monotonic()
-        try:
-            for index, (title, step) in enumerate(steps, 1):
-                progress(f"[{index}/{len(steps)}] {title}")
-                step()
-        except BaseException as exc:
-            if keep_on_failure:
-                progress(f"start-up failed; cluster kept for debugging (logs: {paths.logs}); "
-                         f"remove it with `zoneproof down --name {spec.name}`")
-            else:
-                progress("start-up failed; tearing down what started")
-                self._teardown(paths, progress)
-            if isinstance(exc, errors.ZoneproofError):
-                raise errors.ProvisionError(
-                    f"local cluster {spec.name!r} failed to come up: {exc}") from exc
-            raise
-        progress(f"cluster {spec.name!r} up in {time.monotonic() - started:.1f}s; "
-                 f"kubeconfig: {paths.kubeconfig}")
+        seconds = run_creation(
+            steps, what=f"local cluster {spec.name!r}", progress=progress,
+            keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
+            kept_hint=f"logs: {paths.logs}; remove it with `zoneproof down --name {spec.name}`")
+        progress(f"cluster {spec.name!r} up in {seconds:.1f}s; kubeconfig: {paths.kubeconfig}")
         return cluster
 
     def _existing(self, spec: ClusterSpec, progress: Progress) -> LocalCluster | None:
