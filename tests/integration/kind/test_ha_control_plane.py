@@ -72,6 +72,6 @@ def test_quorum_survives_one_member_and_is_lost_with_two(ha: KindCluster) -> Non
     finally:
         ha.restart_etcd_member(first)
         ha.restart_etcd_member(second)
-    ha.wait_etcd_healthy(timeout_s=90)
+    ha.wait_etcd_healthy(timeout_s=120)
     waiting.wait_for(lambda: (not _write_fails(ha), None),
-                     what="writes after the quorum is back", timeout_s=90, interval_s=1)
+                     what="writes after the quorum is back", timeout_s=120, interval_s=1)

@@ -31,7 +31,9 @@ __all__ = ["ROLE_LABEL", "KindCluster", "KindPaths"]
 log = logging.getLogger(__name__)
 
 ROLE_LABEL = "io.x-k8s.kind.role"
-_READY_TIMEOUT_S = {"nodes": 300.0, "components": 120.0, "etcd": 60.0}
+#: etcd: a restarted member's kubelet first gives up on its mirror pod (~35 s per API call
+#: while the API server has no quorum) before it starts the static pod again.
+_READY_TIMEOUT_S = {"nodes": 300.0, "components": 120.0, "etcd": 180.0}
 _ETCD_CERTS = ("ca.crt", "healthcheck-client.crt", "healthcheck-client.key")
 
 
