@@ -39,7 +39,7 @@ EXPERIMENTS = [
 
 def _overrides(bed: Cluster, settings: ControllerSettings, workdir: Path) -> dict[str, Any]:
     """Configuration that points an experiment at ``bed`` and the controller under test."""
-    return {"zoneproof_backend": "local", "zoneproof_cluster": bed.name,
+    return {"zoneproof_backend": bed.backend, "zoneproof_cluster": bed.name,
             "zoneproof_workdir": str(workdir), "zoneproof_controller_variant": settings.variant,
             "zoneproof_controller_command": "" if settings.command == REFERENCE_COMMAND
             else settings.command, "zoneproof_selector": settings.selector,
