@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,43 @@ def test_build_leaves_no_containers_or_work_dirs(node_image: build.BuildResult) 
     assert not [n for n in names if n.startswith("zoneproof-nodeimage-build-")]
     work = resolve.cache_root() / "nodeimage"
     assert not list(work.glob("*")) if work.exists() else True
+
+
+def test_kind_load_balancer_image_is_present(node_image: build.BuildResult) -> None:
+    """kind's HA load balancer runs from the host's docker: zoneproof's stand-in or upstream's."""
+    r = recipe.Recipe.for_machine(PINS, *build.debian_source())
+    assert build._loadbalancer_state(build.docker_argv(), r) in ("current", "foreign")
+
+
+_CGROUP_V1_PATCH = """
+kubeadmConfigPatches:
+- |
+  kind: KubeletConfiguration
+  failCgroupV1: false
+"""
+
+
+def test_single_node_kind_cluster_comes_up_without_pulls(node_image: build.BuildResult,
+                                                         tmp_path: Path) -> None:
+    """`kind create cluster --image <ours>`: node Ready, CoreDNS Ready, nothing pulled; then gone."""
+    kind = str(resolve.resolve("kind"))
+    kubectl = str(resolve.resolve("kubectl"))
+    name = f"zp-imgtest-{uuid.uuid4().hex[:6]}"
+    config = tmp_path / "kind.yaml"
+    cgroup_v1 = not Path("/sys/fs/cgroup/cgroup.controllers").exists()
+    config.write_text("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n"
+                      + (_CGROUP_V1_PATCH if cgroup_v1 else ""))
+    kubeconfig = tmp_path / "kubeconfig"
+    try:
+        _run(kind, "create", "cluster", "--name", name, "--image", node_image.tag, "--config",
+             str(config), "--kubeconfig", str(kubeconfig), "--wait", "3m")
+        k = [kubectl, "--kubeconfig", str(kubeconfig)]
+        _run(*k, "wait", "--for=condition=Ready", "nodes", "--all", "--timeout=120s")
+        _run(*k, "-n", "kube-system", "wait", "--for=condition=Ready", "pod", "-l",
+             "k8s-app=kube-dns", "--timeout=120s")
+        reasons = _run(*k, "get", "events", "-A", "-o", "jsonpath={.items[*].reason}").split()
+        assert "Pulling" not in reasons
+    finally:
+        subprocess.run([kind, "delete", "cluster", "--name", name], capture_output=True, check=False)
+    assert not [n for n in _run("docker", "ps", "-a", "--format", "{{.Names}}").split()
+                if n.startswith(name)]

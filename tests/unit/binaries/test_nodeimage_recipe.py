@@ -8,7 +8,7 @@ import yaml
 
 from zoneproof import errors
 from zoneproof.binaries.nodeimage import build, recipe
-from zoneproof.binaries.pins import PINS
+from zoneproof.binaries.pins import KIND_UPSTREAM_IMAGES, PINS
 
 
 def _recipe() -> recipe.Recipe:
@@ -98,3 +98,16 @@ def test_no_debian_source_names_the_fix(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(build, "_SOURCES", (tmp_path / "missing",))
     with pytest.raises(errors.BinaryError, match="configure a Debian source"):
         build.debian_source()
+
+
+def test_load_balancer_is_kinds_envoy_name_holding_tcplb() -> None:
+    lb = _recipe().loadbalancer
+    assert lb.ref == KIND_UPSTREAM_IMAGES["loadbalancer"]
+    assert lb.binaries == (("tcplb", "/usr/local/bin/envoy"),) and lb.base == "slim"
+
+
+def test_rootfs_images_do_not_change_with_zoneproofs_files(tmp_path: Path) -> None:
+    r = _recipe()
+    other = dataclasses.replace(r, hash="000000000000")
+    assert (r.slim_ref, r.node_rootfs_ref) == (other.slim_ref, other.node_rootfs_ref)
+    assert r.node_tag != other.node_tag

@@ -118,6 +118,26 @@ def _debootstrap(suite: str, mirror: str, packages: tuple[str, ...], target: Pat
     progress(f"  debootstrap {suite}: done in {time.monotonic() - start:.0f}s")
 
 
+def _mounts_under(path: Path) -> list[str]:
+    prefix = str(path.resolve()) + "/"
+    points = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    return sorted((p for p in points if p.startswith(prefix)), reverse=True)
+
+
+def _remove_rootfs(target: Path) -> None:
+    """Delete a debootstrap target, first unmounting what debootstrap mounted in it.
+
+    debootstrap mounts /proc, /sys and may bind-mount the host's /dev into the target; if it
+    was killed (Ctrl-C), those stay, and deleting through them would delete the host's files.
+    """
+    for point in _mounts_under(target):
+        subprocess.run(["umount", "-l", point], capture_output=True, check=False)
+    if left := _mounts_under(target):
+        raise errors.BinaryError(
+            f"{target} still has mounts ({', '.join(left)}): unmount them, then delete {target}")
+    shutil.rmtree(target, ignore_errors=True)
+
+
 def _import_rootfs(docker: list[str], rootfs: Path, ref: str, changes: list[str]) -> None:
     argv = [*docker, "import"]
     for change in changes:
@@ -141,12 +161,12 @@ def _rootfs_image(docker: list[str], r: recipe.Recipe, ref: str, packages: tuple
         progress(f"  {ref}: cached")
         return
     target = work / f"rootfs-{ref.rsplit('/', 1)[-1].replace(':', '-')}"
-    shutil.rmtree(target, ignore_errors=True)
+    _remove_rootfs(target)
     try:
         _debootstrap(r.suite, r.mirror, packages, target, progress)
         _import_rootfs(docker, target, ref, [])
     finally:
-        shutil.rmtree(target, ignore_errors=True)
+        _remove_rootfs(target)
     progress(f"  imported {ref}")
 
 
@@ -367,7 +387,7 @@ def build_node_image(pins: Pins = PINS, *, force: bool = False,
         refs = (_assemble(docker, r, work, progress) if force or not image_exists(docker, r.node_tag)
                 else [image.ref for image in r.images])
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        _remove_rootfs(work)
     seconds = time.monotonic() - start
     progress(f"node image {r.node_tag}: built in {seconds:.0f}s")
     return BuildResult(r.node_tag, True, seconds, tuple(refs))
