@@ -48,6 +48,10 @@ def core(kc: KindCluster) -> Iterator[client.CoreV1Api]:
 def namespace(core: client.CoreV1Api, request: pytest.FixtureRequest) -> Iterator[str]:
     name = f"t-{request.node.name[:40].lower().replace('_', '-')}".rstrip("-")
     core.create_namespace({"metadata": {"name": name}})
+    waiting.wait_for(lambda: (core.read_namespaced_service_account("default", name) is not None,
+                              None),
+                     what=f"ServiceAccount {name}/default", timeout_s=30,
+                     ignore=(client.ApiException,))
     yield name
     core.delete_namespace(name)
 
