@@ -7,11 +7,14 @@ with the cluster's etcd client certificate (``pool`` carries the TLS settings).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import urllib3
 
-__all__ = ["health_probe", "healthy", "member_status"]
+from zoneproof import errors
+
+__all__ = ["health_probe", "healthy", "leader", "member_status"]
 
 _http = urllib3.PoolManager(timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
 
@@ -41,3 +44,22 @@ def health_probe(client_url: str, pool: urllib3.PoolManager = _http) -> tuple[bo
     """``healthy`` in the (done, observed) form of ``waiting.wait_for``."""
     ok = healthy(client_url, pool)
     return ok, f"{client_url} healthy={ok}"
+
+
+def leader(urls: Mapping[str, str], cluster: str, pool: urllib3.PoolManager = _http) -> str:
+    """The member (name → client URL) whose id the answering members report as leader.
+
+    FaultError naming ``cluster`` and the answering members if there is none now.
+    """
+    ids: dict[str, str] = {}
+    leaders: set[str] = set()
+    for member, url in urls.items():
+        status = member_status(url, pool)
+        if status is not None:
+            ids[status["header"]["member_id"]] = member
+            leaders.add(status["leader"])
+    for leader_id in leaders:
+        if leader_id in ids:
+            return ids[leader_id]
+    raise errors.FaultError(f"etcd of cluster {cluster!r} has no leader now "
+                            f"(answering members: {sorted(ids.values())})")

@@ -180,18 +180,8 @@ class KindCluster(ApiCluster):
 
     def etcd_leader(self) -> str:
         """The member whose id is the leader id reported by the live members."""
-        ids: dict[str, str] = {}
-        leaders: set[str] = set()
-        for member in self.etcd_members():
-            status = _etcd.member_status(self.etcd_url(member), self._etcd_pool)
-            if status is not None:
-                ids[status["header"]["member_id"]] = member
-                leaders.add(status["leader"])
-        for leader_id in leaders:
-            if leader_id in ids:
-                return ids[leader_id]
-        raise errors.FaultError(f"etcd of kind cluster {self.kind_name!r} has no leader now "
-                                f"(answering members: {sorted(ids.values())})")
+        return _etcd.leader({m: self.etcd_url(m) for m in self.etcd_members()}, self.kind_name,
+                            self._etcd_pool)
 
     def etcd_member_healthy(self, member: str) -> bool:
         """True if ``member`` answers /health with health true."""

@@ -249,18 +249,7 @@ class LocalCluster(ApiCluster):
 
     def etcd_leader(self) -> str:
         """The member whose id is the leader id reported by the live members."""
-        ids: dict[str, str] = {}
-        leaders: set[str] = set()
-        for member in self.etcd_members():
-            status = etcd.member_status(self.etcd_url(member))
-            if status is not None:
-                ids[status["header"]["member_id"]] = member
-                leaders.add(status["leader"])
-        for leader_id in leaders:
-            if leader_id in ids:
-                return ids[leader_id]
-        raise errors.FaultError(f"etcd of cluster {self.name!r} has no leader now "
-                                f"(answering members: {sorted(ids.values())})")
+        return etcd.leader({m: self.etcd_url(m) for m in self.etcd_members()}, self.name)
 
     def audit_log(self) -> Path:
         """The API server's audit log of pod deletions."""
