@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build test lint unit qualify down clean
+.PHONY: setup build test test-kind lint unit qualify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,16 @@ unit: setup
 	$(BIN)/pytest tests/unit -q
 
 # Every test: unit, test-bed integration, conformance and chaos, on real local beds.
+# The kind backend's tests (real kind clusters, ~10 min) run in test-kind.
 test: lint build
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind"
+
+# The kind backend on this machine: docker (set up if needed, as root), the offline node
+# image (built once, ~11 min cold), then the kind tests on real kind clusters.
+test-kind: setup
+	bash scripts/setup-docker.sh
+	$(BIN)/zoneproof build --node-image
+	$(BIN)/pytest -m kind -p no:xdist tests/integration/kind
 
 # The release gate on the default local backend: build, up, suite, reports, down.
 qualify: build

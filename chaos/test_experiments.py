@@ -36,7 +36,7 @@ EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.
 def _overrides(bed: Cluster, settings: ControllerSettings, workdir: Path,
                slo_file: Path | None) -> dict[str, Any]:
     """Configuration that points an experiment at ``bed`` and the controller under test."""
-    return {"zoneproof_backend": "local", "zoneproof_cluster": bed.name,
+    return {"zoneproof_backend": bed.backend, "zoneproof_cluster": bed.name,
             "zoneproof_slo_file": str(slo_file or ""),
             "zoneproof_workdir": str(workdir), "zoneproof_controller_variant": settings.variant,
             "zoneproof_controller_command": "" if settings.command == REFERENCE_COMMAND

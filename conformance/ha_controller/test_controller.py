@@ -19,7 +19,7 @@ import pytest
 from kubernetes import client
 
 from zoneproof._util import waiting
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, Cluster
 from zoneproof.cluster.spec import Timings
 from zoneproof.components.controllers import ControllerReplicas, ControllerSettings
 from zoneproof.measure import Timeline, pod_deletions, unfenced_deletes
@@ -59,7 +59,7 @@ def _bare_pod(core: client.CoreV1Api, namespace: str, name: str, node: str,
     """A pod bound to ``node`` (no scheduler); its uid."""
     pod = core.create_namespaced_pod(namespace, {
         "metadata": {"name": name, "labels": labels},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "fake"}]}})
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": WORKLOAD_IMAGE}]}})
     return str(pod.metadata.uid)
 
 
@@ -301,7 +301,7 @@ def _workload_template(labels: dict[str, str], node: str) -> dict[str, Any]:
         {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}}]
     return {"metadata": {"labels": labels}, "spec": {
         "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}},
-        "containers": [{"name": "c", "image": "fake"}]}}
+        "containers": [{"name": "c", "image": WORKLOAD_IMAGE}]}}
 
 
 def _create_workloads(apps: client.AppsV1Api, namespace: str, labels: dict[str, str],

@@ -1,6 +1,7 @@
-"""Upstream binaries (kube-apiserver, kcm, scheduler, etcd, kwok): pinned, resolved, built offline.
+"""Upstream binaries (control plane, etcd, kwok, kind and the node image): pinned, resolved, built offline.
 
-Resolution order for each binary: ``ZONEPROOF_<NAME>`` (a file) → ``ZONEPROOF_BIN_DIR``
+Resolution order for each binary (``resolve.resolve(name)`` for one, ``resolve_all`` for the
+local bed): ``ZONEPROOF_<NAME>`` (a file) → ``ZONEPROOF_BIN_DIR``
 (a directory of prebuilt binaries, e.g. downloaded releases) → the cache
 (``~/.cache/zoneproof/bin/<project>-<version>/``) → a build from the upstream Go modules.
 """

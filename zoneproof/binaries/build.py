@@ -4,6 +4,9 @@ Kubernetes cannot be ``go install``-ed (its go.mod replaces every staging module
 local path), so a generated wrapper module requires ``k8s.io/kubernetes`` and replaces each
 staging module by its published ``v0.<minor>.<patch>`` twin. etcd is built through a thin
 ``main`` (gobuild/etcd/main.go); kwok installs directly and brings its Stage YAMLs along.
+The kind backend's node image adds kubelet, kubeadm, kubectl and kube-proxy (the same
+wrapper module), kind, coredns and local-path-provisioner (``go install``) and pause
+(gobuild/pause/main.go, zoneproof's own: a static PID 1 that reaps and waits for a signal).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from zoneproof._util import processes
 __all__ = [
     "KUBE_COMMANDS",
     "KWOK_STAGES",
+    "NODE_COMMANDS",
     "Progress",
     "build_project",
     "kube_ldflags",
@@ -32,6 +36,15 @@ __all__ = [
 Progress = Callable[[str], None]
 
 KUBE_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+#: Kubernetes commands of the kind node image (project ``kubernetes-node``).
+NODE_COMMANDS = ("kubelet", "kubeadm", "kubectl", "kube-proxy")
+
+#: ``go install`` targets of the single-binary projects: project → (package, binary name).
+GO_INSTALL: dict[str, tuple[str, str]] = {
+    "kind": ("sigs.k8s.io/kind", "kind"),
+    "coredns": ("github.com/coredns/coredns", "coredns"),
+    "local-path-provisioner": ("github.com/rancher/local-path-provisioner", "local-path-provisioner"),
+}
 
 #: kwok Stage files (relative to the kwok module) that make nodes Ready, heartbeat with a
 #: Lease, and drive pods through Running/Ready, completion and deletion.
@@ -60,11 +73,12 @@ def _staging_version(kube_version: str) -> str:
     return f"v0.{minor}.{patch}"
 
 
-def render_kubernetes_gomod(upstream_gomod: str, kube_version: str, go_version: str) -> str:
-    """The wrapper go.mod that builds the kube commands of ``kube_version``."""
+def render_kubernetes_gomod(upstream_gomod: str, kube_version: str, go_version: str,
+                            commands: tuple[str, ...] = KUBE_COMMANDS) -> str:
+    """The wrapper go.mod that builds ``commands`` (k8s.io/kubernetes/cmd/…) of ``kube_version``."""
     staging = _staging_version(kube_version)
     replaces = "\n".join(f"\t{m} => {m} {staging}" for m in staging_modules(upstream_gomod))
-    tools = "\n".join(f"\tk8s.io/kubernetes/cmd/{c}" for c in KUBE_COMMANDS)
+    tools = "\n".join(f"\tk8s.io/kubernetes/cmd/{c}" for c in commands)
     return (
         "module zoneproof.local/kubernetes-build\n\n"
         f"go {go_version}\n\n"
@@ -136,24 +150,34 @@ def _module_dir(go: str, module: str, version: str, work: Path) -> Path:
     return Path(json.loads(out)["Dir"])
 
 
-def _step(progress: Progress, what: str, work: Path, argv: list[str], log_name: str) -> None:
+def _step(progress: Progress, what: str, work: Path, argv: list[str], log_name: str, *,
+          env: dict[str, str] | None = None) -> None:
     log_file = work / log_name
     progress(f"  {what} (log: {log_file})")
     start = time.monotonic()
     with _Ticker(what, log_file, progress):
-        processes.run(argv, cwd=work, env=_go_env(work), log_file=log_file)
+        processes.run(argv, cwd=work, env={**_go_env(work), **(env or {})}, log_file=log_file)
     progress(f"  {what}: done in {time.monotonic() - start:.0f}s")
 
 
-def _build_kubernetes(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+def _build_kube_commands(go: str, version: str, work: Path, out: Path, progress: Progress, *,
+                         commands: tuple[str, ...]) -> None:
     upstream = _module_dir(go, "k8s.io/kubernetes", version, work) / "go.mod"
     (work / "go.mod").write_text(
-        render_kubernetes_gomod(upstream.read_text(), version, _go_version(go)))
+        render_kubernetes_gomod(upstream.read_text(), version, _go_version(go), commands))
     _step(progress, "go mod tidy (kubernetes)", work, [go, "mod", "tidy"], "tidy.log")
-    pkgs = [f"k8s.io/kubernetes/cmd/{c}" for c in KUBE_COMMANDS]
-    _step(progress, f"go build {', '.join(KUBE_COMMANDS)}", work,
+    pkgs = [f"k8s.io/kubernetes/cmd/{c}" for c in commands]
+    _step(progress, f"go build {', '.join(commands)}", work,
           [go, "build", "-v", "-trimpath", "-ldflags", kube_ldflags(version), "-o", str(out), *pkgs],
           "build.log")
+
+
+def _build_kubernetes(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    _build_kube_commands(go, version, work, out, progress, commands=KUBE_COMMANDS)
+
+
+def _build_kubernetes_node(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    _build_kube_commands(go, version, work, out, progress, commands=NODE_COMMANDS)
 
 
 def _build_etcd(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
@@ -167,16 +191,16 @@ def _build_etcd(go: str, version: str, work: Path, out: Path, progress: Progress
           "build.log")
 
 
+def _go_install(go: str, package: str, version: str, work: Path, *, out: Path,
+                progress: Progress) -> None:
+    name = package.rsplit("/", 1)[-1]
+    _step(progress, f"go install {package}@{version}", work,
+          [go, "install", "-v", "-trimpath", "-ldflags", "-s -w", f"{package}@{version}"],
+          f"install-{name}.log", env={"GOFLAGS": "", "GOBIN": str(out)})
+
+
 def _build_kwok(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
-    env_bin = {"GOBIN": str(out)}
-    log_file = work / "install.log"
-    progress(f"  go install sigs.k8s.io/kwok/cmd/kwok@{version} (log: {log_file})")
-    start = time.monotonic()
-    with _Ticker("go install kwok", log_file, progress):
-        processes.run([go, "install", "-v", "-trimpath", "-ldflags", "-s -w",
-                       f"sigs.k8s.io/kwok/cmd/kwok@{version}"],
-                      cwd=work, env={**_go_env(work), "GOFLAGS": "", **env_bin}, log_file=log_file)
-    progress(f"  go install kwok: done in {time.monotonic() - start:.0f}s")
+    _go_install(go, "sigs.k8s.io/kwok/cmd/kwok", version, work, out=out, progress=progress)
     module = _module_dir(go, "sigs.k8s.io/kwok", version, work)
     stages = out / "stages"
     stages.mkdir(exist_ok=True)
@@ -184,7 +208,37 @@ def _build_kwok(go: str, version: str, work: Path, out: Path, progress: Progress
         shutil.copy(module / rel, stages / Path(rel).name)
 
 
-_BUILDERS = {"kubernetes": _build_kubernetes, "etcd": _build_etcd, "kwok": _build_kwok}
+def _build_pause(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    shutil.copy(_GOBUILD_DIR / "pause" / "main.go", work / "main.go")
+    (work / "go.mod").write_text(f"module zoneproof.local/pause\n\ngo {_go_version(go)}\n")
+    _step(progress, f"go build pause ({version})", work,
+          [go, "build", "-trimpath", "-ldflags", f"-s -w -X main.version={version}",
+           "-o", str(out / "pause"), "."], "build.log")
+
+
+def _build_tcplb(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    shutil.copy(_GOBUILD_DIR / "tcplb" / "main.go", work / "main.go")
+    (work / "go.mod").write_text(f"module zoneproof.local/tcplb\n\ngo {_go_version(go)}\n")
+    _step(progress, f"go build tcplb ({version})", work,
+          [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "tcplb"), "."], "build.log")
+
+
+def _installer(project: str) -> Builder:
+    package, _ = GO_INSTALL[project]
+
+    def build(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+        _go_install(go, package, version, work, out=out, progress=progress)
+    return build
+
+
+Builder = Callable[[str, str, Path, Path, Progress], None]
+
+_BUILDERS: dict[str, Builder] = {
+    "kubernetes": _build_kubernetes, "kubernetes-node": _build_kubernetes_node,
+    "etcd": _build_etcd, "kwok": _build_kwok, "pause": _build_pause,
+    "tcplb": _build_tcplb,
+    **{project: _installer(project) for project in GO_INSTALL},
+}
 
 
 def build_project(project: str, version: str, work: Path, out: Path, progress: Progress) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BINARIES", "PINS", "Pins", "project_of"]
+__all__ = ["BINARIES", "KIND_UPSTREAM_IMAGES", "PINS", "Pins", "project_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,12 +15,27 @@ class Pins:
     #: The etcd that kubernetes v1.37.2 names in build/dependencies.yaml.
     etcd: str = "v3.7.0"
     kwok: str = "v0.8.0"
+    #: Newest sigs.k8s.io/kind on the Go module proxy; its default node image is v1.37.0.
+    kind: str = "v0.33.0"
+    #: The CoreDNS that kubeadm v1.37.2 names (cmd/kubeadm/app/constants CoreDNSVersion).
+    coredns: str = "v1.14.6"
+    #: The only github.com/rancher/local-path-provisioner version the module proxy serves.
+    local_path_provisioner: str = "v0.0.30"
+    #: The pause tag kubeadm v1.37.2 names (PauseVersion); built from gobuild/pause.
+    pause: str = "3.10.2"
+    #: The envoy tag kind's HA load balancer runs (KIND_UPSTREAM_IMAGES["loadbalancer"]);
+    #: offline, zoneproof's gobuild/tcplb stands in under that name.
+    tcplb: str = "v1.36.2"
     #: Allure 3 report generator from npm (no Java): reports' HTML.
     allure: str = "3.18.0"
 
     def version_of(self, project: str) -> str:
-        """The pinned version of ``project`` (``kubernetes``, ``etcd`` or ``kwok``)."""
-        version: str = getattr(self, project)
+        """The pinned version of ``project`` (``kubernetes``, ``etcd``, ``kind``, …).
+
+        ``kubernetes-node`` (kubelet, kubeadm, kubectl, kube-proxy) shares the Kubernetes pin.
+        """
+        attr = "kubernetes" if project == "kubernetes-node" else project.replace("-", "_")
+        version: str = getattr(self, attr)
         return version
 
 
@@ -33,6 +48,27 @@ BINARIES: dict[str, str] = {
     "kube-scheduler": "kubernetes",
     "etcd": "etcd",
     "kwok": "kwok",
+    "kind": "kind",
+    # the node image's binaries (kind backend)
+    "kubelet": "kubernetes-node",
+    "kubeadm": "kubernetes-node",
+    "kubectl": "kubernetes-node",
+    "kube-proxy": "kubernetes-node",
+    "coredns": "coredns",
+    "local-path-provisioner": "local-path-provisioner",
+    "pause": "pause",
+    "tcplb": "tcplb",
+}
+
+#: Images that kind ``PINS.kind`` itself names (pkg/build/nodeimage, pkg/cluster/internal/
+#: loadbalancer); the offline node image replaces them, see ``zoneproof.binaries.nodeimage``.
+KIND_UPSTREAM_IMAGES: dict[str, str] = {
+    "node": "kindest/node:v1.37.0",
+    "base": "docker.io/kindest/base:v20260820-69b56db7",
+    "kindnetd": "docker.io/kindest/kindnetd:v20260820-69b56db7",
+    "local-path-provisioner": "docker.io/kindest/local-path-provisioner:v20260820-69b56db7",
+    "local-path-helper": "docker.io/kindest/local-path-helper:v20260131-7181c60a",
+    "loadbalancer": "docker.io/envoyproxy/envoy:v1.36.2",
 }
 
 

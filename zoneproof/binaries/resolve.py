@@ -15,7 +15,8 @@ from zoneproof import errors
 from zoneproof.binaries import build
 from zoneproof.binaries.pins import BINARIES, PINS, Pins
 
-__all__ = ["MANIFEST", "Binaries", "cache_root", "env_var", "resolve_all", "sha256_of", "verify_cached"]
+__all__ = ["MANIFEST", "Binaries", "cache_root", "env_var", "resolve", "resolve_all", "sha256_of",
+           "verify_cached"]
 
 MANIFEST = "SHA256SUMS.json"
 
@@ -136,6 +137,24 @@ def _explicit(name: str) -> Path | None:
             f"{source} points at {path}, which is not an executable file: fix the variable "
             f"or unset it to use the cache/build")
     return path.resolve()
+
+
+def resolve(name: str, pins: Pins = PINS, *, build_missing: bool = True, force: bool = False,
+            progress: build.Progress = print) -> Path:
+    """One binary (``kind``, ``kubelet``, …): ``ZONEPROOF_<NAME>`` → ``ZONEPROOF_BIN_DIR`` → cache → build."""
+    if name not in BINARIES:
+        raise errors.BinaryError(f"unknown binary {name!r}: known are {', '.join(sorted(BINARIES))}")
+    if not force and (explicit := _explicit(name)) is not None:
+        return explicit
+    project = BINARIES[name]
+    version = pins.version_of(project)
+    root = cache_root()
+    cached = _project_dir(root, project, version)
+    if not build_missing and not force and not verify_cached(cached, _names_of(project)):
+        raise errors.BinaryError(
+            f"{name} ({project} {version}) is not in the cache ({cached}): run `zoneproof build "
+            f"--node-image`, or set {env_var(name)} / ZONEPROOF_BIN_DIR")
+    return _ensure_project(project, version, root, force=force, progress=progress) / name
 
 
 def resolve_all(pins: Pins = PINS, *, build_missing: bool = True, force: bool = False,

@@ -14,6 +14,7 @@ from typing import Any
 from kubernetes import client
 
 from zoneproof.chaos import workloads
+from zoneproof.cluster import interface
 from zoneproof.components.ha_config import keys
 from zoneproof.measure import Timeline
 
@@ -29,7 +30,7 @@ def _deployment(name: str) -> dict[str, Any]:
             "metadata": {"name": name, "labels": {keys.LABEL_TYPE: keys.TYPE_SERVER}},
             "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
                 "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}}
+                "spec": {"containers": [{"name": "c", "image": interface.WORKLOAD_IMAGE}]}}}}
 
 
 def prepare(api: client.ApiClient, *, selected: str, unselected: str) -> None:

@@ -14,6 +14,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof.chaos import workloads
+from zoneproof.cluster import interface
 from zoneproof.components.ha_config import keys
 
 __all__ = ["NAME", "apply", "ready_per_zone", "zone_spread"]
@@ -33,7 +34,7 @@ def apply(api: client.ApiClient, *, namespace: str, zones: list[str], replicas: 
         "spec": {"replicas": replicas, "selector": {"matchLabels": _LABELS}, "template": {
             "metadata": {"labels": _LABELS},
             "spec": {"terminationGracePeriodSeconds": 5,
-                     "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}})
+                     "containers": [{"name": "c", "image": interface.WORKLOAD_IMAGE}]}}}})
 
 
 def zone_spread(api: client.ApiClient, namespace: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
+from zoneproof.cluster import interface
 
 __all__ = ["WORKLOADS", "apply", "create_namespace", "delete_namespace", "labels_of", "ready_pods"]
 
@@ -31,7 +32,7 @@ def _template(labels: dict[str, str]) -> dict[str, Any]:
                "labelSelector": {"matchLabels": labels}}]
     return {"metadata": {"labels": labels}, "spec": {
         "topologySpreadConstraints": spread, "terminationGracePeriodSeconds": 5,
-        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
+        "containers": [{"name": "c", "image": interface.WORKLOAD_IMAGE}]}}
 
 
 def create_namespace(api: client.ApiClient, name: str, *, labels: dict[str, str] | None = None,

@@ -16,6 +16,7 @@ from zoneproof._util import kube, waiting
 from zoneproof.cli import figures
 from zoneproof.cli.bench_chaos import bench_chaos
 from zoneproof.cli.bench_controller import bench_controller
+from zoneproof.cli.bench_kind import bench_kind
 from zoneproof.cli.bench_scale import bench_controller_scale
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.local import LocalBackend, LocalCluster
@@ -118,4 +119,4 @@ def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> figures
 
 Bench = Callable[[int, Progress, Path | None], dict[str, dict[str, float]]]
 BENCHES: dict[str, Bench] = {"bed": bench_bed, "chaos": bench_chaos, "controller": bench_controller,
-                             "controller-scale": bench_controller_scale}
+                             "controller-scale": bench_controller_scale, "kind": bench_kind}

@@ -9,8 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zoneproof import binaries, cluster, errors
+from zoneproof.binaries import nodeimage
 from zoneproof.cli import bench, mutants, qualify
 from zoneproof.cluster import shared
+from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
 __all__ = ["main"]
@@ -25,7 +27,7 @@ def _zones(text: str) -> tuple[str, ...]:
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", default="local", choices=[*cluster.BACKEND_NAMES, "kind"],
+    parser.add_argument("--backend", default="local", choices=cluster.BACKEND_NAMES,
                         help="cluster backend (default: local)")
     parser.add_argument("--name", default="zoneproof", help="cluster name (default: zoneproof)")
     parser.add_argument("--kubeconfig", type=Path, help="kubeconfig (existing backend)")
@@ -38,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", help="build/cache the pinned upstream binaries")
     build.add_argument("--force", action="store_true", help="rebuild even if cached")
+    build.add_argument("--node-image", action="store_true",
+                       help="build the offline kind node image (and kind) instead; needs docker, "
+                            "debootstrap and root")
 
     up = sub.add_parser("up", help="bring up a multi-zone cluster and wait until it is ready")
     _add_target(up)
@@ -45,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--zones", type=_zones, default=defaults.zones,
                     help="comma-separated zone names (default: zone-a,zone-b,zone-c)")
     up.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone)
-    up.add_argument("--etcd-members", type=int, default=defaults.etcd_members)
+    up.add_argument("--etcd-members", type=int,
+                    help="etcd members (default: 3 local; kind: 1, or 3 for an HA control plane)")
     up.add_argument("--port-base", type=int, help="first of a block of loopback ports")
     up.add_argument("--kwok-per", choices=["node", "zone"], default=defaults.kwok_per)
     t = Timings()
@@ -57,6 +63,16 @@ def _parser() -> argparse.ArgumentParser:
                     help="leave a half-started cluster for debugging")
     up.add_argument("--allow-destructive", action="store_true",
                     help="existing backend: allow disruptive faults")
+
+    kind_p = sub.add_parser("kind-config", help="print the kind config of a spec (or write "
+                            "the repository's kind-configs/)")
+    kind_p.add_argument("--etcd-members", type=int, default=1, help="control-plane nodes")
+    kind_p.add_argument("--zones", type=_zones, default=defaults.zones)
+    kind_p.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone)
+    kind_p.add_argument("--cgroup-v1", action="store_true", help="add failCgroupV1: false")
+    kind_p.add_argument("--write", type=Path, metavar="DIR",
+                        help="write the committed configs into DIR instead")
+    kind_p.set_defaults(handler=_kind_config)
 
     qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
     _add_target(qual)
@@ -95,20 +111,42 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _spec(args: argparse.Namespace) -> ClusterSpec:
+    members = args.etcd_members or cluster.default_etcd_members(args.backend)
     return ClusterSpec(
         name=args.name, zones=args.zones, nodes_per_zone=args.nodes_per_zone,
-        etcd_members=args.etcd_members, port_base=args.port_base, kwok_per=args.kwok_per,
+        etcd_members=members, port_base=args.port_base, kwok_per=args.kwok_per,
         timings=Timings(node_monitor_grace_period_s=args.node_monitor_grace_period,
                         toleration_s=args.toleration_seconds),
     )
 
 
+def _kind_config(args: argparse.Namespace) -> int:
+    if args.write is not None:
+        for file, text in kind_config.committed_configs().items():
+            (args.write / file).write_text(text)
+            _progress(f"wrote {args.write / file}")
+        return 0
+    spec = ClusterSpec(zones=args.zones, nodes_per_zone=args.nodes_per_zone,
+                       etcd_members=args.etcd_members).validate()
+    print(kind_config.to_yaml(kind_config.render(spec, cgroup_v1=args.cgroup_v1)), end="")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    if args.node_image:
+        kind = binaries.resolve.resolve("kind", force=args.force, progress=_progress)
+        result = nodeimage.build_node_image(force=args.force, progress=_progress)
+        print(f"kind: {kind}\nnode image: {result.tag}")
+        return 0
+    found = binaries.resolve_all(force=args.force, progress=_progress)
+    for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"):
+        print(f"{name}: {found.path(name)}")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
-        found = binaries.resolve_all(force=args.force, progress=_progress)
-        for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"):
-            print(f"{name}: {found.path(name)}")
-        return 0
+        return _build(args)
     if args.command == "bench":
         bench.BENCHES[args.what](args.runs, _progress, args.json)
         return 0

@@ -5,12 +5,20 @@ processes (kubelets, etcd members, control plane). Not here: what a fault means 
 experiment (faults), measuring (measure), judging (slo).
 """
 
-from zoneproof.cluster.interface import Backend, Capability, Cluster, ClusterStatus, Component
-from zoneproof.cluster.registry import BACKEND_NAMES, get_backend
+from zoneproof.cluster.interface import (
+    WORKLOAD_IMAGE,
+    Backend,
+    Capability,
+    Cluster,
+    ClusterStatus,
+    Component,
+)
+from zoneproof.cluster.registry import BACKEND_NAMES, default_etcd_members, get_backend
 from zoneproof.cluster.spec import DEFAULT_ZONES, ClusterSpec, Timings
 
 __all__ = [
     "BACKEND_NAMES",
+    "WORKLOAD_IMAGE",
     "DEFAULT_ZONES",
     "Backend",
     "Capability",
@@ -19,5 +27,6 @@ __all__ = [
     "ClusterStatus",
     "Component",
     "Timings",
+    "default_etcd_members",
     "get_backend",
 ]

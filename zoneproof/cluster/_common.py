@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import signal
+import threading
+import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -15,9 +20,20 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import certs, kube, waiting
-from zoneproof.cluster.interface import Capability, Component
+from zoneproof.cluster.interface import Capability, Component, Progress
 
-__all__ = ["ZONE_LABEL", "ApiCluster", "node_ready"]
+__all__ = [
+    "ZONE_LABEL",
+    "ApiCluster",
+    "Step",
+    "no_interrupts",
+    "node_ready",
+    "run_creation",
+    "state_dir_names",
+]
+
+#: A named creation step.
+Step = tuple[str, Callable[[], None]]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
@@ -27,6 +43,7 @@ _CAN_DO = {
     Capability.STOP_KUBELET: "local or kind",
     Capability.ETCD_MEMBERS: "local or kind (HA config)",
     Capability.CONTROL_PLANE: "local or kind",
+    Capability.NODE_CONTAINERS: "kind",
     Capability.DESTRUCTIVE: "local or kind, or existing with allow_destructive",
 }
 
@@ -37,6 +54,50 @@ def node_ready(node: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions)
 
 
+@contextlib.contextmanager
+def no_interrupts() -> Iterator[None]:
+    """Ignore Ctrl-C while tearing down (main thread only), so teardown is not cut short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def state_dir_names(root: Path) -> list[str]:
+    """Names of the clusters under ``root`` that have a ``state.json`` (sorted)."""
+    return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
+        if root.is_dir() else []
+
+
+def run_creation(steps: Sequence[Step], *, what: str, progress: Progress, keep_on_failure: bool,
+                 teardown: Callable[[], None], kept_hint: str) -> float:
+    """Run ``steps`` in order, printing ``[i/n] title``; the seconds they took.
+
+    On any failure (Ctrl-C too) ``teardown`` runs unless ``keep_on_failure`` (then
+    ``kept_hint`` says how to debug and remove it); a ZoneproofError comes back as a
+    ProvisionError naming ``what``.
+    """
+    started = time.monotonic()
+    try:
+        for index, (title, step) in enumerate(steps, 1):
+            progress(f"[{index}/{len(steps)}] {title}")
+            step()
+    except BaseException as exc:
+        if keep_on_failure:
+            progress(f"start-up failed; cluster kept for debugging ({kept_hint})")
+        else:
+            progress("start-up failed; tearing down what started")
+            teardown()
+        if isinstance(exc, errors.ZoneproofError):
+            raise errors.ProvisionError(f"{what} failed to come up: {exc}") from exc
+        raise
+    return time.monotonic() - started
+
+
 class ApiCluster:
     """Base of the concrete clusters: holds the kubeconfig and talks to the API server."""
 
@@ -44,6 +105,11 @@ class ApiCluster:
     backend: str
     kubeconfig: Path
     capabilities: frozenset[Capability]
+
+    @property
+    def host_address(self) -> str:
+        """Loopback: the API server runs on this host (overridden where it does not)."""
+        return "127.0.0.1"
 
     @cached_property
     def api(self) -> client.ApiClient:
@@ -164,6 +230,22 @@ class ApiCluster:
         self.require(Capability.STOP_KUBELET, f"zone_up({zone})")
         for node in self.zone_nodes(zone):
             self.start_kubelet(node)
+
+    def stop_nodes(self, nodes: list[str]) -> None:
+        """Not supported by default."""
+        self.require(Capability.NODE_CONTAINERS, f"stop_nodes({nodes})")
+
+    def start_nodes(self, nodes: list[str]) -> None:
+        """Not supported by default."""
+        self.require(Capability.NODE_CONTAINERS, f"start_nodes({nodes})")
+
+    def pause_nodes(self, nodes: list[str]) -> None:
+        """Not supported by default."""
+        self.require(Capability.NODE_CONTAINERS, f"pause_nodes({nodes})")
+
+    def unpause_nodes(self, nodes: list[str]) -> None:
+        """Not supported by default."""
+        self.require(Capability.NODE_CONTAINERS, f"unpause_nodes({nodes})")
 
     def etcd_members(self) -> list[str]:
         """Not supported by default."""

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from zoneproof.binaries import PINS
 from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = [
+    "WORKLOAD_IMAGE",
     "Backend",
     "Capability",
     "Cluster",
@@ -26,6 +28,10 @@ __all__ = [
 
 Progress = Callable[[str], None]
 
+#: The image of test workloads: runs on every backend without a pull (kwok fakes it; kind
+#: nodes hold it, as kubeadm's pause image). Tagged, so the pull policy is IfNotPresent.
+WORKLOAD_IMAGE = f"registry.k8s.io/pause:{PINS.pause}"
+
 
 class Capability(enum.Enum):
     """Fault families a backend can inject."""
@@ -33,6 +39,8 @@ class Capability(enum.Enum):
     STOP_KUBELET = "stop-kubelet"
     ETCD_MEMBERS = "etcd-members"
     CONTROL_PLANE = "control-plane"
+    #: Stop, start, pause a whole node (its container): kubelet, pods and all.
+    NODE_CONTAINERS = "node-containers"
     #: Faults may disrupt this cluster at all (false for a user's cluster unless allowed).
     DESTRUCTIVE = "destructive"
 
@@ -69,6 +77,10 @@ class Cluster(Protocol):
     kubeconfig: Path
     capabilities: frozenset[Capability]
 
+    @property
+    def host_address(self) -> str:
+        """This host's address as the cluster's API server reaches it (for webhooks)."""
+
     def nodes_by_zone(self) -> dict[str, list[str]]:
         """Zone → names of the Nodes labelled with it, read from the API server."""
 
@@ -95,6 +107,18 @@ class Cluster(Protocol):
 
     def zone_up(self, zone: str) -> None:
         """Start the kubelet of every node of ``zone``."""
+
+    def stop_nodes(self, nodes: list[str]) -> None:
+        """Stop the nodes' machines at once (no grace): a node lost, pods and all."""
+
+    def start_nodes(self, nodes: list[str]) -> None:
+        """Start stopped nodes' machines again (their kubelets come back on their own)."""
+
+    def pause_nodes(self, nodes: list[str]) -> None:
+        """Freeze the nodes' machines (every process stops being scheduled)."""
+
+    def unpause_nodes(self, nodes: list[str]) -> None:
+        """Thaw paused nodes."""
 
     def etcd_members(self) -> list[str]:
         """Names of all etcd members."""

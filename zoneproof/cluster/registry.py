@@ -7,11 +7,20 @@ from pathlib import Path
 from zoneproof import errors
 from zoneproof.cluster.existing import ExistingBackend
 from zoneproof.cluster.interface import Backend
+from zoneproof.cluster.kind import KindBackend
 from zoneproof.cluster.local import LocalBackend
 
-__all__ = ["BACKEND_NAMES", "get_backend"]
+__all__ = ["BACKEND_NAMES", "default_etcd_members", "get_backend"]
 
-BACKEND_NAMES = ("local", "existing")
+BACKEND_NAMES = ("local", "existing", "kind")
+#: etcd members of a default cluster, for the backends that make clusters.
+_DEFAULT_ETCD_MEMBERS = {"local": 3, "kind": 1}
+
+
+def default_etcd_members(backend: str) -> int:
+    """etcd members of a default cluster: 3 local processes; 1 kind control-plane node
+    (kind's 3-member quorum needs 3 control-plane containers: ask for it with 3)."""
+    return _DEFAULT_ETCD_MEMBERS.get(backend, 3)
 
 
 def get_backend(name: str, *, kubeconfig: Path | None = None,
@@ -22,6 +31,5 @@ def get_backend(name: str, *, kubeconfig: Path | None = None,
     if name == "existing":
         return ExistingBackend(kubeconfig, allow_destructive=allow_destructive)
     if name == "kind":
-        raise errors.ConfigError("the kind backend is not available yet: use --backend local "
-                                 "(default) or --backend existing --kubeconfig PATH")
+        return KindBackend()
     raise errors.ConfigError(f"unknown backend {name!r}: choose one of {', '.join(BACKEND_NAMES)}")

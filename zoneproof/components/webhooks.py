@@ -1,7 +1,8 @@
 """Run the high-availability-config webhook under test on a cluster and register it.
 
 Three ways, one code path for registration: the reference webhook (a command template,
-started on loopback with a serving certificate from a CA made at deploy time), a vendor's
+started on the cluster's ``host_address`` — loopback, or the docker gateway a kind node
+reaches this host by — with a serving certificate from a CA made at deploy time), a vendor's
 command (same template placeholders), or a webhook already running at a URL with its CA
 bundle. The MutatingWebhookConfiguration is the spec's (§3) for the chosen variant.
 """
@@ -28,7 +29,7 @@ from zoneproof.components.ha_config import variants as ha_variants
 __all__ = ["REFERENCE_COMMAND", "RunningWebhook", "WebhookSettings", "release"]
 
 REFERENCE_COMMAND = (
-    "{python} -m zoneproof.components.ha_config --kubeconfig {kubeconfig} --bind 127.0.0.1 "
+    "{python} -m zoneproof.components.ha_config --kubeconfig {kubeconfig} --bind {host} "
     "--port {port} --cert-file {cert_file} --key-file {key_file} --variant {variant}"
 )
 PROBE_NAMESPACE = "zoneproof-webhook-probe"
@@ -97,15 +98,17 @@ class RunningWebhook:
     def _serve_once(self) -> bytes:
         """Start the webhook process with a fresh CA and serving cert; the CA bundle."""
         ca = certs.make_ca("zoneproof-webhook-ca")
+        host = self.cluster.host_address  # loopback, or e.g. a docker gateway for kind
+        sans = tuple(dict.fromkeys((host, "127.0.0.1", "localhost")))
         cert_file, key_file = certs.issue_cert(
-            ca, "zoneproof-webhook", sans=("127.0.0.1", "localhost")).write(self.workdir, "serving")
+            ca, "zoneproof-webhook", sans=sans).write(self.workdir, "serving")
         port = ports.choose_base(1, explicit=None, start=20000, stop=21000)
         argv = shlex.split(self.settings.command.format(
             python=shlex.quote(sys.executable), kubeconfig=shlex.quote(str(self.cluster.kubeconfig)),
             port=port, cert_file=shlex.quote(str(cert_file)), key_file=shlex.quote(str(key_file)),
-            variant=self.settings.variant))
+            variant=self.settings.variant, host=host))
         record = self.record = daemons.start("webhook", argv, self.workdir / "webhook.log")
-        self.url = config.webhook_url("127.0.0.1", port)
+        self.url = config.webhook_url(host, port)
         context = ssl.create_default_context(cadata=ca.cert_pem.decode())
         pool = urllib3.PoolManager(ssl_context=context, retries=False,
                                    timeout=urllib3.Timeout(connect=0.5, read=2))

@@ -94,3 +94,35 @@ def test_cache_root_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     monkeypatch.delenv("ZONEPROOF_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert resolve.cache_root() == tmp_path / "zoneproof"
+
+
+def test_single_binary_from_its_env_var(cache: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    kind = tmp_path / "kind"
+    kind.write_text("#!/bin/sh\n")
+    kind.chmod(0o755)
+    monkeypatch.setenv("ZONEPROOF_KIND", str(kind))
+    assert resolve.resolve("kind", build_missing=False) == kind.resolve()
+
+
+def test_single_binary_from_bin_dir(cache: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "kubelet").write_text("#!/bin/sh\n")
+    (tmp_path / "kubelet").chmod(0o755)
+    monkeypatch.setenv("ZONEPROOF_BIN_DIR", str(tmp_path))
+    assert resolve.resolve("kubelet", build_missing=False) == (tmp_path / "kubelet").resolve()
+
+
+def test_single_binary_not_cached_names_the_fix(cache: Path) -> None:
+    with pytest.raises(errors.BinaryError, match="zoneproof build --node-image"):
+        resolve.resolve("kind", build_missing=False)
+
+
+def test_unknown_binary_lists_the_known_ones(cache: Path) -> None:
+    with pytest.raises(errors.BinaryError, match="known are .*kind"):
+        resolve.resolve("kindd", build_missing=False)
+
+
+def test_node_binaries_share_the_kubernetes_pin() -> None:
+    assert PINS.version_of("kubernetes-node") == PINS.kubernetes
+    assert PINS.version_of("local-path-provisioner") == PINS.local_path_provisioner

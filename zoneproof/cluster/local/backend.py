@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,20 @@ from zoneproof import binaries as binaries_
 from zoneproof import errors
 from zoneproof._util import daemons, processes, waiting
 from zoneproof._util import ports as free_ports
+from zoneproof.cluster import _etcd as etcd
 from zoneproof.cluster import state
-from zoneproof.cluster._common import HOSTNAME_LABEL, REGION_LABEL, ZONE_LABEL, ApiCluster
+from zoneproof.cluster._common import (
+    HOSTNAME_LABEL,
+    REGION_LABEL,
+    ZONE_LABEL,
+    ApiCluster,
+    Step,
+    no_interrupts,
+    run_creation,
+    state_dir_names,
+)
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
-from zoneproof.cluster.local import etcd, pki, ports, render
+from zoneproof.cluster.local import pki, ports, render
 from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = ["LocalBackend", "LocalCluster"]
@@ -53,7 +63,7 @@ class LocalCluster(ApiCluster):
     """A running local bed, reconstructed from its state directory."""
 
     backend = "local"
-    capabilities = frozenset(Capability)
+    capabilities = frozenset(Capability) - {Capability.NODE_CONTAINERS}
 
     def __init__(self, paths: render.BedPaths) -> None:
         self.paths = paths
@@ -239,18 +249,7 @@ class LocalCluster(ApiCluster):
 
     def etcd_leader(self) -> str:
         """The member whose id is the leader id reported by the live members."""
-        ids: dict[str, str] = {}
-        leaders: set[str] = set()
-        for member in self.etcd_members():
-            status = etcd.member_status(self.etcd_url(member))
-            if status is not None:
-                ids[status["header"]["member_id"]] = member
-                leaders.add(status["leader"])
-        for leader_id in leaders:
-            if leader_id in ids:
-                return ids[leader_id]
-        raise errors.FaultError(f"etcd of cluster {self.name!r} has no leader now "
-                                f"(answering members: {sorted(ids.values())})")
+        return etcd.leader({m: self.etcd_url(m) for m in self.etcd_members()}, self.name)
 
     def audit_log(self) -> Path:
         """The API server's audit log of pod deletions."""
@@ -318,19 +317,6 @@ def _stop_together(records: list[daemons.DaemonRecord], sig: signal.Signals) -> 
         thread.join()
 
 
-@contextlib.contextmanager
-def _no_interrupts() -> Iterator[None]:
-    """Ignore Ctrl-C while tearing down (main thread only), so teardown is not cut short."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 class LocalBackend:
     """Makes local beds under ``<state root>/local/<name>``."""
 
@@ -347,9 +333,7 @@ class LocalBackend:
 
     def names(self) -> list[str]:
         """Beds with a state file."""
-        root = _root()
-        return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
-            if root.is_dir() else []
+        return state_dir_names(_root())
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
                ) -> LocalCluster:
@@ -360,7 +344,7 @@ class LocalBackend:
         bins = binaries_.resolve_all(progress=progress)
         paths = self._allocate(spec)
         cluster = LocalCluster(paths)
-        steps: list[tuple[str, Callable[[], None]]] = [
+        steps: list[Step] = [
             ("certificates and kubeconfig", lambda: None),
             (f"etcd x{spec.etcd_members} (ports {list(cluster.ports.etcd_client)})",
              lambda: cluster.start_etcd(bins)),
@@ -371,24 +355,11 @@ class LocalBackend:
              f"{', '.join(spec.zones)}", lambda: cluster.create_nodes(bins)),
             ("waiting for controllers, nodes Ready, default ServiceAccount", cluster.wait_ready),
         ]
-        started = time.monotonic()
-        try:
-            for index, (title, step) in enumerate(steps, 1):
-                progress(f"[{index}/{len(steps)}] {title}")
-                step()
-        except BaseException as exc:
-            if keep_on_failure:
-                progress(f"start-up failed; cluster kept for debugging (logs: {paths.logs}); "
-                         f"remove it with `zoneproof down --name {spec.name}`")
-            else:
-                progress("start-up failed; tearing down what started")
-                self._teardown(paths, progress)
-            if isinstance(exc, errors.ZoneproofError):
-                raise errors.ProvisionError(
-                    f"local cluster {spec.name!r} failed to come up: {exc}") from exc
-            raise
-        progress(f"cluster {spec.name!r} up in {time.monotonic() - started:.1f}s; "
-                 f"kubeconfig: {paths.kubeconfig}")
+        seconds = run_creation(
+            steps, what=f"local cluster {spec.name!r}", progress=progress,
+            keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
+            kept_hint=f"logs: {paths.logs}; remove it with `zoneproof down --name {spec.name}`")
+        progress(f"cluster {spec.name!r} up in {seconds:.1f}s; kubeconfig: {paths.kubeconfig}")
         return cluster
 
     def _existing(self, spec: ClusterSpec, progress: Progress) -> LocalCluster | None:
@@ -449,7 +420,7 @@ class LocalBackend:
         return True
 
     def _teardown(self, paths: render.BedPaths, progress: Progress) -> None:
-        with _no_interrupts():
+        with no_interrupts():
             started = time.monotonic()
             records: dict[str, daemons.DaemonRecord] = {}
             if paths.state.is_file():

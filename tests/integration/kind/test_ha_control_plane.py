@@ -1,0 +1,77 @@
+"""3 control-plane nodes (stacked etcd, 3 members): quorum experiments on real static pods.
+
+kill one member → writes go on; kill a second → quorum lost (the survivor reports no health,
+writes fail); give both back → every member healthy, writes go on.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+import urllib3
+from kubernetes import client
+
+from zoneproof._util import kube, waiting
+from zoneproof.cluster.kind import KindCluster, docker, tools
+
+WRITE_TIMEOUT_S = 5
+
+
+@pytest.fixture(scope="module")
+def ha(make_kind_cluster: Callable[..., KindCluster]) -> Iterator[KindCluster]:
+    if not docker.image_exists(tools.LOAD_BALANCER_IMAGE):
+        pytest.skip(f"kind's load balancer image {tools.LOAD_BALANCER_IMAGE} is not here "
+                    "(nothing is pulled offline): no HA control plane")
+    made = make_kind_cluster(etcd_members=3, zones=("zone-a",), nodes_per_zone=1)
+    made.wait_etcd_healthy(timeout_s=60)
+    yield made
+
+
+def _write(ha: KindCluster) -> None:
+    api = kube.api_client(ha.kubeconfig, retries=0)
+    try:
+        client.CoreV1Api(api).create_namespaced_config_map(
+            "default", {"metadata": {"name": f"w-{uuid.uuid4().hex[:8]}"}},
+            _request_timeout=WRITE_TIMEOUT_S)
+    finally:
+        api.close()
+
+
+def _write_fails(ha: KindCluster) -> bool:
+    try:
+        _write(ha)
+    except (client.ApiException, urllib3.exceptions.HTTPError):
+        return True
+    return False
+
+
+def test_three_members_one_leader(ha: KindCluster) -> None:
+    members = ha.etcd_members()
+    assert len(members) == 3
+    assert ha.etcd_leader() in members
+    assert all(ha.etcd_member_healthy(m) for m in members)
+
+
+def test_quorum_survives_one_member_and_is_lost_with_two(ha: KindCluster) -> None:
+    leader = ha.etcd_leader()
+    first, second = [m for m in ha.etcd_members() if m != leader]
+    survivor = leader
+    try:
+        ha.kill_etcd_member(first)
+        waiting.wait_for(lambda: (not ha.etcd_member_healthy(first), None),
+                         what=f"{first} down", timeout_s=30)
+        waiting.wait_for(lambda: (not _write_fails(ha), None),
+                         what="writes with 2 of 3 members", timeout_s=30, interval_s=1)
+
+        ha.kill_etcd_member(second)
+        waiting.wait_for(lambda: (not ha.etcd_member_healthy(survivor), None),
+                         what=f"{survivor} to report no quorum", timeout_s=30, interval_s=0.5)
+        assert _write_fails(ha)
+    finally:
+        ha.restart_etcd_member(first)
+        ha.restart_etcd_member(second)
+    ha.wait_etcd_healthy(timeout_s=120)
+    waiting.wait_for(lambda: (not _write_fails(ha), None),
+                     what="writes after the quorum is back", timeout_s=120, interval_s=1)

@@ -1,0 +1,173 @@
+"""The kind backend: makes, finds and deletes kind clusters ``zp-<name>`` with the ``kind`` binary.
+
+Every cluster has a state directory (``<state root>/kind/<name>/``: spec, rendered config,
+kubeconfig, audit log, kind's log) written before kind starts, so ``delete`` finds it after
+a crash; ``delete`` never touches a kind cluster without that directory (a user's).
+Creation is a pipeline of named steps; a failed or interrupted one deletes the cluster
+unless told to keep it, and a readiness timeout is an error (kind's own wait only warns).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from zoneproof import errors
+from zoneproof._util import processes
+from zoneproof.cluster import state
+from zoneproof.cluster._common import Step, no_interrupts, run_creation, state_dir_names
+from zoneproof.cluster.interface import Progress
+from zoneproof.cluster.kind import config, docker, tools
+from zoneproof.cluster.kind.cluster import KindCluster, KindPaths
+from zoneproof.cluster.local import render as local_render
+from zoneproof.cluster.spec import ClusterSpec
+
+__all__ = ["KindBackend"]
+
+_CREATE_TIMEOUT_S = 900.0
+
+
+def _root() -> Path:
+    return state.state_root() / "kind"
+
+
+def _kind_env() -> dict[str, str]:
+    """kind on docker, on zoneproof's own network (kind's default is shared with users)."""
+    return {"KIND_EXPERIMENTAL_PROVIDER": "docker", "KIND_EXPERIMENTAL_DOCKER_NETWORK": docker.NETWORK}
+
+
+def _missing_images(spec: ClusterSpec, image: str) -> list[str]:
+    """What kind would otherwise try to pull (and cannot, offline), with the fix."""
+    found = []
+    if not docker.image_exists(image):
+        found.append(f"the kind node image {image} is not in docker's image store, and nothing "
+                     "is pulled here: build it with `zoneproof build --node-image` (or set "
+                     f"{tools.IMAGE_ENV} to a node image you have)")
+    balancer = tools.LOAD_BALANCER_IMAGE
+    if spec.etcd_members > 1 and not docker.image_exists(balancer):
+        found.append(f"{spec.etcd_members} control-plane nodes need kind's load balancer image "
+                     f"{balancer}, which is not in docker's image store, and nothing is pulled "
+                     "here: `zoneproof build --node-image` makes it (zoneproof's TCP load "
+                     "balancer under that name)")
+    return found
+
+
+class KindBackend:
+    """Makes kind clusters ``zp-<name>`` with the offline node image."""
+
+    name = "kind"
+
+    def paths(self, name: str) -> KindPaths:
+        """The state directory of cluster ``name``."""
+        return KindPaths(_root() / name)
+
+    def get(self, name: str) -> KindCluster | None:
+        """The cluster called ``name`` if zoneproof's state of it exists."""
+        paths = self.paths(name)
+        return KindCluster(paths) if paths.state.is_file() else None
+
+    def names(self) -> list[str]:
+        """Clusters with a state file."""
+        return state_dir_names(_root())
+
+    def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
+               ) -> KindCluster:
+        """Bring up ``spec`` as kind cluster ``zp-<name>`` (a no-op if it already runs)."""
+        spec.validate()
+        docker.ensure_daemon()
+        kind = tools.kind_binary(progress)
+        image = tools.node_image()
+        if (existing := self._existing(spec, progress)) is not None:
+            return existing
+        if missing := _missing_images(spec, image):
+            raise errors.ProvisionError("; and ".join(missing))
+        paths = self._allocate(spec, image)
+        cluster = KindCluster(paths)
+        count = spec.etcd_members + spec.nodes_per_zone * len(spec.zones)
+        steps: list[Step] = [
+            (f"kind create cluster {cluster.kind_name}: {spec.etcd_members} control plane, "
+             f"{count - spec.etcd_members} workers in {', '.join(spec.zones)} (log: "
+             f"{paths.create_log})", lambda: self._kind_create(kind, cluster, keep_on_failure)),
+            (f"waiting for {count} nodes Ready and the default ServiceAccount", cluster.wait_ready),
+        ]
+        seconds = run_creation(
+            steps, what=f"kind cluster {cluster.kind_name!r}", progress=progress,
+            keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
+            kept_hint=f"`kind export logs --name {cluster.kind_name}`; remove it with "
+                      f"`zoneproof down --backend kind --name {spec.name}`")
+        progress(f"cluster {spec.name!r} (kind {cluster.kind_name}) up in {seconds:.1f}s; "
+                 f"kubeconfig: {paths.kubeconfig}")
+        return cluster
+
+    def _existing(self, spec: ClusterSpec, progress: Progress) -> KindCluster | None:
+        kind_name = config.cluster_name(spec.name)
+        cluster = self.get(spec.name)
+        found = docker.containers(f"{docker.CLUSTER_LABEL}={kind_name}")
+        if cluster is None:
+            if found:
+                raise errors.ProvisionError(
+                    f"a kind cluster named {kind_name!r} exists but zoneproof has no state of "
+                    "it, so it is not zoneproof's to reuse or delete: pick another --name, or "
+                    f"remove it yourself with `kind delete cluster --name {kind_name}`")
+            if self.paths(spec.name).root.exists():
+                raise errors.ProvisionError(
+                    f"{self.paths(spec.name).root} exists without a state file (an interrupted "
+                    f"up?): run `zoneproof down --backend kind --name {spec.name}` first")
+            return None
+        stopped = sorted(n for n, up in found.items() if not up)
+        if not found or stopped:
+            raise errors.ProvisionError(
+                f"kind cluster {kind_name!r} is not running (node containers "
+                f"{'missing' if not found else f'stopped: {stopped}'}); run `zoneproof down "
+                f"--backend kind --name {spec.name}` and then up again")
+        if cluster.spec != spec:
+            raise errors.ProvisionError(
+                f"cluster {spec.name!r} is already up with another spec ({cluster.spec}); run "
+                f"`zoneproof down --backend kind --name {spec.name}` first, or pick another --name")
+        progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
+        return cluster
+
+    def _allocate(self, spec: ClusterSpec, image: str) -> KindPaths:
+        """State directory: spec, rendered config, audit policy; written before kind runs."""
+        paths = self.paths(spec.name)
+        try:
+            paths.audit_dir.mkdir(parents=True)
+        except OSError as exc:
+            raise errors.ConfigError(f"cannot create {paths.root} ({exc.strerror}): set "
+                                     "ZONEPROOF_STATE to a writable directory") from exc
+        paths.audit_policy.write_text(local_render.audit_policy_yaml())
+        audit = config.AuditMounts(policy_file=str(paths.audit_policy),
+                                   log_dir=str(paths.audit_dir))
+        doc = config.render(spec, cgroup_v1=docker.cgroup_v1(), audit=audit)
+        paths.config.write_text(config.to_yaml(doc, header=f"zoneproof cluster {spec.name}"))
+        state.write_json(paths.state, {"spec": spec.to_dict(), "image": image,
+                                       "kind_name": config.cluster_name(spec.name)})
+        return paths
+
+    def _kind_create(self, kind: Path, cluster: KindCluster, retain: bool) -> None:
+        argv = [str(kind), "create", "cluster", "--name", cluster.kind_name,
+                "--config", str(cluster.paths.config), "--image", cluster.image,
+                "--kubeconfig", str(cluster.paths.kubeconfig), "--wait", "0s"]
+        processes.run([*argv, "--retain"] if retain else argv, env=_kind_env(),
+                      log_file=cluster.paths.create_log, timeout_s=_CREATE_TIMEOUT_S)
+
+    def delete(self, name: str, *, progress: Progress) -> bool:
+        """Delete kind cluster ``zp-<name>`` and its state; False if zoneproof has none."""
+        paths = self.paths(name)
+        if not paths.root.exists():
+            return False
+        self._teardown(paths, progress)
+        return True
+
+    def _teardown(self, paths: KindPaths, progress: Progress) -> None:
+        with no_interrupts():
+            started = time.monotonic()
+            kind_name = config.cluster_name(paths.root.name)
+            processes.run([str(tools.kind_binary(progress)), "delete", "cluster", "--name", kind_name,
+                           "--kubeconfig", str(paths.kubeconfig)], env=_kind_env(),
+                          timeout_s=_CREATE_TIMEOUT_S)
+            if docker.remove_network_if_unused():
+                progress(f"removed docker network {docker.NETWORK} (no cluster uses it)")
+            shutil.rmtree(paths.root, ignore_errors=True)
+            progress(f"deleted kind cluster {kind_name} in {time.monotonic() - started:.1f}s")

@@ -1,0 +1,254 @@
+"""A running kind cluster zoneproof made: its node containers and fault primitives.
+
+Rebuilt from the cluster's state directory (``KindPaths``), so any process (``zoneproof
+status``, a test, a chaos run) can act on it. Faults run in the node containers: the
+kubelet through systemd, static control-plane pods through their manifests and containerd
+(``nodes``), whole nodes through docker (``docker``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import urllib3
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import waiting
+from zoneproof.cluster import _etcd, state
+from zoneproof.cluster._common import ApiCluster
+from zoneproof.cluster.interface import Capability, ClusterStatus, Component
+from zoneproof.cluster.kind import docker
+from zoneproof.cluster.kind import nodes as nodes_
+from zoneproof.cluster.spec import ClusterSpec
+
+__all__ = ["ROLE_LABEL", "KindCluster", "KindPaths"]
+
+log = logging.getLogger(__name__)
+
+ROLE_LABEL = "io.x-k8s.kind.role"
+#: etcd: a restarted member's kubelet first gives up on its mirror pod (~35 s per API call
+#: while the API server has no quorum) before it starts the static pod again.
+_READY_TIMEOUT_S = {"nodes": 300.0, "components": 120.0, "etcd": 180.0}
+_ETCD_CERTS = ("ca.crt", "healthcheck-client.crt", "healthcheck-client.key")
+
+
+class KindPaths:
+    """Files of one kind cluster's state directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.state = root / "state.json"
+        self.kubeconfig = root / "kubeconfig"
+        self.config = root / "kind-config.yaml"
+        self.audit_policy = root / "audit-policy.yaml"
+        self.audit_dir = root / "audit"
+        self.etcd_certs = root / "etcd-client"
+        self.create_log = root / "kind-create.log"
+
+
+class KindCluster(ApiCluster):
+    """A kind cluster zoneproof made, reconstructed from its state directory."""
+
+    backend = "kind"
+    capabilities = frozenset(Capability)
+
+    def __init__(self, paths: KindPaths) -> None:
+        self.paths = paths
+        data = state.read_json(paths.state)
+        self.spec = ClusterSpec.from_dict(data["spec"])
+        self.name = self.spec.name
+        self.kind_name: str = data["kind_name"]
+        self.image: str = data["image"]
+        self.kubeconfig = paths.kubeconfig
+
+    # -- containers --------------------------------------------------------------------
+    def containers(self, role: str | None = None) -> dict[str, bool]:
+        """Node container → running; only those of ``role`` (control-plane, worker) if given."""
+        labels = [f"{docker.CLUSTER_LABEL}={self.kind_name}"]
+        if role is not None:
+            labels.append(f"{ROLE_LABEL}={role}")
+        return docker.containers(*labels)
+
+    def control_planes(self) -> list[str]:
+        """The control-plane node containers, sorted (kind: name, name2, name3)."""
+        return sorted(self.containers("control-plane"))
+
+    def _node(self, node: str) -> str:
+        if node not in self.containers():
+            raise errors.FaultError(f"no node {node!r} in kind cluster {self.kind_name!r}; "
+                                    f"nodes: {sorted(self.containers())}")
+        return node
+
+    @functools.cached_property
+    def _gateway(self) -> str:
+        return docker.gateway()
+
+    @property
+    def host_address(self) -> str:
+        """The docker network's gateway: where the node containers reach this host."""
+        return self._gateway
+
+    def nodes_by_zone(self) -> dict[str, list[str]]:
+        """Zone → worker nodes; control-plane nodes carry no zone and are left out."""
+        return {zone: names for zone, names in super().nodes_by_zone().items() if zone}
+
+    def audit_log(self) -> Path | None:
+        """The API server's audit log (single control plane only; HA has one per member)."""
+        return self.paths.audit_dir / "audit.log" if self.spec.etcd_members == 1 else None
+
+    # -- kubelets and node containers --------------------------------------------------
+    def stop_kubelet(self, node: str) -> None:
+        """``systemctl stop kubelet`` in the node: its lease stops, kcm marks it NotReady."""
+        docker.exec_in(self._node(node), nodes_.kubelet_argv("stop"))
+
+    def start_kubelet(self, node: str) -> None:
+        """``systemctl start kubelet`` in the node."""
+        docker.exec_in(self._node(node), nodes_.kubelet_argv("start"))
+
+    def _each(self, action: Callable[[str], None], names: list[str]) -> None:
+        """``action`` on every name at once (a zone fails together)."""
+        with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+            for future in [pool.submit(action, name) for name in names]:
+                future.result()
+
+    def zone_down(self, zone: str) -> None:
+        """Stop the kubelet of every node of ``zone`` at once."""
+        self._each(self.stop_kubelet, self.zone_nodes(zone))
+
+    def zone_up(self, zone: str) -> None:
+        """Start the kubelet of every node of ``zone`` again."""
+        self._each(self.start_kubelet, self.zone_nodes(zone))
+
+    def stop_nodes(self, nodes: list[str]) -> None:
+        """``docker stop --time 0``: the node is gone, kubelet, pods and all."""
+        docker.container_action("stop", [self._node(n) for n in nodes])
+
+    def start_nodes(self, nodes: list[str]) -> None:
+        """``docker start``; the kubelet follows the node to a new address if docker gave it
+        one (control-plane nodes' static pods and certificates do not: workers only)."""
+        docker.container_action("start", [self._node(n) for n in nodes])
+
+        def follow(node: str) -> None:
+            if moved := docker.exec_in(node, nodes_.follow_address_argv(), timeout_s=90).strip():
+                log.info("%s: %s", node, moved)
+
+        self._each(follow, nodes)
+
+    def pause_nodes(self, nodes: list[str]) -> None:
+        """``docker pause``: every process of the node is frozen."""
+        docker.container_action("pause", [self._node(n) for n in nodes])
+
+    def unpause_nodes(self, nodes: list[str]) -> None:
+        """``docker unpause``."""
+        docker.container_action("unpause", [self._node(n) for n in nodes])
+
+    # -- etcd (stacked: one member per control-plane node) -----------------------------
+    @functools.cached_property
+    def _etcd_pool(self) -> urllib3.PoolManager:
+        directory = self.paths.etcd_certs
+        if not all((directory / f).is_file() for f in _ETCD_CERTS):
+            directory.mkdir(parents=True, exist_ok=True)
+            for name in _ETCD_CERTS:
+                text = docker.exec_in(self.control_planes()[0],
+                                      ["cat", f"/etc/kubernetes/pki/etcd/{name}"])
+                (directory / name).write_text(text)
+                (directory / name).chmod(0o600)
+        return urllib3.PoolManager(
+            cert_reqs="CERT_REQUIRED", ca_certs=str(directory / "ca.crt"),
+            cert_file=str(directory / "healthcheck-client.crt"),
+            key_file=str(directory / "healthcheck-client.key"),
+            timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
+
+    def etcd_url(self, member: str) -> str:
+        """Client URL of etcd member ``member`` (its node's address, port 2379)."""
+        return f"https://{docker.ipv4(member)}:2379"
+
+    def etcd_members(self) -> list[str]:
+        """The control-plane node names (kubeadm names each member after its node)."""
+        return self.control_planes()
+
+    def _member(self, member: str) -> str:
+        if member not in self.etcd_members():
+            raise errors.FaultError(f"no etcd member {member!r} in kind cluster "
+                                    f"{self.kind_name!r}; members: {self.etcd_members()}")
+        return member
+
+    def etcd_leader(self) -> str:
+        """The member whose id is the leader id reported by the live members."""
+        return _etcd.leader({m: self.etcd_url(m) for m in self.etcd_members()}, self.kind_name,
+                            self._etcd_pool)
+
+    def etcd_member_healthy(self, member: str) -> bool:
+        """True if ``member`` answers /health with health true."""
+        return _etcd.healthy(self.etcd_url(self._member(member)), self._etcd_pool)
+
+    def kill_etcd_member(self, member: str) -> None:
+        """SIGKILL the member's static pod and keep the kubelet from starting it again."""
+        _ = self._etcd_pool  # fetch the client certificate while etcd still serves it
+        nodes_.park_static_pod(self._member(member), "etcd")
+
+    def restart_etcd_member(self, member: str) -> None:
+        """Give the member's manifest back to its kubelet; returns once it serves clients."""
+        nodes_.unpark_static_pod(self._member(member), "etcd")
+        url = self.etcd_url(member)
+        waiting.wait_for(lambda: (_etcd.member_status(url, self._etcd_pool) is not None, url),
+                         what=f"etcd member {member} serving clients",
+                         timeout_s=_READY_TIMEOUT_S["etcd"], interval_s=0.5)
+
+    def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
+        """Wait until every member is up and reports health."""
+        for member in self.etcd_members():
+            waiting.wait_for(
+                functools.partial(_etcd.health_probe, self.etcd_url(member), self._etcd_pool),
+                what=f"etcd member {member} healthy", timeout_s=timeout_s, interval_s=0.5)
+
+    # -- control plane -----------------------------------------------------------------
+    def kill_component(self, component: Component) -> None:
+        """SIGKILL ``component`` on every control-plane node; it stays down until restarted."""
+        self._each(lambda node: nodes_.park_static_pod(node, component.value),
+                   self.control_planes())
+
+    def restart_component(self, component: Component) -> None:
+        """Start ``component`` again on every control-plane node; returns once it runs."""
+        planes = self.control_planes()
+        self._each(lambda node: nodes_.unpark_static_pod(node, component.value), planes)
+
+        def probe() -> tuple[bool, list[str]]:
+            down = [n for n in planes if not nodes_.static_pod_running(n, component.value)]
+            if not down and component is Component.APISERVER:
+                return self.apiserver_ready(), ["/readyz"]
+            return not down, down
+
+        waiting.wait_for(probe, what=f"{component.value} running on {planes}",
+                         timeout_s=_READY_TIMEOUT_S["components"], interval_s=0.5)
+
+    def status(self) -> ClusterStatus:
+        """Node containers running, and node readiness (empty if the API server is down)."""
+        try:
+            ready = self.nodes_ready() if self.apiserver_ready() else {}
+        except (client.ApiException, urllib3.exceptions.HTTPError):
+            ready = {}
+        return ClusterStatus(self.name, self.backend, self.kubeconfig, self.containers(), ready)
+
+    # -- creation steps ----------------------------------------------------------------
+    def wait_ready(self) -> None:
+        """Every node Ready (a timeout raises) and the default ServiceAccount made."""
+        expected = len(self.containers()) - len(self.containers("external-load-balancer"))
+
+        def probe() -> tuple[bool, dict[str, bool]]:
+            now = self.nodes_ready()
+            return len(now) == expected and all(now.values()), now
+
+        waiting.wait_for(probe, what=f"all {expected} nodes of {self.kind_name} Ready",
+                         timeout_s=_READY_TIMEOUT_S["nodes"], interval_s=1.0,
+                         ignore=(client.ApiException, urllib3.exceptions.HTTPError))
+        waiting.wait_for(
+            lambda: (self.core.read_namespaced_service_account("default", "default") is not None,
+                     None),
+            what="ServiceAccount default/default", timeout_s=_READY_TIMEOUT_S["components"],
+            ignore=(client.ApiException,))

@@ -1,0 +1,158 @@
+"""The docker calls of the kind backend: daemon checks, node containers, exec, the network.
+
+Thin wrappers over the docker CLI (what kind itself drives), each failing with
+CommandError (command, exit code, output tail) or a BackendError that names the fix.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+from zoneproof import errors
+from zoneproof._util import processes
+
+__all__ = [
+    "CLUSTER_LABEL",
+    "NETWORK",
+    "cgroup_v1",
+    "container_action",
+    "containers",
+    "ensure_daemon",
+    "exec_in",
+    "gateway",
+    "image_exists",
+    "ipv4",
+    "memory_mib",
+    "parse_mem_usage",
+    "remove_network_if_unused",
+    "state",
+]
+
+#: The label kind puts on every node container: its value is the cluster name.
+CLUSTER_LABEL = "io.x-k8s.kind.cluster"
+#: The docker network of zoneproof's kind clusters (kind's default is "kind"): a user's
+#: clusters never share it, and it is removed with the last of ours.
+NETWORK = "zp-kind"
+_SETUP_HINT = ("start it (on a machine whose kernel lacks capabilities privileged containers "
+               "ask for, `scripts/setup-docker.sh` starts dockerd with a runtime wrapper), "
+               "or use --backend local")
+_TIMEOUT_S = 120.0
+
+
+def _docker(*args: str, timeout_s: float = _TIMEOUT_S) -> str:
+    return processes.run(["docker", *args], timeout_s=timeout_s)
+
+
+def ensure_daemon() -> None:
+    """Raise BackendError unless the docker CLI exists and its daemon answers."""
+    if shutil.which("docker") is None:
+        raise errors.BackendError(f"docker is not installed (no `docker` on PATH): install "
+                                  f"it and {_SETUP_HINT}")
+    try:
+        _docker("version", "--format", "{{.Server.Version}}", timeout_s=20)
+    except (processes.CommandError, subprocess.TimeoutExpired) as exc:
+        raise errors.BackendError(f"the docker daemon is not running or not reachable: "
+                                  f"{_SETUP_HINT}.\n{exc}") from exc
+
+
+def cgroup_v1() -> bool:
+    """True if the docker host runs cgroup v1 (kubelet >= 1.35 then needs failCgroupV1: false)."""
+    return _docker("info", "--format", "{{.CgroupVersion}}").strip() == "1"
+
+
+def image_exists(image: str) -> bool:
+    """True if ``image`` is in the local image store (nothing is pulled)."""
+    try:
+        _docker("image", "inspect", "--format", "{{.Id}}", image)
+    except processes.CommandError:
+        return False
+    return True
+
+
+def containers(*labels: str) -> dict[str, bool]:
+    """Container name → running, for every container (also stopped) with all ``labels``."""
+    filters = [arg for label in labels for arg in ("--filter", f"label={label}")]
+    out = _docker("ps", "-a", *filters, "--format", "{{.Names}}\t{{.State}}")
+    found = {}
+    for line in out.splitlines():
+        name, _, state = line.partition("\t")
+        found[name] = state == "running"
+    return found
+
+
+def state(container: str) -> str:
+    """The state of ``container``: running, paused, exited, ..., or 'missing'."""
+    try:
+        return _docker("inspect", "--format", "{{.State.Status}}", container).strip()
+    except processes.CommandError:
+        return "missing"
+
+
+def ipv4(container: str) -> str:
+    """The IPv4 address of ``container`` on its (first) network."""
+    out = _docker("inspect", "--format",
+                  "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", container)
+    addresses = out.split()
+    if not addresses:
+        raise errors.BackendError(f"container {container!r} has no IPv4 address (not running?)")
+    return addresses[0]
+
+
+def exec_in(container: str, argv: Sequence[str], *, timeout_s: float = 60.0) -> str:
+    """Run ``argv`` inside ``container``; its output (CommandError on failure)."""
+    return _docker("exec", container, *argv, timeout_s=timeout_s)
+
+
+def container_action(action: str, names: Sequence[str]) -> None:
+    """``docker stop|start|pause|unpause NAME...`` (stop with no grace: a node lost)."""
+    if not names:
+        return
+    extra = ["--time", "0"] if action == "stop" else []
+    _docker(action, *extra, *names)
+
+
+_UNITS = {"B": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "kB": 1e3 / 2**20,
+          "MB": 1e6 / 2**20, "GB": 1e9 / 2**20}
+
+
+def parse_mem_usage(usage: str) -> float:
+    """MiB in use from docker's ``MemUsage`` column, e.g. ``512.3MiB / 23.4GiB``."""
+    amount = usage.split("/", maxsplit=1)[0].strip()
+    unit = amount.lstrip("0123456789.")
+    if unit not in _UNITS:
+        raise errors.BackendError(f"unexpected docker stats memory figure {usage!r}")
+    return float(amount[: len(amount) - len(unit)]) * _UNITS[unit]
+
+
+def memory_mib(names: Sequence[str]) -> dict[str, float]:
+    """Container → memory in use (MiB), as ``docker stats`` reports it (cgroup, less cache)."""
+    out = _docker("stats", "--no-stream", "--format", "{{.Name}}\t{{.MemUsage}}", *names)
+    return {name: parse_mem_usage(usage)
+            for name, _, usage in (line.partition("\t") for line in out.splitlines())}
+
+
+def gateway(network: str = NETWORK) -> str:
+    """The IPv4 gateway of ``network``: how containers reach a process on this host."""
+    data = json.loads(_docker("network", "inspect", network, "--format", "{{json .IPAM.Config}}"))
+    for entry in data or []:
+        address = entry.get("Gateway", "")
+        if address and ipaddress.ip_address(address).version == 4:
+            return str(address)
+    raise errors.BackendError(f"docker network {network!r} has no IPv4 gateway: {data}")
+
+
+def remove_network_if_unused(network: str = NETWORK) -> bool:
+    """Remove ``network`` if it exists and no container uses it; True if removed."""
+    try:
+        attached = json.loads(_docker("network", "inspect", network,
+                                      "--format", "{{json .Containers}}"))
+    except processes.CommandError:
+        return False
+    if attached:
+        return False
+    _docker("network", "rm", network)
+    return True

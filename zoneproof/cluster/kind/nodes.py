@@ -1,0 +1,103 @@
+"""What runs inside a kind node container: the kubelet unit and the static control-plane pods.
+
+A static pod (etcd, kube-apiserver, kcm, scheduler) is killed by moving its manifest out of
+the kubelet's manifest directory, so the kubelet does not start it again, and SIGKILLing
+its containers through containerd (``ctr``, part of containerd, so in every node image); it
+is restarted by moving the manifest back. The argv builders are pure; the other helpers
+exec them in the node.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from zoneproof.cluster.kind import docker
+
+__all__ = [
+    "KUBEADM_FLAGS",
+    "MANIFESTS",
+    "PARKED",
+    "follow_address_argv",
+    "kubelet_argv",
+    "park_static_pod_argv",
+    "park_static_pod",
+    "running_argv",
+    "static_pod_running",
+    "unpark_static_pod",
+    "unpark_static_pod_argv",
+]
+
+MANIFESTS = "/etc/kubernetes/manifests"
+#: Where a killed static pod's manifest waits (outside the kubelet's view).
+PARKED = "/etc/kubernetes/zoneproof-parked"
+#: containerd's own CLI (part of containerd, so in every node image) in the CRI namespace.
+_CTR = "ctr -n k8s.io"
+_CONTAINER_ID = re.compile(r"[0-9a-f]{12,64}")
+
+
+def _containers_of(pod: str) -> str:
+    """Shell: the ids of every container (any state) of static pod ``pod``."""
+    label = shlex.quote(f'labels."io.kubernetes.container.name"=={pod}')
+    return f"{_CTR} containers ls -q {label}"
+
+
+def kubelet_argv(action: str) -> list[str]:
+    """``systemctl stop|start kubelet``."""
+    return ["systemctl", action, "kubelet"]
+
+
+def park_static_pod_argv(pod: str) -> list[str]:
+    """Move ``pod``'s manifest out of the kubelet's sight, then SIGKILL its containers."""
+    name = shlex.quote(pod)
+    script = (f"mkdir -p {PARKED} && "
+              f"if [ -f {MANIFESTS}/{name}.yaml ]; then mv {MANIFESTS}/{name}.yaml {PARKED}/; fi && "
+              f"for id in $({_containers_of(pod)}); do "
+              f"{_CTR} tasks kill -s SIGKILL \"$id\" 2>/dev/null || true; done")
+    return ["sh", "-c", script]
+
+
+def unpark_static_pod_argv(pod: str) -> list[str]:
+    """Put ``pod``'s manifest back (no-op if it never left)."""
+    name = shlex.quote(pod)
+    return ["sh", "-c", f"if [ -f {PARKED}/{name}.yaml ]; then "
+                        f"mv {PARKED}/{name}.yaml {MANIFESTS}/; fi"]
+
+
+def running_argv(pod: str) -> list[str]:
+    """Print the ids of the running containers of static pod ``pod``."""
+    script = (f"tasks=$({_CTR} tasks ls); for id in $({_containers_of(pod)}); do "
+              f"echo \"$tasks\" | awk -v id=\"$id\" '$1 == id && $3 == \"RUNNING\" {{print id}}'; done")
+    return ["sh", "-c", script]
+
+
+#: kubeadm writes the kubelet's --node-ip here; docker may give a restarted node a new address.
+KUBEADM_FLAGS = "/var/lib/kubelet/kubeadm-flags.env"
+
+
+def follow_address_argv() -> list[str]:
+    """After a restart: wait for systemd, point the kubelet at the node's current address."""
+    script = (
+        "timeout 60 systemctl is-system-running --wait >/dev/null 2>&1; "
+        "cur=$(getent ahostsv4 \"$(hostname)\" | head -n1 | cut -d' ' -f1); "
+        f"old=$(sed -n 's/.*--node-ip=\\([0-9.]*\\).*/\\1/p' {KUBEADM_FLAGS}); "
+        "if [ -n \"$cur\" ] && [ -n \"$old\" ] && [ \"$cur\" != \"$old\" ]; then "
+        f"sed -i \"s/--node-ip=$old/--node-ip=$cur/\" {KUBEADM_FLAGS} && "
+        "systemctl restart kubelet && echo \"node-ip $old -> $cur\"; fi")
+    return ["sh", "-c", script]
+
+
+def park_static_pod(node: str, pod: str) -> None:
+    """Kill static pod ``pod`` on ``node`` so that it stays dead."""
+    docker.exec_in(node, park_static_pod_argv(pod))
+
+
+def unpark_static_pod(node: str, pod: str) -> None:
+    """Let the kubelet of ``node`` start static pod ``pod`` again."""
+    docker.exec_in(node, unpark_static_pod_argv(pod))
+
+
+def static_pod_running(node: str, pod: str) -> bool:
+    """True if a container of static pod ``pod`` runs on ``node`` (per containerd)."""
+    out = docker.exec_in(node, running_argv(pod))
+    return any(_CONTAINER_ID.fullmatch(line.strip()) for line in out.splitlines())
