@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from zoneproof import binaries
+
 
 def test_unknown_backend_is_a_usage_error_listing_valid_ones(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--zp-backend", "nope")
@@ -66,6 +68,7 @@ def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) 
     assert doc["counts"] == {"passed": 2, "skipped": 1}
     assert doc["versions"]["python"]["chaostoolkit-lib"].startswith("1.44")
     assert doc["versions"]["components"]["controller"]["variant"] == "reference"
+    assert doc["versions"]["binaries"]["kind"]["version"] == binaries.PINS.kind
 
 
 @pytest.mark.parametrize(("args", "message"), [

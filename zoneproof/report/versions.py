@@ -6,7 +6,8 @@ import importlib.metadata
 from typing import Any
 
 from zoneproof import errors
-from zoneproof.binaries import BINARIES, PINS, resolve_all, sha256_of
+from zoneproof.binaries import BINARIES, PINS, sha256_of
+from zoneproof.binaries.resolve import resolve
 
 __all__ = ["PACKAGES", "collect"]
 
@@ -23,13 +24,18 @@ def _package(name: str) -> str:
 
 
 def _binaries() -> dict[str, Any]:
-    try:
-        found = resolve_all(build_missing=False, progress=lambda _: None)
-    except errors.BinaryError as exc:
-        return {"error": str(exc)}
-    return {name: {"project": project, "version": PINS.version_of(project),
-                   "path": str(found.path(name)), "sha256": sha256_of(found.path(name))}
-            for name, project in BINARIES.items()}
+    """Each pinned binary: version, and path + SHA-256 when it is built (never builds)."""
+    out: dict[str, Any] = {}
+    for name, project in BINARIES.items():
+        entry: dict[str, Any] = {"project": project, "version": PINS.version_of(project)}
+        try:
+            path = resolve(name, build_missing=False, progress=lambda _: None)
+        except errors.BinaryError:
+            entry["path"] = None
+        else:
+            entry |= {"path": str(path), "sha256": sha256_of(path)}
+        out[name] = entry
+    return out
 
 
 def collect(components: dict[str, Any]) -> dict[str, Any]:
