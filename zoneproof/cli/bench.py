@@ -91,10 +91,8 @@ def _etcd_failover(bed: LocalCluster) -> tuple[float, float]:
 def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> figures.Summary:
     """Measure ``runs`` fresh beds; returns figure → {median, min, max} and prints a table."""
     backend = LocalBackend()
-    samples: dict[str, list[float]] = {}
-
-    def note(key: str, value: float) -> None:
-        samples.setdefault(key, []).append(value)
+    samples = figures.Samples()
+    note = samples.note
 
     for run in range(1, runs + 1):
         name = f"zp-bench-{uuid.uuid4().hex[:6]}"

@@ -31,10 +31,8 @@ def _not_ready_detection(cluster: KindCluster) -> float:
 def bench_kind(runs: int, progress: Progress, out: Path | None = None) -> figures.Summary:
     """Up (every node Ready), memory of the node containers, NotReady detection, down."""
     backend = KindBackend()
-    samples: dict[str, list[float]] = {}
-
-    def note(key: str, value: float) -> None:
-        samples.setdefault(key, []).append(value)
+    samples = figures.Samples()
+    note = samples.note
 
     for run in range(1, runs + 1):
         name = f"bench-{uuid.uuid4().hex[:6]}"

@@ -8,9 +8,17 @@ from pathlib import Path
 
 from zoneproof.cluster.interface import Progress
 
-__all__ = ["Summary", "percentile", "summarize"]
+__all__ = ["Samples", "Summary", "percentile", "summarize"]
 
 Summary = dict[str, dict[str, float]]
+
+
+class Samples(dict[str, list[float]]):
+    """Figure name → every value measured for it."""
+
+    def note(self, key: str, value: float) -> None:
+        """Add one measured ``value`` of figure ``key``."""
+        self.setdefault(key, []).append(value)
 
 
 def summarize(samples: dict[str, list[float]], progress: Progress, out: Path | None = None
