@@ -12,6 +12,7 @@ import pytest
 from kubernetes import client
 from zoneproof_fixtures import settings
 
+from zoneproof import faults
 from zoneproof._util import kube, waiting
 from zoneproof.cluster.interface import Cluster
 
@@ -24,10 +25,7 @@ _RUN_NAMESPACE_PREFIX = "zp-"
 def restore_bed(module_bed: Cluster) -> Iterator[None]:
     """Whatever an experiment left: kubelets started, nodes Ready, etcd healthy."""
     yield
-    nodes = [n for zone in module_bed.nodes_by_zone().values() for n in zone]
-    for node in nodes:
-        module_bed.start_kubelet(node)  # no-op while it runs
-    module_bed.wait_nodes(nodes, ready=True, timeout_s=_RESTORE_TIMEOUT_S)
+    faults.restore_nodes(module_bed, timeout_s=_RESTORE_TIMEOUT_S)
     module_bed.wait_etcd_healthy(timeout_s=_RESTORE_TIMEOUT_S)
     with kube.api_client(module_bed.kubeconfig) as api:
         core = client.CoreV1Api(api)

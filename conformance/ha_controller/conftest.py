@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 from zoneproof_fixtures import namespaces
 
+from zoneproof import faults
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.controllers import ControllerReplicas, ControllerSettings
@@ -44,10 +45,7 @@ def bed_core(module_bed: Cluster) -> Iterator[client.CoreV1Api]:
 def restore_nodes(module_bed: Cluster) -> Iterator[None]:
     """After each test: every node's kubelet runs again and every node is Ready."""
     yield
-    nodes = [n for zone in module_bed.nodes_by_zone().values() for n in zone]
-    for node in nodes:
-        module_bed.start_kubelet(node)  # no-op while it runs
-    module_bed.wait_nodes(nodes, ready=True, timeout_s=_RESTORE_TIMEOUT_S)
+    faults.restore_nodes(module_bed, timeout_s=_RESTORE_TIMEOUT_S)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from zoneproof import errors
 from zoneproof._util import kube
 from zoneproof.chaos import k8s, session, workloads
 from zoneproof.cluster.interface import Capability
+from zoneproof.components import controllers
 
 __all__ = [
     "apiserver_ready",
@@ -75,11 +76,4 @@ def workloads_running(replicas: int = 3, configuration: Configuration = None) ->
 def controller_leader(configuration: Configuration = None) -> str:
     """The controller Lease's holder ('' when free or absent)."""
     run = session.current(configuration)
-    try:
-        lease = client.CoordinationV1Api(run.api).read_namespaced_lease(
-            run.settings.lease_name, run.settings.lease_namespace)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return ""
-        raise
-    return str(lease.spec.holder_identity or "")
+    return controllers.lease_holder(run.api, run.settings.lease_namespace, run.settings.lease_name)

@@ -20,11 +20,22 @@ from zoneproof import errors
 from zoneproof._util import daemons, kube, waiting
 from zoneproof.cluster.interface import Cluster
 
-__all__ = ["GROUP", "REFERENCE_COMMAND", "ControllerReplicas", "ControllerSettings"]
+__all__ = ["GROUP", "REFERENCE_COMMAND", "ControllerReplicas", "ControllerSettings", "lease_holder"]
 
 #: Group of every controller identity; RBAC is bound to it.
 GROUP = "zoneproof:ha-controllers"
 ROLE = "zoneproof-ha-controller"
+
+def lease_holder(api: client.ApiClient, namespace: str, name: str) -> str:
+    """holderIdentity of Lease ``namespace/name`` now ('' if free or absent)."""
+    try:
+        lease = client.CoordinationV1Api(api).read_namespaced_lease(name, namespace)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return ""
+        raise
+    return str(lease.spec.holder_identity or "")
+
 
 REFERENCE_COMMAND = (
     "{python} -m zoneproof.components.ha_controller --kubeconfig {kubeconfig} "
@@ -148,14 +159,7 @@ class ControllerReplicas:
 
     def holder(self) -> str:
         """The Lease's holderIdentity now ('' if free or absent)."""
-        try:
-            lease = client.CoordinationV1Api(self.api).read_namespaced_lease(
-                self.settings.lease_name, self.settings.lease_namespace)
-        except client.ApiException as exc:
-            if exc.status == 404:
-                return ""
-            raise
-        return lease.spec.holder_identity or ""
+        return lease_holder(self.api, self.settings.lease_namespace, self.settings.lease_name)
 
     def wait_leader(self, timeout_s: float, *, not_: str = "") -> str:
         """Wait until one of the replicas (other than ``not_``) holds the Lease."""

@@ -15,6 +15,7 @@ from zoneproof.faults.library import (
     KillEtcdMembers,
     StopKubelets,
     ZoneOutage,
+    restore_nodes,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "KillEtcdMembers",
     "StopKubelets",
     "ZoneOutage",
+    "restore_nodes",
 ]

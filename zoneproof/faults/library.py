@@ -130,3 +130,13 @@ class KillComponent:
 
     def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
         cluster.restart_component(self.component)
+
+
+def restore_nodes(cluster: Cluster, *, timeout_s: float) -> list[str]:
+    """Start every node's kubelet (a no-op where it runs) and wait until all are Ready;
+    the nodes. What tests call after a fault, whatever the fault left."""
+    nodes = [n for zone in cluster.nodes_by_zone().values() for n in zone]
+    for node in nodes:
+        cluster.start_kubelet(node)
+    cluster.wait_nodes(nodes, ready=True, timeout_s=timeout_s)
+    return nodes
