@@ -12,7 +12,7 @@ from kubernetes import client, watch
 
 from zoneproof._util import kube, waiting
 from zoneproof.cluster._common import node_ready
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, Cluster
 
 pytestmark = pytest.mark.destructive
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -89,3 +89,30 @@ def test_one_node_stops_alone_and_recovers(bed: Cluster) -> None:
     assert recorder.nodes() == {victim}
     waiting.wait_for(lambda: (UNREACHABLE not in _taints(core, victim), _taints(core, victim)),
                      what=f"kcm to lift the unreachable taint of {victim}", timeout_s=30)
+
+
+def _pod_ready(core: client.CoreV1Api, name: str) -> tuple[bool, str]:
+    conditions = core.read_namespaced_pod(name, "default").status.conditions or []
+    status = next((c.status for c in conditions if c.type == "Ready"), "absent")
+    return status == "True", status
+
+
+def test_running_pod_is_unready_while_its_kubelet_is_gone_and_ready_again_after(
+        bed: Cluster) -> None:
+    """kcm marks the pods of a NotReady node unready; the returning (fake) kubelet reports
+    them Ready again, as a real one does."""
+    victim = bed.nodes_by_zone()["zone-c"][0]
+    core = client.CoreV1Api(kube.api_client(bed.kubeconfig))
+    stay = [{"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 3600}
+            for key in (UNREACHABLE, "node.kubernetes.io/not-ready")]
+    core.create_namespaced_pod("default", {
+        "metadata": {"name": "stays"},
+        "spec": {"nodeName": victim, "tolerations": stay,
+                 "containers": [{"name": "c", "image": WORKLOAD_IMAGE}]}})
+    waiting.wait_for(lambda: _pod_ready(core, "stays"), what="pod Ready", timeout_s=30)
+    bed.stop_kubelet(victim)
+    waiting.wait_for(lambda: (not _pod_ready(core, "stays")[0], None),
+                     what="kcm to mark the pod unready", timeout_s=30 + MARGIN_S)
+    bed.start_kubelet(victim)
+    waiting.wait_for(lambda: _pod_ready(core, "stays"), what="pod Ready again",
+                     timeout_s=MARGIN_S)

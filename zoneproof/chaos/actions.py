@@ -420,20 +420,24 @@ def deploy_zone_tolerant_workload(replicas: int = 3, timeout_s: float = 90.0,
     return {"spread": spread, "ready_per_zone": placed}
 
 
-def expect_zone_tolerant_available(min_available: int = 2, avoid_zone: str = "",
+def expect_zone_tolerant_available(avoid_zone: str, min_available: int = 0,
                                    timeout_s: float = 30.0,
                                    configuration: Configuration = None) -> dict[str, int]:
-    """Wait until at least ``min_available`` pods of the zone-tolerant workload are Ready
-    outside ``avoid_zone``; Ready pods per zone."""
+    """Wait until enough pods of the zone-tolerant workload are Ready outside ``avoid_zone``:
+    ``min_available``, or (0) what its zone spread guarantees, replicas - ceil(replicas /
+    zones) and at least 1. Ready pods per zone."""
     run = session.current(configuration)
     namespace, zones = _tolerant_namespace(run), _node_zones(run)
+    if min_available <= 0:
+        replicas = tolerant.zone_spread(run.api, namespace)["replicas"]
+        min_available = max(1, tolerant.guaranteed_available(replicas, len(set(zones.values()))))
 
     def probe() -> tuple[bool, dict[str, int]]:
         counts = tolerant.ready_per_zone(run.api, namespace, zones)
         return sum(n for z, n in counts.items() if z != avoid_zone) >= min_available, counts
 
     return waiting.wait_for(probe, what=f">= {min_available} Ready pods of {namespace}/"
-                            f"{tolerant.NAME} outside {avoid_zone or '-'}", timeout_s=timeout_s,
+                            f"{tolerant.NAME} outside {avoid_zone}", timeout_s=timeout_s,
                             interval_s=0.5, ignore=(client.ApiException,))
 
 

@@ -1,12 +1,14 @@
 """A workload the webhook under test makes zone-failure tolerant, and how it is spread.
 
 Its namespace is selected by the webhook with failure tolerance ``zone`` over the
-cluster's zones; its Deployment is of type ``server`` and states no spread of its own, so
-any zone spread it has is the webhook's mutation.
+cluster's zones; its Deployment is of type ``server``, asks for its replica count through
+the webhook's replicas annotation (the table value would be 2) and states no spread of its
+own, so any zone spread it has is the webhook's mutation.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -17,7 +19,7 @@ from zoneproof.chaos import workloads
 from zoneproof.cluster import interface
 from zoneproof.components.ha_config import keys
 
-__all__ = ["NAME", "apply", "ready_per_zone", "zone_spread"]
+__all__ = ["NAME", "apply", "guaranteed_available", "ready_per_zone", "zone_spread"]
 
 NAME = "tolerant"
 _LABELS = {"app": "zoneproof-zone-tolerant"}
@@ -30,7 +32,8 @@ def apply(api: client.ApiClient, *, namespace: str, zones: list[str], replicas: 
         annotations={keys.ANNOTATION_FAILURE_TOLERANCE_TYPE: "zone",
                      keys.ANNOTATION_ZONES: ",".join(zones)})
     client.AppsV1Api(api).create_namespaced_deployment(namespace, {
-        "metadata": {"name": NAME, "labels": {keys.LABEL_TYPE: keys.TYPE_SERVER}},
+        "metadata": {"name": NAME, "labels": {keys.LABEL_TYPE: keys.TYPE_SERVER},
+                     "annotations": {keys.ANNOTATION_REPLICAS: str(replicas)}},
         "spec": {"replicas": replicas, "selector": {"matchLabels": _LABELS}, "template": {
             "metadata": {"labels": _LABELS},
             "spec": {"terminationGracePeriodSeconds": 5,
@@ -50,6 +53,12 @@ def zone_spread(api: client.ApiClient, namespace: str) -> dict[str, Any]:
                     "replicas": deployment.spec.replicas}
     raise errors.FaultError(f"deployment {namespace}/{NAME} has no zone topology spread "
                             "constraint: the webhook under test did not mutate it")
+
+
+def guaranteed_available(replicas: int, zones: int) -> int:
+    """Pods a zone spread of maxSkew 1 keeps outside any one lost zone: at most
+    ceil(replicas / zones) share a zone (pure)."""
+    return replicas - math.ceil(replicas / zones) if zones > 0 else 0
 
 
 def ready_per_zone(api: client.ApiClient, namespace: str, node_zones: dict[str, str]

@@ -45,7 +45,9 @@ def test_kwok_per_node_and_per_zone() -> None:
     stages = (Path("/s/a.yaml"), Path("/s/b.yaml"))
     per_node = render.kwok_argv(Path("/kwok"), SPEC, PATHS, stages, group="zone-a-node-1", index=0)
     assert _flag(per_node, "--manage-single-node") == "zone-a-node-1"
-    assert _flag(per_node, "--config") == "/s/a.yaml,/s/b.yaml"
+    own = render.OWN_KWOK_STAGES
+    assert _flag(per_node, "--config") == ",".join(["/s/a.yaml", "/s/b.yaml", *map(str, own)])
+    assert all(stage.is_file() for stage in own)
     zone_spec = ClusterSpec(kwok_per="zone")
     per_zone = render.kwok_argv(Path("/kwok"), zone_spec, PATHS, stages, group="zone-b", index=1)
     assert _flag(per_zone, "--manage-nodes-with-label-selector") == \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -192,16 +193,22 @@ def kwok_cidr(index: int) -> str:
     return f"10.{128 + index // 256}.{index % 256}.0/24"
 
 
+#: zoneproof's own kwok stages, after kwok's: a returning fake kubelet re-readies its pods.
+OWN_KWOK_STAGES = (Path(str(resources.files("zoneproof.cluster.local") / "kwok_stages"
+                            / "pod-ready-again.yaml")),)
+
+
 def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Path, ...], *,
               group: str, index: int) -> list[str]:
-    """kwok faking the kubelet of one node (kwok_per=node) or of one zone's nodes."""
+    """kwok faking the kubelet of one node (kwok_per=node) or of one zone's nodes, with
+    kwok's ``stages`` and zoneproof's own."""
     if spec.kwok_per == "node":
         manage = ["--manage-single-node", group]
     else:
         manage = ["--manage-nodes-with-label-selector", f"topology.kubernetes.io/zone={group}"]
     return [
         str(binary), "--kubeconfig", str(paths.kwok_kubeconfig),
-        "--config", ",".join(str(s) for s in stages),
+        "--config", ",".join(str(s) for s in (*stages, *OWN_KWOK_STAGES)),
         *manage,
         "--cidr", kwok_cidr(index),
         "--node-lease-duration-seconds", str(spec.timings.node_lease_duration_s),
