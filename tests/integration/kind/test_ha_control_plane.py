@@ -1,11 +1,13 @@
 """3 control-plane nodes (stacked etcd, 3 members): quorum experiments on real static pods.
 
 kill one member → writes go on; kill a second → quorum lost (the survivor reports no health,
-writes fail); give both back → every member healthy, writes go on.
+writes fail); give both back → every member healthy, writes go on. A control-plane node
+container stopped and started again comes back at its address, its etcd member healthy.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -75,3 +77,23 @@ def test_quorum_survives_one_member_and_is_lost_with_two(ha: KindCluster) -> Non
     ha.wait_etcd_healthy(timeout_s=120)
     waiting.wait_for(lambda: (not _write_fails(ha), None),
                      what="writes after the quorum is back", timeout_s=120, interval_s=1)
+
+
+def test_restarted_control_plane_node_keeps_its_address_and_member(ha: KindCluster) -> None:
+    plane = next(m for m in ha.etcd_members() if m != ha.etcd_leader())
+    worker = ha.nodes_by_zone()["zone-a"][0]
+    victims = [plane, worker]
+    before = {v: docker.addresses(v) for v in victims}
+    ha.stop_nodes(victims)
+    try:
+        waiting.wait_for(lambda: (not _write_fails(ha), None),
+                         what="writes with one control-plane node stopped", timeout_s=60,
+                         interval_s=1)
+    finally:
+        # highest address first: unpinned, docker would hand it the lower free one
+        for victim in sorted(victims, key=lambda v: ipaddress.ip_address(before[v][0]),
+                             reverse=True):
+            ha.start_nodes([victim])
+    assert {v: docker.addresses(v) for v in victims} == before
+    ha.wait_etcd_healthy(timeout_s=180)
+    ha.wait_nodes(victims, ready=True, timeout_s=180)

@@ -6,6 +6,7 @@ leaves it whole again. Figures (up time, NotReady detection) are printed (``-s``
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -144,15 +145,21 @@ def test_paused_node_container_goes_not_ready_and_returns(kc: KindCluster) -> No
     kc.wait_nodes([victim], ready=True, timeout_s=RESTORE_S)
 
 
-def test_stopped_node_container_goes_not_ready_and_rejoins(kc: KindCluster) -> None:
-    victim = kc.nodes_by_zone()["zone-c"][0]
-    kc.stop_nodes([victim])
+def test_stopped_node_containers_go_not_ready_and_rejoin_at_their_addresses(
+        kc: KindCluster) -> None:
+    victims = kc.nodes_by_zone()["zone-c"]
+    before = {v: docker.addresses(v) for v in victims}
+    kc.stop_nodes(victims)
     try:
-        kc.wait_nodes([victim], ready=False, timeout_s=GRACE_S + MARGIN_S)
-        assert docker.state(victim) == "exited"
+        kc.wait_nodes(victims, ready=False, timeout_s=GRACE_S + MARGIN_S)
+        assert {docker.state(v) for v in victims} == {"exited"}
     finally:
-        kc.start_nodes([victim])
-    kc.wait_nodes([victim], ready=True, timeout_s=RESTORE_S)
+        # highest address first: unpinned, docker would hand it the lower free one
+        for victim in sorted(victims, key=lambda v: ipaddress.ip_address(before[v][0]),
+                             reverse=True):
+            kc.start_nodes([victim])
+    assert {v: docker.addresses(v) for v in victims} == before
+    kc.wait_nodes(victims, ready=True, timeout_s=RESTORE_S)
 
 
 def test_killed_scheduler_stays_down_until_restarted(kc: KindCluster) -> None:

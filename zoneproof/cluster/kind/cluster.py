@@ -9,7 +9,6 @@ kubelet through systemd, static control-plane pods through their manifests and c
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,7 +17,7 @@ import urllib3
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import waiting
+from zoneproof._util import processes, waiting
 from zoneproof.cluster import _etcd, state
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component
@@ -28,7 +27,6 @@ from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = ["ROLE_LABEL", "KindCluster", "KindPaths"]
 
-log = logging.getLogger(__name__)
 
 ROLE_LABEL = "io.x-k8s.kind.role"
 #: etcd: a restarted member's kubelet first gives up on its mirror pod (~35 s per API call
@@ -125,19 +123,28 @@ class KindCluster(ApiCluster):
         self._each(self.start_kubelet, self.zone_nodes(zone))
 
     def stop_nodes(self, nodes: list[str]) -> None:
-        """``docker stop --time 0``: the node is gone, kubelet, pods and all."""
-        docker.container_action("stop", [self._node(n) for n in nodes])
+        """``docker stop --time 0``: the node is gone, kubelet, pods and all. Its addresses
+        are pinned first, so that ``start_nodes`` brings it back as the same node."""
+        names = [self._node(n) for n in nodes]
+        held = {name: docker.addresses(name) for name in names}
+        docker.container_action("stop", names)
+        for name, (ipv4, ipv6) in held.items():
+            if ipv4:  # empty: it was already stopped (and pinned then)
+                docker.pin_addresses(name, ipv4, ipv6)
 
     def start_nodes(self, nodes: list[str]) -> None:
-        """``docker start``; the kubelet follows the node to a new address if docker gave it
-        one (control-plane nodes' static pods and certificates do not: workers only)."""
-        docker.container_action("start", [self._node(n) for n in nodes])
-
-        def follow(node: str) -> None:
-            if moved := docker.exec_in(node, nodes_.follow_address_argv(), timeout_s=90).strip():
-                log.info("%s: %s", node, moved)
-
-        self._each(follow, nodes)
+        """``docker start``, at the addresses the node had (see ``stop_nodes``)."""
+        names = [self._node(n) for n in nodes]
+        try:
+            docker.container_action("start", names)
+        except processes.CommandError as exc:
+            if "address already in use" not in exc.output.lower():
+                raise
+            raise errors.FaultError(
+                f"cannot start {names}: while stopped, a node's address on docker network "
+                f"{docker.NETWORK} was taken by another container (`docker network inspect "
+                f"{docker.NETWORK}` shows which); remove that container and start the nodes "
+                "again") from exc
 
     def pause_nodes(self, nodes: list[str]) -> None:
         """``docker pause``: every process of the node is frozen."""

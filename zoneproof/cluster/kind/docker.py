@@ -28,6 +28,7 @@ __all__ = [
     "ipv4",
     "memory_mib",
     "parse_mem_usage",
+    "pin_addresses",
     "remove_network_if_unused",
     "state",
 ]
@@ -100,6 +101,24 @@ def ipv4(container: str) -> str:
     if not addresses:
         raise errors.BackendError(f"container {container!r} has no IPv4 address (not running?)")
     return addresses[0]
+
+
+def addresses(container: str, network: str = NETWORK) -> tuple[str, str]:
+    """(IPv4, IPv6) of ``container`` on ``network``; empty strings while it is stopped."""
+    out = _docker("inspect", "--format",
+                  f'{{{{with index .NetworkSettings.Networks "{network}"}}}}'
+                  "{{.IPAddress}} {{.GlobalIPv6Address}}{{end}}", container)
+    ipv4_, _, ipv6 = out.strip().partition(" ")
+    return ipv4_, ipv6.strip()
+
+
+def pin_addresses(container: str, ipv4_: str, ipv6: str = "", network: str = NETWORK) -> None:
+    """Reconnect stopped ``container`` to ``network`` with fixed addresses: its next start keeps
+    them (docker otherwise hands out whatever is free, and a node's certificates, kubelet
+    --node-ip and etcd peer URLs name the old one)."""
+    _docker("network", "disconnect", network, container)
+    _docker("network", "connect", "--alias", container, "--ip", ipv4_,
+            *(["--ip6", ipv6] if ipv6 else []), network, container)
 
 
 def exec_in(container: str, argv: Sequence[str], *, timeout_s: float = 60.0) -> str:

@@ -15,10 +15,8 @@ import shlex
 from zoneproof.cluster.kind import docker
 
 __all__ = [
-    "KUBEADM_FLAGS",
     "MANIFESTS",
     "PARKED",
-    "follow_address_argv",
     "kubelet_argv",
     "park_static_pod_argv",
     "park_static_pod",
@@ -68,22 +66,6 @@ def running_argv(pod: str) -> list[str]:
     """Print the ids of the running containers of static pod ``pod``."""
     script = (f"tasks=$({_CTR} tasks ls); for id in $({_containers_of(pod)}); do "
               f"echo \"$tasks\" | awk -v id=\"$id\" '$1 == id && $3 == \"RUNNING\" {{print id}}'; done")
-    return ["sh", "-c", script]
-
-
-#: kubeadm writes the kubelet's --node-ip here; docker may give a restarted node a new address.
-KUBEADM_FLAGS = "/var/lib/kubelet/kubeadm-flags.env"
-
-
-def follow_address_argv() -> list[str]:
-    """After a restart: wait for systemd, point the kubelet at the node's current address."""
-    script = (
-        "timeout 60 systemctl is-system-running --wait >/dev/null 2>&1; "
-        "cur=$(getent ahostsv4 \"$(hostname)\" | head -n1 | cut -d' ' -f1); "
-        f"old=$(sed -n 's/.*--node-ip=\\([0-9.]*\\).*/\\1/p' {KUBEADM_FLAGS}); "
-        "if [ -n \"$cur\" ] && [ -n \"$old\" ] && [ \"$cur\" != \"$old\" ]; then "
-        f"sed -i \"s/--node-ip=$old/--node-ip=$cur/\" {KUBEADM_FLAGS} && "
-        "systemctl restart kubelet && echo \"node-ip $old -> $cur\"; fi")
     return ["sh", "-c", script]
 
 
