@@ -32,11 +32,14 @@ test: lint build
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind"
 
 # The kind backend on this machine: docker (set up if needed, as root), the offline node
-# image (built once, ~11 min cold), then the kind tests on real kind clusters.
+# image (built once, ~11 min cold), the kind tests on real kind clusters, then the same
+# conformance suite and the zone-outage experiment on kind (--zp-backend kind, unchanged).
 test-kind: setup
 	bash scripts/setup-docker.sh
 	$(BIN)/zoneproof build --node-image
-	$(BIN)/pytest -m kind -p no:xdist tests/integration/kind
+	$(BIN)/pytest -p no:xdist -m kind tests/integration/kind
+	$(BIN)/pytest -p no:xdist -m "not mutants" --zp-backend kind conformance \
+		chaos/test_experiments.py --zp-experiments zone-outage
 
 # The release gate on the default local backend: build, up, suite, reports, down.
 qualify: build

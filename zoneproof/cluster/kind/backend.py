@@ -146,6 +146,7 @@ class KindBackend:
         return paths
 
     def _kind_create(self, kind: Path, cluster: KindCluster, retain: bool) -> None:
+        docker.ensure_network()
         argv = [str(kind), "create", "cluster", "--name", cluster.kind_name,
                 "--config", str(cluster.paths.config), "--image", cluster.image,
                 "--kubeconfig", str(cluster.paths.kubeconfig), "--wait", "0s"]

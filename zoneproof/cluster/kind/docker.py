@@ -22,6 +22,7 @@ __all__ = [
     "container_action",
     "containers",
     "ensure_daemon",
+    "ensure_network",
     "exec_in",
     "gateway",
     "image_exists",
@@ -117,8 +118,16 @@ def pin_addresses(container: str, ipv4_: str, ipv6: str = "", network: str = NET
     them (docker otherwise hands out whatever is free, and a node's certificates, kubelet
     --node-ip and etcd peer URLs name the old one)."""
     _docker("network", "disconnect", network, container)
-    _docker("network", "connect", "--alias", container, "--ip", ipv4_,
-            *(["--ip6", ipv6] if ipv6 else []), network, container)
+    try:
+        _docker("network", "connect", "--alias", container, "--ip", ipv4_,
+                *(["--ip6", ipv6] if ipv6 else []), network, container)
+    except processes.CommandError as exc:
+        _docker("network", "connect", "--alias", container, network, container)
+        raise errors.BackendError(
+            f"cannot pin {container}'s address on docker network {network} ({exc.output.strip()}); "
+            f"the network was not made by zoneproof with a stated subnet: delete zoneproof's kind "
+            f"clusters (`zoneproof down --backend kind --name NAME`) so that it is made again"
+        ) from exc
 
 
 def exec_in(container: str, argv: Sequence[str], *, timeout_s: float = 60.0) -> str:
@@ -154,14 +163,38 @@ def memory_mib(names: Sequence[str]) -> dict[str, float]:
             for name, _, usage in (line.partition("\t") for line in out.splitlines())}
 
 
-def gateway(network: str = NETWORK) -> str:
-    """The IPv4 gateway of ``network``: how containers reach a process on this host."""
+def _ipv4_config(network: str) -> tuple[str, str]:
+    """(subnet, gateway) of ``network``'s IPv4 pool."""
     data = json.loads(_docker("network", "inspect", network, "--format", "{{json .IPAM.Config}}"))
     for entry in data or []:
-        address = entry.get("Gateway", "")
+        subnet, address = entry.get("Subnet", ""), entry.get("Gateway", "")
         if address and ipaddress.ip_address(address).version == 4:
-            return str(address)
+            return str(subnet), str(address)
     raise errors.BackendError(f"docker network {network!r} has no IPv4 gateway: {data}")
+
+
+def gateway(network: str = NETWORK) -> str:
+    """The IPv4 gateway of ``network``: how containers reach a process on this host."""
+    return _ipv4_config(network)[1]
+
+
+def ensure_network(network: str = NETWORK) -> None:
+    """Create ``network`` unless it exists: a masquerading bridge, like kind's own, but with
+    its IPv4 subnet stated, since docker pins a stopped node's address (``pin_addresses``)
+    only on networks with user-configured subnets. The subnet is the free one docker's
+    pool hands a throwaway network of the same name."""
+    try:
+        _docker("network", "inspect", "--format", "{{.Id}}", network)
+        return
+    except processes.CommandError:
+        pass
+    _docker("network", "create", "--driver", "bridge", network)
+    try:
+        subnet, gateway_ = _ipv4_config(network)
+    finally:
+        _docker("network", "rm", network)
+    _docker("network", "create", "--driver", "bridge", "--subnet", subnet, "--gateway", gateway_,
+            "--opt", "com.docker.network.bridge.enable_ip_masquerade=true", network)
 
 
 def remove_network_if_unused(network: str = NETWORK) -> bool:
