@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build test test-kind lint unit qualify down clean
+.PHONY: setup build test test-local test-kind lint unit qualify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +26,11 @@ lint: setup
 unit: setup
 	$(BIN)/pytest tests/unit -q
 
-# Every test: unit, test-bed integration, conformance and chaos, on real local beds.
-# The kind backend's tests (real kind clusters, ~10 min) run in test-kind.
-test: lint build
+# Every test: on local beds, then on kind clusters.
+test: test-local test-kind
+
+# Unit, test-bed integration, conformance and chaos, on real local beds (no docker needed).
+test-local: lint build
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind"
 
 # The kind backend on this machine: docker (set up if needed, as root), the offline node

@@ -83,10 +83,17 @@ def alive(record: DaemonRecord) -> bool:
     return stat is not None and stat[0] not in ("Z", "X") and stat[1] == record.start_ticks
 
 
-def exit_code(record: DaemonRecord) -> int | None:
-    """The exit code of a process this interpreter started, once it has ended (else None)."""
+def exit_code(record: DaemonRecord, timeout_s: float = 10.0) -> int | None:
+    """The exit code of a process this interpreter started and ``alive`` saw end; None if
+    it is not ours or still runs after ``timeout_s``. Waits: a multi-threaded process shows
+    as a zombie in /proc while its other threads die, before it can be reaped."""
     child = _children.get(record.pid) or _ended.get(record.pid)
-    return None if child is None else child.poll()
+    if child is None:
+        return None
+    try:
+        return child.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def send(record: DaemonRecord, sig: signal.Signals) -> bool:

@@ -12,12 +12,12 @@ __all__ = ["SEARCH_START", "SEARCH_STOP", "choose_base", "is_free"]
 SEARCH_START = 21000
 SEARCH_STOP = 32000
 
-def is_free(port: int) -> bool:
-    """True if nothing listens on 127.0.0.1:``port`` (a bind test, as Go listeners bind)."""
+def is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True if nothing listens on ``host``:``port`` (a bind test, as Go listeners bind)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind(("127.0.0.1", port))
+            probe.bind((host, port))
         except OSError:
             return False
     return True

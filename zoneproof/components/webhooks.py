@@ -102,7 +102,8 @@ class RunningWebhook:
         sans = tuple(dict.fromkeys((host, "127.0.0.1", "localhost")))
         cert_file, key_file = certs.issue_cert(
             ca, "zoneproof-webhook", sans=sans).write(self.workdir, "serving")
-        port = ports.choose_base(1, explicit=None, start=20000, stop=21000)
+        port = ports.choose_base(1, explicit=None, start=20000, stop=21000,
+                                 free=lambda p: ports.is_free(p, host))
         argv = shlex.split(self.settings.command.format(
             python=shlex.quote(sys.executable), kubeconfig=shlex.quote(str(self.cluster.kubeconfig)),
             port=port, cert_file=shlex.quote(str(cert_file)), key_file=shlex.quote(str(key_file)),

@@ -6,7 +6,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from zoneproof._util import daemons
+from zoneproof._util import daemons, waiting
 
 
 def _sleeper(tmp_path: Path, marker: str, *, ignore_term: bool = False) -> daemons.DaemonRecord:
@@ -54,3 +54,23 @@ def test_record_round_trip(tmp_path: Path) -> None:
     record = _sleeper(tmp_path, "m4")
     assert daemons.DaemonRecord.from_dict(record.to_dict()) == record
     daemons.stop(record)
+
+
+def test_exit_code_of_a_process_that_ended_with_threads_still_running(tmp_path: Path) -> None:
+    """The main thread exits non-zero while another thread sleeps: the code is read once
+    the whole process is reaped, not None from the zombie-leader window."""
+    code = ("import os, threading, time\n"
+            "threading.Thread(target=time.sleep, args=(0.5,), daemon=True).start()\n"
+            "os._exit(3)\n")
+    record = daemons.start("threads", [sys.executable, "-c", code], tmp_path / "t.log")
+    waiting.wait_for(lambda: (not daemons.alive(record), None), what="exit", timeout_s=10,
+                     interval_s=0.01)
+    assert daemons.exit_code(record) == 3
+
+
+def test_exit_code_of_a_running_process_is_none(tmp_path: Path) -> None:
+    record = _sleeper(tmp_path, "zp-test-running")
+    try:
+        assert daemons.exit_code(record, timeout_s=0.2) is None
+    finally:
+        daemons.stop(record, timeout_s=5)

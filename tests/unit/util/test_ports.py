@@ -39,3 +39,13 @@ def test_is_free_sees_a_real_listener() -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         assert not ports.is_free(listener.getsockname()[1])
+
+
+def test_is_free_checks_the_address_it_is_given() -> None:
+    """A listener on another address (e.g. a docker gateway) is seen only there."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.2", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert not ports.is_free(port, "127.0.0.2")
+        assert ports.is_free(port)  # 127.0.0.1: another address, free
