@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import urllib3
 import yaml
@@ -20,16 +20,17 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import certs, kube, waiting
+from zoneproof.cluster import state
 from zoneproof.cluster.interface import Capability, Component, Progress
 
 __all__ = [
     "ZONE_LABEL",
     "ApiCluster",
+    "StateDirBackend",
     "Step",
     "no_interrupts",
     "node_ready",
     "run_creation",
-    "state_dir_names",
 ]
 
 #: A named creation step.
@@ -67,10 +68,42 @@ def no_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def state_dir_names(root: Path) -> list[str]:
-    """Names of the clusters under ``root`` that have a ``state.json`` (sorted)."""
-    return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
-        if root.is_dir() else []
+class _HasStateFile(Protocol):
+    @property
+    def state(self) -> Path: ...
+
+
+PathsT = TypeVar("PathsT", bound=_HasStateFile)
+ClusterT = TypeVar("ClusterT")
+
+
+class StateDirBackend(Generic[PathsT, ClusterT]):
+    """Finding a backend's clusters: one directory each under ``<state root>/<name>/``,
+    with a ``state.json`` once it is zoneproof's."""
+
+    name: str
+    #: the paths of a cluster directory; the cluster object over them
+    paths_type: Callable[[Path], PathsT]
+    cluster_type: Callable[[PathsT], ClusterT]
+
+    def root(self) -> Path:
+        """``<state root>/<backend name>``."""
+        return state.state_root() / self.name
+
+    def paths(self, name: str) -> PathsT:
+        """The state directory of cluster ``name``."""
+        return self.paths_type(self.root() / name)
+
+    def get(self, name: str) -> ClusterT | None:
+        """The cluster called ``name`` if zoneproof's state of it exists."""
+        paths = self.paths(name)
+        return self.cluster_type(paths) if paths.state.is_file() else None
+
+    def names(self) -> list[str]:
+        """Clusters with a state file (sorted)."""
+        root = self.root()
+        return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
+            if root.is_dir() else []
 
 
 def run_creation(steps: Sequence[Step], *, what: str, progress: Progress, keep_on_failure: bool,

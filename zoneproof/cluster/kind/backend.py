@@ -16,7 +16,7 @@ from pathlib import Path
 from zoneproof import errors
 from zoneproof._util import processes
 from zoneproof.cluster import state
-from zoneproof.cluster._common import Step, no_interrupts, run_creation, state_dir_names
+from zoneproof.cluster._common import StateDirBackend, Step, no_interrupts, run_creation
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.kind import config, docker, tools
 from zoneproof.cluster.kind.cluster import KindCluster, KindPaths
@@ -26,10 +26,6 @@ from zoneproof.cluster.spec import ClusterSpec
 __all__ = ["KindBackend"]
 
 _CREATE_TIMEOUT_S = 900.0
-
-
-def _root() -> Path:
-    return state.state_root() / "kind"
 
 
 def _kind_env() -> dict[str, str]:
@@ -53,23 +49,12 @@ def _missing_images(spec: ClusterSpec, image: str) -> list[str]:
     return found
 
 
-class KindBackend:
+class KindBackend(StateDirBackend[KindPaths, KindCluster]):
     """Makes kind clusters ``zp-<name>`` with the offline node image."""
 
     name = "kind"
-
-    def paths(self, name: str) -> KindPaths:
-        """The state directory of cluster ``name``."""
-        return KindPaths(_root() / name)
-
-    def get(self, name: str) -> KindCluster | None:
-        """The cluster called ``name`` if zoneproof's state of it exists."""
-        paths = self.paths(name)
-        return KindCluster(paths) if paths.state.is_file() else None
-
-    def names(self) -> list[str]:
-        """Clusters with a state file."""
-        return state_dir_names(_root())
+    paths_type = KindPaths
+    cluster_type = KindCluster
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
                ) -> KindCluster:

@@ -35,10 +35,10 @@ from zoneproof.cluster._common import (
     REGION_LABEL,
     ZONE_LABEL,
     ApiCluster,
+    StateDirBackend,
     Step,
     no_interrupts,
     run_creation,
-    state_dir_names,
 )
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
 from zoneproof.cluster.local import pki, ports, render
@@ -53,10 +53,6 @@ _START_TIMEOUT_S = {"etcd": 30.0, "kube-apiserver": 120.0, "components": 60.0, "
 _NODE_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "250"}
 _insecure = urllib3.PoolManager(cert_reqs="CERT_NONE", retries=False,
                                 timeout=urllib3.Timeout(connect=0.5, read=2.0))
-
-
-def _root() -> Path:
-    return state.state_root() / "local"
 
 
 class LocalCluster(ApiCluster):
@@ -317,23 +313,12 @@ def _stop_together(records: list[daemons.DaemonRecord], sig: signal.Signals) -> 
         thread.join()
 
 
-class LocalBackend:
+class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
     """Makes local beds under ``<state root>/local/<name>``."""
 
     name = "local"
-
-    def paths(self, name: str) -> render.BedPaths:
-        """The bed directory of cluster ``name``."""
-        return render.BedPaths(_root() / name)
-
-    def get(self, name: str) -> LocalCluster | None:
-        """The bed called ``name`` if its state exists."""
-        paths = self.paths(name)
-        return LocalCluster(paths) if paths.state.is_file() else None
-
-    def names(self) -> list[str]:
-        """Beds with a state file."""
-        return state_dir_names(_root())
+    paths_type = render.BedPaths
+    cluster_type = LocalCluster
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
                ) -> LocalCluster:
@@ -384,7 +369,7 @@ class LocalBackend:
 
     def _allocate(self, spec: ClusterSpec) -> render.BedPaths:
         """Pick ports and write PKI, kubeconfig and the initial state, under a global lock."""
-        root = _root()
+        root = self.root()
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
