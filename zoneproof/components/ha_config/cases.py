@@ -107,6 +107,11 @@ class Case:
     path: Path
 
     @property
+    def fewest_nodes(self) -> int:
+        """The smallest Node count the case sets (its cluster's or a later step's)."""
+        return min([self.cluster.nodes, *(s.nodes for s in self.steps if s.nodes is not None)])
+
+    @property
     def kind(self) -> str:
         """The object's kind."""
         return str(self.object["kind"])

@@ -223,13 +223,16 @@ class NodeSet:
         return sorted((n.metadata.name for n in nodes),
                       key=lambda name: (name.startswith("zp-hac-node-"), name))
 
+    def own(self) -> int:
+        """The bed's own Nodes (not added here): fewer cannot be set."""
+        return sum(not n.startswith("zp-hac-node-") for n in self.names())
+
     def set_count(self, count: int, zones: tuple[str, ...] = ()) -> None:
         """Make exactly ``count`` Nodes exist; added ones are spread over ``zones`` (or zone-a)."""
         names = self.names()
-        extra = [n for n in names if n.startswith("zp-hac-node-")]
-        if count < len(names) - len(extra):
+        if count < (own := self.own()):
             raise errors.ConfigError(f"cannot shrink to {count} Node(s): the bed runs "
-                                     f"{len(names) - len(extra)} (use a smaller bed)")
+                                     f"{own} (use a smaller bed)")
         for name in reversed(names[count:]):
             self._core.delete_node(name, _request_timeout=_REQUEST_TIMEOUT_S)
         zone_cycle = zones or ("zone-a",)

@@ -129,3 +129,12 @@ def test_merge_patch_is_rfc_7386() -> None:
     assert simulation.merge_patch({"a": "b", "c": {"d": "e", "f": "g"}},
                                   {"a": "z", "c": {"f": None}}) == {"a": "z", "c": {"d": "e"}}
     assert simulation.merge_patch({"a": [1]}, {"a": [2]}) == {"a": [2]}
+
+
+def test_fewest_nodes_counts_the_cluster_and_every_nodes_step() -> None:
+    by_id = {c.id: c for c in ALL}
+    shrinking = by_id["companion-multi-to-single-node"]
+    assert shrinking.cluster.nodes > 1
+    assert shrinking.fewest_nodes == 1
+    assert all(c.fewest_nodes == c.cluster.nodes for c in ALL if not any(
+        s.nodes is not None for s in c.steps))
