@@ -223,14 +223,14 @@ class NodeSet:
         return sorted((n.metadata.name for n in nodes),
                       key=lambda name: (name.startswith("zp-hac-node-"), name))
 
-    def own(self) -> int:
-        """The bed's own Nodes (not added here): fewer cannot be set."""
-        return sum(not n.startswith("zp-hac-node-") for n in self.names())
+    def own(self, names: list[str] | None = None) -> int:
+        """The bed's own Nodes (not added here; of ``names`` if given): fewer cannot be set."""
+        return sum(not n.startswith("zp-hac-node-") for n in (self.names() if names is None else names))
 
     def set_count(self, count: int, zones: tuple[str, ...] = ()) -> None:
         """Make exactly ``count`` Nodes exist; added ones are spread over ``zones`` (or zone-a)."""
         names = self.names()
-        if count < (own := self.own()):
+        if count < (own := self.own(names)):
             raise errors.ConfigError(f"cannot shrink to {count} Node(s): the bed runs "
                                      f"{own} (use a smaller bed)")
         for name in reversed(names[count:]):
