@@ -24,7 +24,7 @@ from zoneproof_fixtures.settings import Settings
 
 from zoneproof.chaos import control
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components.controllers import REFERENCE_COMMAND, ControllerSettings
+from zoneproof.components.harness.controller import REFERENCE_COMMAND, ControllerSettings
 from zoneproof.report import summary
 from zoneproof.slo import SloResult, SloStatus, Verdict, judge
 

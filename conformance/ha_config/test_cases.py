@@ -23,8 +23,8 @@ from kubernetes import client
 
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components import webhooks
-from zoneproof.components.ha_config import cases, live
+from zoneproof.components.harness import webhook as webhooks
+from zoneproof.conformance.ha_config import cases, live
 
 pytestmark = pytest.mark.cluster
 ALL = cases.load_cases()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from zoneproof.cli import mutants
+from zoneproof.suites import mutants
 
 pytestmark = pytest.mark.mutants
 

@@ -20,7 +20,7 @@ from zoneproof_fixtures import namespaces
 from zoneproof import faults
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components.controllers import ControllerReplicas, ControllerSettings
+from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 from zoneproof.measure import (
     LeaseRecorder,
     NodeReadyRecorder,

@@ -21,7 +21,7 @@ from kubernetes import client
 from zoneproof._util import waiting
 from zoneproof.cluster.interface import WORKLOAD_IMAGE, Cluster
 from zoneproof.cluster.spec import Timings
-from zoneproof.components.controllers import ControllerReplicas, ControllerSettings
+from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 from zoneproof.measure import Timeline, pod_deletions, unfenced_deletes
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ha_controller")]

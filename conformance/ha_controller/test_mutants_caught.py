@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zoneproof.cli import mutants
+from zoneproof.suites import mutants
 
 
 @pytest.mark.mutants

@@ -15,11 +15,13 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
-from zoneproof.chaos import admission, k8s, session, tolerant, workloads
-from zoneproof.chaos.component_faults import KillControllerLeader, StopWebhook
-from zoneproof.chaos.writer import Writer
-from zoneproof.components import controllers, webhooks
+from zoneproof.chaos import k8s, session
+from zoneproof.components.harness import controller as controllers
+from zoneproof.components.harness import webhook as webhooks
 from zoneproof.faults import Fault, KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
+from zoneproof.faults.components import KillControllerLeader, StopWebhook
+from zoneproof.traffic import admission, tolerant, workloads
+from zoneproof.traffic.writer import Writer
 
 __all__ = [
     "cordon_zone",

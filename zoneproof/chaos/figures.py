@@ -10,11 +10,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable
 
-from zoneproof.chaos import workloads
 from zoneproof.chaos.session import Run
 from zoneproof.faults import FaultRecord
 from zoneproof.measure import PodDeletion, pod_deletions, unfenced_deletes
 from zoneproof.slo import metrics
+from zoneproof.traffic import workloads
 
 __all__ = ["METRICS", "compute", "unfenced"]
 

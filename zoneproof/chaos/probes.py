@@ -11,9 +11,10 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube
-from zoneproof.chaos import k8s, session, workloads
+from zoneproof.chaos import k8s, session
 from zoneproof.cluster.interface import Capability
-from zoneproof.components import controllers
+from zoneproof.components.harness import controller as controllers
+from zoneproof.traffic import workloads
 
 __all__ = [
     "apiserver_ready",

@@ -8,12 +8,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from zoneproof import binaries, cluster, errors
+from zoneproof import bench, binaries, cluster, errors
 from zoneproof.binaries import nodeimage
-from zoneproof.cli import bench, mutants, qualify
 from zoneproof.cluster import shared
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings
+from zoneproof.suites import mutants, qualify
 
 __all__ = ["main"]
 

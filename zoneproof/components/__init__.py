@@ -1,10 +1,9 @@
-"""Components under test: reference implementations and the plug-in interface.
+"""Components under test: the harness that runs them and the reference implementations.
 
-Belongs here: the processes that conformance and chaos suites exercise, each a package
-with pure decision modules, a process entry point (``python -m``) and a registry of
-deliberately broken variants (``ha_config``: the high-availability-config mutating
-webhook; ``ha_controller``: the node-NotReady pod reaper). Not here: cluster backends,
-fault injection, measurement, SLO judgement.
+Belongs here: ``harness`` (one component-under-test concept for the webhook and the HA
+controller: reference, vendor command, vendor URL) and ``reference`` (the implementations
+only). Not here: cluster backends, fault injection, measurement, SLO judgement,
+conformance machinery.
 """
 
 __all__: list[str] = []

@@ -8,15 +8,10 @@ measuring effects (measure), judging (slo).
 """
 
 from zoneproof.faults.base import Fault, FaultRecord
+from zoneproof.faults.control_plane import KillComponent
+from zoneproof.faults.etcd import KillEtcdMember, KillEtcdMembers
 from zoneproof.faults.injector import Injector
-from zoneproof.faults.library import (
-    KillComponent,
-    KillEtcdMember,
-    KillEtcdMembers,
-    StopKubelets,
-    ZoneOutage,
-    restore_nodes,
-)
+from zoneproof.faults.node import StopKubelets, ZoneOutage, restore_nodes
 
 __all__ = [
     "Fault",

@@ -19,7 +19,7 @@ from kubernetes import client
 from zoneproof._util import kube, waiting
 from zoneproof.cluster.interface import WORKLOAD_IMAGE, Component
 from zoneproof.cluster.kind import KindCluster, docker
-from zoneproof.components import webhooks
+from zoneproof.components.harness import webhook as webhooks
 from zoneproof.measure import audit
 
 ZONE = "topology.kubernetes.io/zone"

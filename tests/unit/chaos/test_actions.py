@@ -7,8 +7,9 @@ from typing import Any, cast
 import pytest
 
 from zoneproof import errors
-from zoneproof.chaos import actions, session, workloads
+from zoneproof.chaos import actions, session
 from zoneproof.faults import KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
+from zoneproof.traffic import workloads
 
 BY_ZONE = {"zone-a": ["a2", "a1"], "zone-b": ["b1", "b2"], "zone-c": ["c1"]}
 

@@ -1,0 +1,202 @@
+"""The HTTPS server in-process: real TLS on 127.0.0.1, static facts, every HTTP path and error."""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import logging
+import socket
+import ssl
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zoneproof._util import certs
+from zoneproof.components.reference.ha_config import server, variants
+from zoneproof.specs.ha_config import facts, keys
+
+
+@dataclass(frozen=True)
+class Running:
+    port: int
+    context: ssl.SSLContext
+
+    def connect(self) -> http.client.HTTPSConnection:
+        return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context, timeout=10)
+
+    def call(self, method: str, path: str, body: bytes | None = None,
+             headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+        conn = self.connect()
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, response.read()
+        finally:
+            conn.close()
+
+
+class _Unsynced(facts.StaticFacts):
+    def synced(self) -> bool:
+        return False
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ssl.SSLContext]:
+    ca = certs.make_ca("ha-config-test-ca")
+    directory = tmp_path_factory.mktemp("pki")
+    crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1", "localhost")).write(directory, "tls")
+    context = ssl.create_default_context(cadata=ca.cert_pem.decode())
+    return crt, key, context
+
+
+def _start(pki: tuple[Path, Path, ssl.SSLContext], cluster: facts.ClusterFacts,
+           **kwargs: Any) -> Iterator[Running]:
+    crt, key, context = pki
+    webhook = server.WebhookServer(cluster=cluster, cert_file=crt, key_file=key, port=0,
+                                   request_timeout_s=2.0, **kwargs)
+    webhook.start()
+    try:
+        yield Running(webhook.port, context)
+    finally:
+        webhook.shutdown()
+
+
+CLUSTER = facts.StaticFacts(namespaces={"team": facts.NamespaceInfo("team")}, nodes=3)
+
+
+@pytest.fixture(scope="module")
+def running(pki: tuple[Path, Path, ssl.SSLContext]) -> Iterator[Running]:
+    yield from _start(pki, CLUSTER, max_body_bytes=64 * 1024)
+
+
+def review_body(replicas: int = 5) -> bytes:
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": "app", "labels": {keys.LABEL_TYPE: "server"}},
+           "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "x"}},
+                    "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": []}}}}
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "u-1", "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "namespace": "team", "name": "app", "operation": "CREATE", "object": obj}}).encode()
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def test_post_review_round_trip_and_log_line(running: Running, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger=server.__name__):
+        status, raw = running.call("POST", keys.WEBHOOK_PATH, review_body(), JSON)
+    assert status == 200
+    response = json.loads(raw)["response"]
+    assert response["uid"] == "u-1" and response["allowed"] is True and response["patchType"] == "JSONPatch"
+    lines = [r for r in caplog.records if getattr(r, "event", None) == "admission"]
+    assert len(lines) == 1
+    fields = lines[0].fields  # type: ignore[attr-defined]
+    logged = ("uid", "kind", "namespace", "name", "operation", "allowed", "patch_ops")
+    assert {k: fields[k] for k in logged} == {
+        "uid": "u-1", "kind": "Deployment.apps", "namespace": "team", "name": "app", "operation": "CREATE",
+        "allowed": True, "patch_ops": 2}
+    assert fields["latency_ms"] >= 0
+
+
+def test_keep_alive_serves_several_reviews_on_one_connection(running: Running) -> None:
+    conn = running.connect()
+    try:
+        for _ in range(3):
+            conn.request("POST", keys.WEBHOOK_PATH, body=review_body(), headers=JSON)
+            response = conn.getresponse()
+            assert response.status == 200 and json.loads(response.read())["response"]["allowed"]
+    finally:
+        conn.close()
+
+
+def test_health_and_readiness(running: Running) -> None:
+    assert running.call("GET", "/healthz") == (200, b"ok\n")
+    assert running.call("GET", "/readyz") == (200, b"ok\n")
+
+
+def test_readiness_waits_for_caches(pki: tuple[Path, Path, ssl.SSLContext]) -> None:
+    for started in _start(pki, _Unsynced()):
+        status, raw = started.call("GET", "/readyz")
+        assert (status, raw) == (503, b"caches not synced\n")
+        assert started.call("GET", "/healthz")[0] == 200
+
+
+@dataclass(frozen=True)
+class Bad:
+    method: str
+    path: str
+    body: bytes | None
+    headers: dict[str, str]
+    status: int
+    fragment: str
+
+
+@pytest.mark.parametrize("bad", [Bad(*args) for args in [
+    ("POST", "/mutate", b"{}", JSON, 404, "the webhook is at /webhooks/high-availability-config"),
+    ("GET", "/nope", None, {}, 404, "not found"),
+    ("PUT", keys.WEBHOOK_PATH, b"{}", JSON, 405, "not allowed"),
+    ("DELETE", "/healthz", None, {}, 405, "not allowed"),
+    ("POST", keys.WEBHOOK_PATH, b"{}", {"Content-Type": "text/plain"}, 415, "application/json"),
+    ("POST", keys.WEBHOOK_PATH, b"{not json", JSON, 400, "not valid JSON"),
+    ("POST", keys.WEBHOOK_PATH, b'{"apiVersion": "admission.k8s.io/v2", "kind": "AdmissionReview"}', JSON,
+     400, "apiVersion"),
+]])
+def test_http_errors_are_clear_4xx(running: Running, bad: Bad) -> None:
+    got, raw = running.call(bad.method, bad.path, bad.body, bad.headers)
+    assert got == bad.status
+    assert bad.fragment in raw.decode()
+
+
+def _raw_tls(running: Running, payload: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", running.port), timeout=10) as plain, \
+            running.context.wrap_socket(plain, server_hostname="127.0.0.1") as tls:
+        tls.sendall(payload)
+        chunks = []
+        while chunk := tls.recv(65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def test_missing_or_bad_content_length(running: Running) -> None:
+    head = f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    assert _raw_tls(running, (head + "\r\n").encode()).startswith(b"HTTP/1.1 411")
+    assert _raw_tls(running, (head + "Content-Length: -4\r\n\r\n").encode()).startswith(b"HTTP/1.1 400")
+    assert _raw_tls(running, (head + "Transfer-Encoding: chunked\r\n\r\n").encode()
+                    ).startswith(b"HTTP/1.1 411")
+
+
+def test_oversized_body_is_refused_unread(running: Running) -> None:
+    head = (f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {64 * 1024 + 1}\r\n\r\n")
+    reply = _raw_tls(running, head.encode())
+    assert reply.startswith(b"HTTP/1.1 413")
+    assert b"body of 65537 bytes exceeds the limit of 65536" in reply
+
+
+def test_stalled_clients_do_not_block_others(running: Running) -> None:
+    with socket.create_connection(("127.0.0.1", running.port), timeout=10) as silent, \
+            socket.create_connection(("127.0.0.1", running.port), timeout=10) as half:
+        half.sendall(b"\x16\x03\x01")  # the start of a TLS record, then nothing
+        assert running.call("POST", keys.WEBHOOK_PATH, review_body(), JSON)[0] == 200
+        assert silent.fileno() >= 0
+
+
+def test_short_body_is_dropped_after_the_timeout(running: Running) -> None:
+    head = (f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "Content-Length: 100\r\n\r\n{").encode()
+    with socket.create_connection(("127.0.0.1", running.port), timeout=10) as plain, \
+            running.context.wrap_socket(plain, server_hostname="127.0.0.1") as tls:
+        tls.sendall(head)
+        assert tls.recv(100) == b"", "the server closes the connection without answering"
+
+
+def test_variant_is_served(pki: tuple[Path, Path, ssl.SSLContext]) -> None:
+    for started in _start(pki, CLUSTER, variant=variants.get_variant("replicas-off-by-one")):
+        status, raw = started.call("POST", keys.WEBHOOK_PATH, review_body(replicas=1), JSON)
+        assert status == 200
+        ops = json.loads(base64.b64decode(json.loads(raw)["response"]["patch"]))
+        assert {"op": "replace", "path": "/spec/replicas", "value": 3} in ops

@@ -1,0 +1,204 @@
+"""Every broken variant differs observably from the reference, through ``cli.wire``."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable
+from typing import NoReturn
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from zoneproof import errors
+from zoneproof._util import waiting
+from zoneproof.components.reference.ha_controller import cli, leader, variants
+from zoneproof.components.reference.ha_controller.testing import (
+    FakeClock,
+    FakeCoreApi,
+    FakeLeaseApi,
+    WatchFactory,
+    node,
+    to_model,
+)
+
+
+class Replica:
+    """One wired replica on shared fakes; elector stepped and worker drained by hand."""
+
+    def __init__(self, variant: str, core: FakeCoreApi, leases: FakeLeaseApi,
+                 clock: FakeClock, identity: str = "me") -> None:
+        self.core = core
+        self.exits: list[int] = []
+        opts = cli.parse_options(cli.build_parser().parse_args([
+            "--namespaces", "a", "--identity", identity, "--lease-name", "ha",
+            "--lease-namespace", "zp", "--variant", variant]))
+        self.parts = cli.wire(opts, core=core, leases=leases, exit_now=self._exit, clock=clock)
+
+    def _exit(self, code: int) -> NoReturn:
+        self.exits.append(code)
+        raise SystemExit(code)
+
+    def step(self) -> None:
+        if self.parts.elector is not None:
+            with contextlib.suppress(SystemExit):  # the fake exit_now
+                self.parts.elector.step()
+
+    def start(self) -> None:
+        self.step()
+        self.parts.controller.observe_list(self.core.list_node().items, "start")
+        self.parts.controller.process_pending()
+
+    def set_ready(self, name: str, status: str) -> None:
+        self.core.nodes[name] = node(name, status)
+        self.parts.controller.observe_event("MODIFIED", to_model(self.core.nodes[name], "V1Node"))
+        self.parts.controller.process_pending()
+
+
+def cluster() -> FakeCoreApi:
+    core = FakeCoreApi()
+    core.add_node("n1")
+    core.add_pod("a", "noobaa-0", "n1")
+    core.add_pod("a", "web-0", "n1", {"app": "web"})
+    return core
+
+
+def deleted(core: FakeCoreApi) -> list[str]:
+    return [d.name for d in core.deletes]
+
+
+def acts_on_recovery(variant: str) -> object:
+    core = cluster()
+    r = Replica(variant, core, FakeLeaseApi(), FakeClock())
+    r.start()
+    r.set_ready("n1", "False")
+    core.deletes.clear()
+    core.add_pod("a", "noobaa-1", "n1")
+    r.set_ready("n1", "True")
+    return deleted(core)
+
+
+def deleted_on_failure(variant: str, status: str = "False") -> object:
+    core = cluster()
+    r = Replica(variant, core, FakeLeaseApi(), FakeClock())
+    r.start()
+    r.set_ready("n1", status)
+    return deleted(core)
+
+
+def grace_periods(variant: str) -> object:
+    core = cluster()
+    r = Replica(variant, core, FakeLeaseApi(), FakeClock())
+    r.start()
+    r.set_ready("n1", "False")
+    return [d.grace_period_seconds for d in core.deletes]
+
+
+def standby_acts(variant: str) -> object:
+    core, leases, clock = cluster(), FakeLeaseApi(), FakeClock()
+    Replica("reference", core, leases, clock, identity="other").step()  # holds the Lease
+    r = Replica(variant, core, leases, clock)
+    r.start()
+    r.set_ready("n1", "False")
+    return deleted(core)
+
+
+def after_lease_loss(variant: str) -> object:
+    core, leases, clock = cluster(), FakeLeaseApi(), FakeClock()
+    r = Replica(variant, core, leases, clock)
+    r.start()
+    leases.fail = ApiException(status=500, reason="apiserver down")
+    clock.advance(10)
+    r.step()
+    if r.exits:  # the real process is gone here (os._exit)
+        return (r.exits, [])
+    r.set_ready("n1", "False")
+    return (r.exits, deleted(core))
+
+
+def already_down_at_start(variant: str) -> object:
+    core = cluster()
+    core.nodes["n1"] = node("n1", "False")
+    Replica(variant, core, FakeLeaseApi(), FakeClock()).start()
+    return deleted(core)
+
+
+def lease_after_shutdown(variant: str) -> object:
+    core, leases = cluster(), FakeLeaseApi()
+    stop = threading.Event()
+    opts = cli.parse_options(cli.build_parser().parse_args([
+        "--namespaces", "a", "--identity", "me", "--lease-name", "ha", "--lease-namespace", "zp",
+        "--lease-duration", "2", "--renew-deadline", "1", "--retry-period", "0.05",
+        "--variant", variant]))
+    rc: list[int] = []
+    thread = threading.Thread(target=lambda: rc.append(cli.run(
+        opts, core=core, leases=leases, stop=stop, watch_factory=WatchFactory())))
+    thread.start()
+    try:
+        waiting.wait_for(lambda: (("zp", "ha") in leases.store, leases.calls),
+                         what="lease acquired", timeout_s=10, interval_s=0.02)
+    finally:
+        stop.set()
+        thread.join(10)
+    return (rc, leases.spec()["holderIdentity"])
+
+
+SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
+    "acts-on-recovery": (acts_on_recovery, []),
+    "ignores-selector": (deleted_on_failure, ["noobaa-0"]),
+    "graceful-delete": (grace_periods, [0]),
+    "no-leader-election": (standby_acts, []),
+    "survives-lease-loss": (after_lease_loss, ([cli.EXIT_LEASE_LOST], [])),
+    "no-reconcile": (already_down_at_start, ["noobaa-0"]),
+    "ignores-unknown": (lambda v: deleted_on_failure(v, "Unknown"), ["noobaa-0"]),
+    "no-release-on-shutdown": (lease_after_shutdown, ([cli.EXIT_OK], "")),
+}
+
+
+def test_every_broken_variant_has_a_scenario() -> None:
+    assert set(SCENARIOS) == set(variants.VARIANTS) - {"reference"}
+    assert len(SCENARIOS) >= 6
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_variant_differs_from_reference(name: str) -> None:
+    scenario, expected = SCENARIOS[name]
+    assert scenario("reference") == expected
+    broken = scenario(name)
+    assert broken != expected, f"{name} is indistinguishable from reference"
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_broken_variant_flips_exactly_one_flag(name: str) -> None:
+    behaviour = variants.get_variant(name).behaviour
+    flipped = [f.name for f in dataclasses.fields(variants.Behaviour)
+               if getattr(behaviour, f.name) != f.default]
+    assert len(flipped) == 1
+
+
+def test_unknown_variant_lists_names() -> None:
+    with pytest.raises(errors.ConfigError, match="reference, acts-on-recovery"):
+        variants.get_variant("nope")
+
+
+def test_reference_is_default_behaviour() -> None:
+    assert variants.REFERENCE.behaviour == variants.Behaviour()
+
+
+def test_no_leader_election_has_no_elector() -> None:
+    r = Replica("no-leader-election", cluster(), FakeLeaseApi(), FakeClock())
+    assert r.parts.elector is None
+    assert r.parts.gate.current() == leader.Leadership("me", None)
+
+
+def test_lease_loss_exits_before_any_further_delete() -> None:
+    core, leases, clock = cluster(), FakeLeaseApi(), FakeClock()
+    r = Replica("reference", core, leases, clock)
+    r.start()
+    leases.fail = ApiException(status=500, reason="down")
+    clock.advance(10)
+    r.step()
+    assert r.exits == [cli.EXIT_LEASE_LOST]
+    r.set_ready("n1", "False")  # even if the process somehow lived on
+    assert deleted(core) == []

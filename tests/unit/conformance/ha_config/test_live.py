@@ -1,0 +1,46 @@
+"""The pure parts of the live conformance harness and of the live mutant runner."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zoneproof.components.reference.ha_config import mutation
+from zoneproof.conformance.ha_config import cases, live
+
+ALL = {c.id: c for c in cases.load_cases()}
+
+
+def test_shared_and_private_cases() -> None:
+    private = {c.id: live.needs_private_bed(c) for c in ALL.values() if live.needs_private_bed(c)}
+    assert "Node(s)" in private["single-node-ftt-node"]
+    assert "changes the Node count" in private["companion-multi-to-single-node"]
+    assert "configuration" in private["e15-tolerations"]
+    assert live.needs_private_bed(ALL["e01-seed-controller-three-zones"]) is None
+
+
+def test_command_with_settings_adds_only_configured_flags() -> None:
+    assert live.command_with_settings("run", mutation.Settings()) == "run"
+    assert live.command_with_settings("run", mutation.Settings(30, None)) == \
+        "run --not-ready-toleration-seconds 30"
+    assert live.command_with_settings("run", mutation.Settings(60, 120)) == \
+        "run --not-ready-toleration-seconds 60 --unreachable-toleration-seconds 120"
+
+
+def test_namespace_name_is_suffixed_and_short() -> None:
+    case = ALL["e16b-user-tsc-single-replica-statefulset"]
+    name = live.namespace_name(case, "abc123")
+    assert name.endswith("-abc123") and name.startswith("hac-e16b") and len(name) <= 63
+
+
+def test_baseline_takes_webhook_fields_from_the_submission() -> None:
+    submitted: Any = {"metadata": {"labels": {"a": "b"}}, "spec": {"replicas": 1, "template": {"spec": {}}}}
+    stored: Any = {"metadata": {"labels": {"a": "b"}, "uid": "u"},
+                   "spec": {"replicas": 2, "strategy": {"type": "RollingUpdate"}, "template": {"spec": {
+                       "tolerations": [{"key": "k"}], "restartPolicy": "Always"}}}}
+    assert live.baseline("Deployment", submitted, stored) == {
+        "metadata": {"labels": {"a": "b"}, "uid": "u"},
+        "spec": {"replicas": 1, "strategy": {"type": "RollingUpdate"},
+                 "template": {"spec": {"restartPolicy": "Always"}}}}
+    assert live.baseline("Deployment", {}, {"spec": {"replicas": 1}})["spec"] == {"replicas": 1}
+    assert live.baseline("HorizontalPodAutoscaler", {}, {"spec": {"minReplicas": 1}})["spec"] == \
+        {"minReplicas": 1}

@@ -1,0 +1,78 @@
+"""qualify: bad input refused before anything starts; what it passes to pytest; its summary lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zoneproof import cluster, errors
+from zoneproof.bench.chaos import samples_of
+from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.suites import qualify
+
+ROOT = qualify.repo_root()
+
+
+def test_experiments_are_the_chaos_files() -> None:
+    assert {"zone-outage", "zone-drain", "etcd-quorum-loss"} <= set(qualify.experiments(ROOT))
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (qualify.Options(only=("zone-outage", "nope")), "unknown experiment(s) nope: choose from"),
+    (qualify.Options(skip=("typo",)), "unknown experiment(s) typo"),
+    (qualify.Options(workers=0), "--workers must be >= 1"),
+])
+def test_bad_options_name_the_fix(options: qualify.Options, message: str, tmp_path: Path) -> None:
+    backend = cluster.get_backend("local")
+    with pytest.raises(errors.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        qualify.qualify(backend, ClusterSpec(name="never-made"), options, kubeconfig=None,
+                        progress=print)
+    assert backend.get("never-made") is None
+
+
+def test_bad_slo_file_is_refused_first(tmp_path: Path) -> None:
+    bad = tmp_path / "slo.yaml"
+    bad.write_text("apiVersion: zoneproof.dev/v1\nkind: SloSet\nslos:\n  - name: x\n")
+    with pytest.raises(errors.ConfigError, match="metric"):
+        qualify.qualify(cluster.get_backend("local"), ClusterSpec(name="never-made"),
+                        qualify.Options(slo_file=bad, reports=tmp_path), kubeconfig=None,
+                        progress=print)
+    assert not list(tmp_path.glob("2*")), "no report directory for a refused run"
+
+
+def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
+    options = qualify.Options(slo_file=tmp_path / "s.yaml", only=("zone-outage", "zone-drain"),
+                              skip=("webhook-down",), allow_destructive=True,
+                              pytest_args=["-x"])
+    argv = qualify._pytest_argv(cluster.get_backend("local"), ClusterSpec(name="zp"), tmp_path,
+                                options, kubeconfig=None)
+    assert argv[-1] == "-x"
+    for expected in ("--zp-backend=local", "--zp-cluster-name=zp", f"--zp-report-dir={tmp_path}",
+                     f"--junitxml={tmp_path / 'junit.xml'}", "--zp-experiments=zone-outage,zone-drain",
+                     "--zp-skip-experiments=webhook-down", "--zp-allow-destructive",
+                     f"--zp-slo-file={tmp_path / 's.yaml'}"):
+        assert expected in argv
+
+
+def test_describe_lists_slos_walls_and_failures() -> None:
+    lines = qualify.describe({
+        "slos": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
+                  "name": "lease-failover", "status": "NO_DATA", "target": 9.0, "measured": None,
+                  "pass": False}],
+        "tests": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
+                   "outcome": "failed", "duration_s": 21.5}],
+        "failures": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]"}]})
+    assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
+    assert lines[2] == "experiment zone-outage: failed in 21.5 s"
+    assert lines[3].startswith("FAILED chaos/")
+
+
+def test_bench_chaos_samples_every_measured_slo_and_wall_time() -> None:
+    test = "chaos/test_experiments.py::test_experiment[zone-outage]"
+    samples = samples_of({
+        "slos": [{"test": test, "name": "lease-failover", "measured": 6.5},
+                 {"test": test, "name": "concurrent-actors", "measured": None}],
+        "tests": [{"test": test, "duration_s": 20.5},
+                  {"test": "conformance/x.py::test_y", "duration_s": 1.0}]})
+    assert samples == {"zone-outage lease-failover": [6.5], "zone-outage wall s": [20.5]}

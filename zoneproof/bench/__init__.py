@@ -1,0 +1,21 @@
+"""Benchmarks: commands that measure figures (medians over several runs), never assert them.
+
+Each module is one ``zoneproof bench NAME``; ``BENCHES`` names them all. Figures are
+collected by ``samples`` and printed as min/median/max.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from zoneproof.bench.bed import bench_bed
+from zoneproof.bench.chaos import bench_chaos
+from zoneproof.bench.controller import bench_controller
+from zoneproof.bench.kind import bench_kind
+from zoneproof.bench.scale import bench_controller_scale
+from zoneproof.cluster.interface import Progress
+
+__all__ = ["BENCHES", "Bench"]
+
+Bench = Callable[[int, Progress, Path | None], dict[str, dict[str, float]]]
+BENCHES: dict[str, Bench] = {"bed": bench_bed, "chaos": bench_chaos, "controller": bench_controller,
+                             "controller-scale": bench_controller_scale, "kind": bench_kind}

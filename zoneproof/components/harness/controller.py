@@ -1,0 +1,181 @@
+"""Run an HA controller under test as N replicas on a cluster: reference or a vendor's command.
+
+The reference controller is one command template among others: a vendor passes their
+own template (same placeholders) and is tested by the same suite. Every replica gets its
+own client identity (a certificate from the cluster's CSR API, CN = its holderIdentity),
+so the API server's audit log says which replica deleted what.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import daemons, kube, waiting
+from zoneproof.cluster.interface import Cluster
+
+__all__ = ["GROUP", "REFERENCE_COMMAND", "ControllerReplicas", "ControllerSettings", "lease_holder"]
+
+#: Group of every controller identity; RBAC is bound to it.
+GROUP = "zoneproof:ha-controllers"
+ROLE = "zoneproof-ha-controller"
+
+def lease_holder(api: client.ApiClient, namespace: str, name: str) -> str:
+    """holderIdentity of Lease ``namespace/name`` now ('' if free or absent)."""
+    try:
+        lease = client.CoordinationV1Api(api).read_namespaced_lease(name, namespace)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return ""
+        raise
+    return str(lease.spec.holder_identity or "")
+
+
+REFERENCE_COMMAND = (
+    "{python} -m zoneproof.components.reference.ha_controller --kubeconfig {kubeconfig} "
+    "--identity {identity} --namespaces {namespaces} --selector {selector} "
+    "--lease-name {lease_name} --lease-namespace {lease_namespace} "
+    "--lease-duration {lease_duration} --renew-deadline {renew_deadline} "
+    "--retry-period {retry_period} --variant {variant}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSettings:
+    """What the controller under test is told, and how it is started."""
+
+    namespaces: tuple[str, ...]
+    selector: str = "app=noobaa"
+    lease_name: str = "zoneproof-ha-controller"
+    lease_namespace: str = "default"
+    #: Shortened from client-go's 15/10/2 s so failover tests take seconds.
+    lease_duration_s: int = 6
+    renew_deadline_s: float = 4.0
+    retry_period_s: float = 1.0
+    variant: str = "reference"
+    command: str = REFERENCE_COMMAND
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def argv(self, *, kubeconfig: Path, identity: str) -> list[str]:
+        """The command line of one replica (placeholders filled in)."""
+        try:
+            text = self.command.format(
+                python=shlex.quote(sys.executable), kubeconfig=shlex.quote(str(kubeconfig)),
+                identity=identity, namespaces=",".join(self.namespaces),
+                selector=shlex.quote(self.selector), lease_name=self.lease_name,
+                lease_namespace=self.lease_namespace, lease_duration=self.lease_duration_s,
+                renew_deadline=self.renew_deadline_s, retry_period=self.retry_period_s,
+                variant=self.variant)
+        except KeyError as exc:
+            raise errors.ConfigError(
+                f"controller command has unknown placeholder {exc}: use {{kubeconfig}}, "
+                "{identity}, {namespaces}, {selector}, {lease_name}, {lease_namespace}, "
+                "{lease_duration}, {renew_deadline}, {retry_period}, {variant}, {python}"
+            ) from None
+        return shlex.split(text)
+
+    def with_namespaces(self, *namespaces: str) -> ControllerSettings:
+        """A copy acting in ``namespaces``."""
+        return replace(self, namespaces=tuple(namespaces))
+
+
+def _ensure_rbac(api: client.ApiClient) -> None:
+    """ClusterRole + binding for GROUP: watch nodes, list/delete pods, hold Leases."""
+    rbac = client.RbacAuthorizationV1Api(api)
+    role = {"metadata": {"name": ROLE}, "rules": [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "delete"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+         "verbs": ["get", "list", "watch", "create", "update", "patch"]},
+        {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
+         "verbs": ["create", "patch"]}]}
+    binding = {"metadata": {"name": ROLE},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                           "name": ROLE},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                             "name": GROUP}]}
+    for create, body in ((rbac.create_cluster_role, role),
+                         (rbac.create_cluster_role_binding, binding)):
+        try:
+            create(body)
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
+
+
+class ControllerReplicas:
+    """N replicas of the controller under test on ``cluster``; stop_all() ends them all."""
+
+    def __init__(self, cluster: Cluster, settings: ControllerSettings, workdir: Path, *,
+                 replicas: int = 2, prefix: str = "zp-hac") -> None:
+        self.cluster, self.settings, self.workdir = cluster, settings, workdir
+        self.identities = [f"{prefix}-{i}" for i in range(replicas)]
+        self.records: dict[str, daemons.DaemonRecord] = {}
+        self.api = kube.api_client(cluster.kubeconfig)
+        workdir.mkdir(parents=True, exist_ok=True)
+        _ensure_rbac(self.api)
+
+    def kubeconfig(self, identity: str) -> Path:
+        """The replica's own kubeconfig (issued once)."""
+        path = self.workdir / f"{identity}.kubeconfig"
+        if not path.is_file():
+            self.cluster.client_kubeconfig(identity, (GROUP,), path)
+        return path
+
+    def start(self, identity: str) -> daemons.DaemonRecord:
+        """Start replica ``identity`` (again)."""
+        argv = self.settings.argv(kubeconfig=self.kubeconfig(identity), identity=identity)
+        record = daemons.start(identity, argv, self.workdir / f"{identity}.log",
+                               env=self.settings.extra_env)
+        self.records[identity] = record
+        return record
+
+    def start_all(self) -> None:
+        """Start every replica."""
+        for identity in self.identities:
+            self.start(identity)
+
+    def alive(self, identity: str) -> bool:
+        """True while the replica runs."""
+        record = self.records.get(identity)
+        return record is not None and daemons.alive(record)
+
+    def signal(self, identity: str, sig: signal.Signals) -> None:
+        """Send ``sig`` to a replica (SIGKILL, SIGTERM, SIGSTOP, SIGCONT)."""
+        daemons.send(self.records[identity], sig)
+
+    def wait_exit(self, identity: str, timeout_s: float) -> int | None:
+        """Wait until the replica has exited on its own; its exit code."""
+        record = self.records[identity]
+        waiting.wait_for(lambda: (not daemons.alive(record), None),
+                         what=f"{identity} to exit", timeout_s=timeout_s, interval_s=0.05)
+        return daemons.exit_code(record)
+
+    def holder(self) -> str:
+        """The Lease's holderIdentity now ('' if free or absent)."""
+        return lease_holder(self.api, self.settings.lease_namespace, self.settings.lease_name)
+
+    def wait_leader(self, timeout_s: float, *, not_: str = "") -> str:
+        """Wait until one of the replicas (other than ``not_``) holds the Lease."""
+
+        def probe() -> tuple[bool, str]:
+            holder = self.holder()
+            return holder in self.identities and holder != not_, holder
+
+        return waiting.wait_for(probe, what="a controller replica to hold the Lease",
+                                timeout_s=timeout_s, interval_s=0.1)
+
+    def log(self, identity: str) -> str:
+        """The replica's output so far."""
+        return Path(self.records[identity].log).read_text(errors="replace")
+
+    def stop_all(self) -> None:
+        """SIGTERM every replica (SIGKILL after 10 s)."""
+        for record in self.records.values():
+            daemons.stop(record, timeout_s=10)

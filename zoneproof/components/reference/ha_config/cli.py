@@ -1,0 +1,125 @@
+"""The webhook process: arguments, JSON logging, caches, companion, HTTPS server, signals.
+
+``python -m zoneproof.components.reference.ha_config --kubeconfig K --port P --cert-file C --key-file K``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from zoneproof import errors
+from zoneproof._util import jsonlog, kube
+from zoneproof.components.reference.ha_config import companion, informers, mutation, server, variants
+
+__all__ = ["build_parser", "main"]
+
+log = logging.getLogger(__name__)
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port {value} is outside 0-65535")
+    return value
+
+
+def _seconds(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"toleration seconds must be >= 0, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
+def _readable(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    return path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (bad values exit 2 with a message naming the option)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m zoneproof.components.reference.ha_config",
+        description="Reference high-availability-config mutating webhook (Gardener GRM semantics).")
+    parser.add_argument("--kubeconfig", type=_readable, metavar="FILE",
+                        help="cluster to read Nodes/Namespaces/HPAs from (default: $KUBECONFIG, in-cluster)")
+    parser.add_argument("--port", type=_port, required=True, metavar="PORT", help="HTTPS port (0: any free)")
+    parser.add_argument("--bind", default="127.0.0.1", metavar="ADDR",
+                        help="listen address (default %(default)s)")
+    parser.add_argument("--cert-file", type=_readable, required=True, metavar="FILE",
+                        help="serving certificate (PEM)")
+    parser.add_argument("--key-file", type=_readable, required=True, metavar="FILE", help="serving key (PEM)")
+    parser.add_argument("--variant", default=variants.REFERENCE.name, choices=list(variants.VARIANTS),
+                        metavar="NAME", help=f"behaviour variant: {', '.join(variants.VARIANTS)}")
+    parser.add_argument("--not-ready-toleration-seconds", type=_seconds, metavar="S",
+                        help="defaultNotReadyTolerationSeconds (unset: no not-ready toleration)")
+    parser.add_argument("--unreachable-toleration-seconds", type=_seconds, metavar="S",
+                        help="defaultUnreachableTolerationSeconds (unset: no unreachable toleration)")
+    parser.add_argument("--max-body-bytes", type=_positive, default=server.DEFAULT_MAX_BODY_BYTES,
+                        metavar="N", help="largest accepted request body (default %(default)s)")
+    parser.add_argument("--no-companion", action="store_true",
+                        help="do not run the node controller (spec section 11) in this process")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    return parser
+
+
+def _configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(jsonlog.JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the webhook until SIGTERM/SIGINT; the process exit code."""
+    args = build_parser().parse_args(argv)
+    _configure_logging(args.log_level)
+    variant = variants.get_variant(args.variant)
+    try:
+        api = kube.api_client(args.kubeconfig)
+    except Exception as exc:  # the kubernetes loader raises several unrelated types
+        raise errors.ConfigError(f"cannot load kubeconfig {args.kubeconfig or '(default)'}: {exc}") from exc
+    node_controller = None
+    if variant.behaviour.companion and not args.no_companion:
+        node_controller = companion.Companion(api)
+    cache = informers.ClusterCache(
+        api, on_node_count=node_controller.observe_node_count if node_controller else None)
+    settings = mutation.Settings(args.not_ready_toleration_seconds, args.unreachable_toleration_seconds)
+    try:
+        webhook = server.WebhookServer(cluster=cache, cert_file=args.cert_file, key_file=args.key_file,
+                                       bind=args.bind, port=args.port, settings=settings, variant=variant,
+                                       max_body_bytes=args.max_body_bytes)
+    except (OSError, ValueError) as exc:
+        raise errors.ConfigError(f"cannot serve on {args.bind}:{args.port} with {args.cert_file}: {exc}") \
+            from exc
+    cache.start()
+    if node_controller is not None:
+        threading.Thread(target=node_controller.run, name="companion", daemon=True).start()
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        jsonlog.emit(log, logging.INFO, "webhook-stopping", signal=signal.Signals(signum).name)
+        threading.Thread(target=webhook.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    webhook.serve_forever()
+    cache.stop()
+    if node_controller is not None:
+        node_controller.stop()
+    return 0

@@ -1,0 +1,3 @@
+"""Conformance machinery of the high-availability-config webhook (cases, live runner, selection)."""
+
+__all__: list[str] = []

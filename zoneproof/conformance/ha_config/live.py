@@ -1,0 +1,400 @@
+"""Running conformance cases through a real API server (the live twin of ``simulation``).
+
+``run_case`` creates the case's Namespace (name suffixed, so parallel workers and reruns
+never clash), its HPAs and the object, replays the steps (CREATE; UPDATE as a JSON merge
+patch; a Node-count change through ``NodeSet``), reads what the API server stored (or the
+refusal it answered with) and judges it with ``simulation.check_expectation``.
+
+Two live facts the in-process model does not have:
+
+* The webhook reads Namespaces and HPAs from watch caches, so before the first write
+  ``run_case`` waits until a dry-run probe shows the webhook knows the Namespace (and, with
+  HPAs, a sync HPA created last: ``SYNC_NAME``).
+* The API server defaults fields the submission lacks (strategy, restartPolicy, ...), so
+  ``untouched`` is judged on what the webhook writes (``WEBHOOK_FIELDS``) and the labels:
+  ``baseline`` is the stored object with those fields taken from the submission.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import waiting
+from zoneproof.components.reference.ha_config import mutation
+from zoneproof.conformance.ha_config import cases, simulation
+from zoneproof.specs.ha_config import facts, keys
+from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
+
+__all__ = [
+    "EXTRA_NODE_LABEL",
+    "SYNC_NAME",
+    "WEBHOOK_FIELDS",
+    "LiveResult",
+    "LiveStep",
+    "NodeSet",
+    "baseline",
+    "command_with_settings",
+    "delete_namespace",
+    "namespace_name",
+    "needs_private_bed",
+    "run_case",
+]
+
+SYNC_NAME = "zoneproof-sync"
+"""Name of the dry-run probe Deployment and of the sync HPA that targets it."""
+EXTRA_NODE_LABEL = "zoneproof.dev/ha-config-extra-node"
+"""Label of the Node objects ``NodeSet`` adds (the ones it deletes first)."""
+WEBHOOK_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("metadata", "labels"),
+    ("spec", "replicas"),
+    ("spec", "minReplicas"),
+    ("spec", "maxReplicas"),
+    ("spec", "template", "spec", "affinity"),
+    ("spec", "template", "spec", "topologySpreadConstraints"),
+    ("spec", "template", "spec", "tolerations"),
+)
+"""What the webhook may write (spec §5-§9), plus labels; ``untouched`` compares these."""
+
+_TIMEOUT_S = 30.0
+_REQUEST_TIMEOUT_S = 30
+_MERGE_PATCH = "application/merge-patch+json"
+_PATHS = {
+    "Deployment": "/apis/apps/v1/namespaces/{namespace}/deployments",
+    "StatefulSet": "/apis/apps/v1/namespaces/{namespace}/statefulsets",
+    "HorizontalPodAutoscaler": "/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LiveStep:
+    """One step as the API server answered it."""
+
+    index: int
+    action: str
+    """CREATE, UPDATE or ``nodes=N``."""
+    submitted: JsonObject | None
+    stored: JsonObject | None
+    denial: str | None
+    failures: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LiveResult:
+    """A case applied through the API server."""
+
+    case_id: str
+    namespace: str
+    steps: tuple[LiveStep, ...]
+
+    @property
+    def failures(self) -> list[str]:
+        """Every failure, prefixed by its step."""
+        return [f"steps[{s.index}] {s.action}: {f}" for s in self.steps for f in s.failures]
+
+    @property
+    def passed(self) -> bool:
+        """True when every step held."""
+        return not self.failures
+
+    def attachments(self) -> list[tuple[str, JsonValue]]:
+        """(name, JSON) pairs for a report: what was submitted and stored at each step."""
+        out: list[tuple[str, JsonValue]] = []
+        for step in self.steps:
+            prefix = f"step {step.index} {step.action}"
+            if step.submitted is not None:
+                out.append((f"{prefix}: submitted", step.submitted))
+            out.append((f"{prefix}: stored", step.stored))
+            if step.denial is not None:
+                out.append((f"{prefix}: denial", step.denial))
+        return out
+
+
+def needs_private_bed(case: cases.Case) -> str | None:
+    """Why ``case`` cannot run on the shared multi-Node cluster and its webhook, or None."""
+    if case.cluster.nodes < 2:
+        return f"the webhook must see {case.cluster.nodes} Node(s)"
+    if any(step.nodes is not None for step in case.steps):
+        return "the case changes the Node count"
+    if case.settings != mutation.Settings():
+        return f"the webhook needs its own configuration ({case.settings})"
+    return None
+
+
+def command_with_settings(command: str, settings: mutation.Settings) -> str:
+    """The webhook command template with the reference CLI's toleration flags for ``settings``."""
+    flags = [f"--not-ready-toleration-seconds {settings.not_ready_toleration_seconds}"
+             if settings.not_ready_toleration_seconds is not None else "",
+             f"--unreachable-toleration-seconds {settings.unreachable_toleration_seconds}"
+             if settings.unreachable_toleration_seconds is not None else ""]
+    return " ".join([command, *filter(None, flags)])
+
+
+def _get(obj: JsonValue, path: tuple[str, ...]) -> tuple[bool, JsonValue]:
+    for key in path:
+        if not isinstance(obj, dict) or key not in obj:
+            return False, None
+        obj = obj[key]
+    return True, obj
+
+
+def baseline(kind: str, submitted: JsonObject, stored: JsonObject) -> JsonObject:
+    """``stored`` with ``WEBHOOK_FIELDS`` as submitted (replicas defaulted to 1 as the API server does)."""
+    out = copy.deepcopy(stored)
+    for path in WEBHOOK_FIELDS:
+        present, value = _get(submitted, path)
+        if not present and path[-1] == ("minReplicas" if kind == "HorizontalPodAutoscaler" else "replicas"):
+            present, value = True, 1
+        parent: JsonValue = out
+        for key in path[:-1]:
+            if isinstance(parent, dict) and (present or key in parent):
+                parent = parent.setdefault(key, {})
+            else:
+                parent = None
+        if isinstance(parent, dict) and present:
+            parent[path[-1]] = copy.deepcopy(value)
+        elif isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    return out
+
+
+class _Objects:
+    """Raw CREATE/PATCH/GET of one kind: the stored JSON as sent, or the API server's refusal.
+
+    Raw requests, not the typed client: it validates bodies itself (a StatefulSet without
+    ``spec.selector`` never reaches the API server) and drops fields its models lack.
+    """
+
+    def __init__(self, api: client.ApiClient, kind: str, namespace: str) -> None:
+        self._api = api
+        self._collection = _PATHS[kind].format(namespace=namespace)
+        self.namespace = namespace
+
+    def _send(self, method: str, path: str, *, body: JsonObject | None = None,
+              query: list[tuple[str, str]] | None = None,
+              content_type: str = "application/json") -> tuple[JsonObject | None, str | None]:
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        verb, url, header_params, payload, post_params = self._api.param_serialize(
+            method=method, resource_path=path, query_params=query or [], header_params=headers, body=body,
+            auth_settings=["BearerToken"])
+        response = self._api.call_api(verb, url, header_params=header_params, body=payload,
+                                      post_params=post_params, _request_timeout=_REQUEST_TIMEOUT_S)
+        response.read()
+        data = json.loads(response.data or b"null")
+        if 200 <= response.status < 300 and isinstance(data, dict):
+            return data, None
+        message = data.get("message") if isinstance(data, dict) else None
+        return None, str(message) if message else f"HTTP {response.status}: {response.data!r}"
+
+    def create(self, body: JsonObject, *, dry_run: bool = False) -> tuple[JsonObject | None, str | None]:
+        """POST ``body``: (stored object, None) or (None, refusal message)."""
+        return self._send("POST", self._collection, body=body, query=[("dryRun", "All")] if dry_run else [])
+
+    def merge_patch(self, name: str, patch: JsonObject) -> tuple[JsonObject | None, str | None]:
+        """PATCH (RFC 7386), an UPDATE for admission: (stored object, None) or (None, refusal)."""
+        return self._send("PATCH", f"{self._collection}/{name}", body=patch, content_type=_MERGE_PATCH)
+
+    def read(self, name: str) -> JsonObject:
+        """GET; raises ConfigError if the object cannot be read."""
+        found, problem = self._send("GET", f"{self._collection}/{name}")
+        if found is None:
+            raise errors.ConfigError(f"cannot read {self._collection}/{name}: {problem}")
+        return found
+
+
+class NodeSet:
+    """Sets a bed's Node count through the API: adds or deletes Node objects (labelled zone Nodes).
+
+    Added Nodes carry ``EXTRA_NODE_LABEL`` and are deleted first; no kubelet runs them (the
+    handler and the companion count Node objects, whatever their readiness).
+    """
+
+    def __init__(self, api: client.ApiClient) -> None:
+        self._core = client.CoreV1Api(api)
+
+    def names(self) -> list[str]:
+        """Current Node names, added ones last."""
+        nodes = self._core.list_node(_request_timeout=_REQUEST_TIMEOUT_S).items or []
+        return sorted((n.metadata.name for n in nodes),
+                      key=lambda name: (name.startswith("zp-hac-node-"), name))
+
+    def own(self, names: list[str] | None = None) -> int:
+        """The bed's own Nodes (not added here; of ``names`` if given): fewer cannot be set."""
+        return sum(not n.startswith("zp-hac-node-") for n in (self.names() if names is None else names))
+
+    def set_count(self, count: int, zones: tuple[str, ...] = ()) -> None:
+        """Make exactly ``count`` Nodes exist; added ones are spread over ``zones`` (or zone-a)."""
+        names = self.names()
+        if count < (own := self.own(names)):
+            raise errors.ConfigError(f"cannot shrink to {count} Node(s): the bed runs "
+                                     f"{own} (use a smaller bed)")
+        for name in reversed(names[count:]):
+            self._core.delete_node(name, _request_timeout=_REQUEST_TIMEOUT_S)
+        zone_cycle = zones or ("zone-a",)
+        for index in range(len(names), count):
+            name = f"zp-hac-node-{uuid.uuid4().hex[:6]}"
+            self._core.create_node({"metadata": {"name": name, "labels": {
+                keys.TOPOLOGY_ZONE: zone_cycle[index % len(zone_cycle)], keys.TOPOLOGY_HOSTNAME: name,
+                EXTRA_NODE_LABEL: "true"}}}, _request_timeout=_REQUEST_TIMEOUT_S)
+        waiting.wait_for(lambda: (len(found := self.names()) == count, found),
+                         what=f"{count} Node object(s)", timeout_s=_TIMEOUT_S)
+
+
+def _sync_probe() -> JsonObject:
+    """A server Deployment, 5 replicas, host-spread: a webhook seeing the sync HPA (max 5) keeps 5
+    replicas (§5 step 5) or, on several Nodes, gives the hostname constraint minDomains 3 (§8 maxR)."""
+    labels: JsonObject = {"app": SYNC_NAME}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": SYNC_NAME, "labels": {keys.LABEL_TYPE: keys.TYPE_SERVER},
+                         "annotations": {keys.ANNOTATION_HOST_SPREAD: "true"}},
+            "spec": {"replicas": 5, "selector": {"matchLabels": labels}, "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}}
+
+
+def _sees_sync_hpa(probe: JsonObject) -> bool:
+    """Either sign of the sync HPA, so a webhook breaking one of the two rules still syncs."""
+    if _get(probe, ("spec", "replicas"))[1] == 5:
+        return True
+    constraints = _get(probe, ("spec", "template", "spec", "topologySpreadConstraints"))[1]
+    listed = constraints if isinstance(constraints, list) else []
+    hostname = [c for c in listed if isinstance(c, dict) and c.get("topologyKey") == keys.TOPOLOGY_HOSTNAME]
+    return bool(hostname) and hostname[0].get("minDomains") == 3
+
+
+def _hpa_body(hpa: facts.HpaInfo) -> JsonObject:
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": hpa.name},
+            "spec": {"scaleTargetRef": {"apiVersion": hpa.target_api_version, "kind": hpa.target_kind,
+                                        "name": hpa.target_name},
+                     "maxReplicas": hpa.max_replicas}}
+
+
+def _wait_webhook_synced(api: client.ApiClient, namespace: str, case: cases.Case, timeout_s: float) -> None:
+    """Create the case's HPAs once the webhook knows the Namespace; wait until it knows them too.
+
+    A dry-run probe is refused while the webhook's Namespace cache lacks the namespace; with
+    HPAs, the webhook must see a sync HPA created after them (a cache is fed in order).
+    """
+    probes = _Objects(api, "Deployment", namespace)
+    hpas = _Objects(api, "HorizontalPodAutoscaler", namespace)
+
+    def probe() -> tuple[bool, JsonObject | str]:
+        stored, refused = probes.create(_sync_probe(), dry_run=True)
+        return (True, stored) if stored is not None else (False, f"dry-run probe refused: {refused}")
+
+    waiting.wait_for(probe, what=f"the webhook to know namespace {namespace}", timeout_s=timeout_s)
+    if not case.hpas:
+        return
+    for hpa in (*case.hpas, facts.HpaInfo(SYNC_NAME, "apps/v1", "Deployment", SYNC_NAME, 5)):
+        _stored, refused = hpas.create(_hpa_body(hpa))
+        if refused is not None:
+            raise errors.ConfigError(f"case {case.id}: HPA {hpa.name} refused: {refused}")
+
+    def hpas_seen() -> tuple[bool, JsonObject | str]:
+        known, stored = probe()
+        return known and isinstance(stored, dict) and _sees_sync_hpa(stored), stored
+
+    waiting.wait_for(hpas_seen, what=f"the webhook to know the HPAs of {namespace} (dry-run "
+                     f"{SYNC_NAME} keeping 5 replicas or a hostname minDomains 3)", timeout_s=timeout_s)
+
+
+def _settle(read: Callable[[], JsonObject], judge: Callable[[JsonObject], list[str]], what: str,
+            timeout_s: float) -> tuple[JsonObject, list[str]]:
+    """Re-read until ``judge`` finds nothing wrong or time runs out; the last read and its failures."""
+    last: list[tuple[JsonObject, list[str]]] = []
+
+    def probe() -> tuple[bool, list[str]]:
+        stored = read()
+        last.append((stored, judge(stored)))
+        return not last[-1][1], last[-1][1]
+
+    with contextlib.suppress(waiting.WaitTimeout):  # the last observation's failures are the step's
+        waiting.wait_for(probe, what=what, timeout_s=timeout_s, interval_s=0.5)
+    return last[-1]
+
+
+def namespace_name(case: cases.Case, suffix: str) -> str:
+    """``hac-<id>-<suffix>``, at most 63 characters."""
+    return f"{case.namespace.name[:62 - len(suffix)].rstrip('-')}-{suffix}"
+
+
+def _judge(case: cases.Case, expect: cases.Expectation, submitted: JsonObject, stored: JsonObject | None,
+           denial: str | None) -> list[str]:
+    seen = submitted if stored is None else baseline(case.kind, submitted, stored)
+    return simulation.check_expectation(expect, kind=case.kind, submitted=seen, stored=stored, denial=denial)
+
+
+def _nodes_step(case: cases.Case, index: int, objects: _Objects, *, nodes: NodeSet | None,
+                before: JsonObject | None, timeout_s: float) -> LiveStep:
+    """Change the Node count, then wait for the companion's re-patch (or its absence to hold)."""
+    step = case.steps[index]
+    assert step.nodes is not None
+    if nodes is None:
+        raise errors.ConfigError(f"case {case.id} changes the Node count: pass a NodeSet")
+    nodes.set_count(step.nodes, case.cluster.zones)
+    stored, failures = _settle(
+        lambda: objects.read(case.name), lambda after: _judge(case, step.expect, before or {}, after, None),
+        f"the object after the Node count became {step.nodes}", timeout_s)
+    return LiveStep(index, f"nodes={step.nodes}", None, stored, None, tuple(failures))
+
+
+def run_case(api: client.ApiClient, case: cases.Case, *, nodes: NodeSet | None = None,
+             suffix: str | None = None, keep_namespace: bool = False,
+             timeout_s: float = _TIMEOUT_S) -> LiveResult:
+    """Apply every step of ``case`` through the API server in a namespace of its own.
+
+    The namespace is deleted afterwards unless ``keep_namespace``. ``nodes`` is needed for
+    cases with ``nodes`` steps (on a bed of their own).
+    """
+    namespace = namespace_name(case, suffix or uuid.uuid4().hex[:6])
+    client.CoreV1Api(api).create_namespace(
+        {"metadata": {"name": namespace, "labels": dict(case.namespace.labels),
+                      "annotations": dict(case.namespace.annotations)}}, _request_timeout=_REQUEST_TIMEOUT_S)
+    try:
+        _wait_webhook_synced(api, namespace, case, timeout_s)
+        return LiveResult(case.id, namespace, _apply_steps(api, case, namespace, nodes, timeout_s))
+    finally:
+        if not keep_namespace:
+            delete_namespace(api, namespace)
+
+
+def _apply_steps(api: client.ApiClient, case: cases.Case, namespace: str, nodes: NodeSet | None,
+                 timeout_s: float) -> tuple[LiveStep, ...]:
+    objects = _Objects(api, case.kind, namespace)
+    stored: JsonObject | None = None
+    steps: list[LiveStep] = []
+    for index, step in enumerate(case.steps):
+        if step.nodes is not None:
+            steps.append(_nodes_step(case, index, objects, nodes=nodes, before=stored,
+                                     timeout_s=timeout_s))
+            stored = steps[-1].stored
+            continue
+        if step.operation == "CREATE":
+            submitted = copy.deepcopy(case.object)
+            after, denial = objects.create(submitted)
+        else:
+            merged = simulation.merge_patch(objects.read(case.name), step.patch or {})
+            assert isinstance(merged, dict)
+            submitted = merged
+            after, denial = objects.merge_patch(case.name, step.patch or {})
+        stored = after if after is not None else stored
+        steps.append(LiveStep(index, step.operation or "CREATE", submitted, after, denial,
+                              tuple(_judge(case, step.expect, submitted, after, denial))))
+    return tuple(steps)
+
+
+def delete_namespace(api: client.ApiClient, namespace: str) -> None:
+    """Delete ``namespace`` without waiting (404 is fine)."""
+    try:
+        client.CoreV1Api(api).delete_namespace(namespace, _request_timeout=_REQUEST_TIMEOUT_S)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
