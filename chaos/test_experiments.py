@@ -10,7 +10,6 @@ the JUnit properties (and so to summary.json); the journal, timeline and its plo
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,8 @@ from zoneproof_fixtures.settings import Settings
 from zoneproof.chaos import control
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness.controller import REFERENCE_COMMAND, ControllerSettings
-from zoneproof.report import summary
-from zoneproof.slo import SloResult, SloStatus, Verdict, judge
+from zoneproof.report import artefacts, junit
+from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, judge, load_slos
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
 ROLLBACKS_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
@@ -34,10 +33,11 @@ EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.
 
 
 def _overrides(bed: Cluster, settings: ControllerSettings, workdir: Path,
-               slo_file: Path | None) -> dict[str, Any]:
-    """Configuration that points an experiment at ``bed`` and the controller under test."""
+               slos: SloSet) -> dict[str, Any]:
+    """Configuration that points an experiment at ``bed``, the controller under test and
+    the run's SLO file (configuration is data: the file, not the loaded SloSet)."""
     return {"zoneproof_backend": bed.backend, "zoneproof_cluster": bed.name,
-            "zoneproof_slo_file": str(slo_file or ""),
+            "zoneproof_slo_file": str(slos.source or ""),
             "zoneproof_workdir": str(workdir), "zoneproof_controller_variant": settings.variant,
             "zoneproof_controller_command": "" if settings.command == REFERENCE_COMMAND
             else settings.command, "zoneproof_selector": settings.selector,
@@ -70,26 +70,26 @@ class Outcome:
 
 
 def _run(path: Path, bed: Cluster, *, controller: ControllerSettings, workdir: Path,
-         slo_file: Path | None, record_property: Callable[[str, object], None]) -> Outcome:
+         slos: SloSet, record_property: Callable[[str, object], None]) -> Outcome:
     """Run one experiment in-process with the zoneproof control; record its SLOs."""
     experiment = load_experiment(str(path))
     ensure_experiment_is_valid(experiment)
+    control.check_faults(experiment)
     # set, not passed as experiment_vars: chaoslib drops vars the experiment does not declare
     experiment.setdefault("configuration", {}).update(
-        _overrides(bed, controller, workdir, slo_file))
+        _overrides(bed, controller, workdir, slos))
     # rollbacks run whatever happened (chaoslib's default skips them when the hypothesis fails)
     journal: dict[str, Any] = run_experiment(experiment, settings=ROLLBACKS_ALWAYS)
-    journal_path = workdir / "journal.json"
-    journal_path.write_text(json.dumps(journal, indent=1, default=str))
+    journal_path = artefacts.save_journal(workdir, journal)
     assert control.JOURNAL_KEY in journal, "the zoneproof control did not record this run"
     results = control.slo_results(journal)
     for result in results:
-        record_property(*summary.slo_property(result.name, str(result.status), result.observed,
-                                              result.threshold, result.unit))
-    print("\n".join(r.message for r in results))
+        record_property(*junit.slo_property(result))
+    checks = control.effect_checks(journal)
+    print("\n".join([c.message for c in checks] + [r.message for r in results]))
     recorded = journal[control.JOURNAL_KEY]
     _attach(journal_path, recorded)
-    return Outcome(journal_path, results, judge(journal, results),
+    return Outcome(journal_path, results, judge(journal, results, checks),
                    list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))
 
 
@@ -98,7 +98,7 @@ def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
                     experiment_workdir: Path, record_property: Callable[[str, object], None]
                     ) -> None:
     run = _run(path, module_bed, controller=zp_settings.controller, workdir=experiment_workdir,
-               slo_file=zp_settings.slo_file, record_property=record_property)
+               slos=zp_settings.slos, record_property=record_property)
     assert run.verdict.passed and not run.problems, f"{path.name}: {run.explain()}"
 
 
@@ -121,7 +121,7 @@ def test_experiment_catches_a_broken_controller(
         pytest.skip("broken variants are variants of the reference controller")
     broken = dataclasses.replace(zp_settings.controller, variant=variant)
     run = _run(Path(__file__).parent / f"{experiment}.yaml", module_bed, controller=broken,
-               workdir=tmp_path, slo_file=None, record_property=lambda *_: None)
+               workdir=tmp_path, slos=load_slos(), record_property=lambda *_: None)
     assert not run.verdict.passed, f"{experiment} passed against the {variant} controller"
     breached = {r.name: r for r in run.results if r.status is not SloStatus.PASS}
     assert slo in breached, f"{slo} did not catch {variant}: {run.explain()}"

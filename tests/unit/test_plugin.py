@@ -46,13 +46,16 @@ def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) 
     """Outcomes and SLO properties reach summary.json also through xdist workers."""
     pytester.makepyfile(test_slos='''
         import pytest
-        from zoneproof.report.summary import slo_property
+        from zoneproof.report.junit import slo_property
+        from zoneproof.slo import SloResult, SloStatus
 
         def test_held(record_property):
-            record_property(*slo_property("lease-failover", "PASS", 4.0, 9.0, "seconds"))
+            record_property(*slo_property(SloResult(
+                "lease-failover", SloStatus.PASS, 4.0, 9.0, "seconds", "")))
 
         def test_breached(record_property):
-            record_property(*slo_property("etcd-write-error-window", "FAIL", 7.5, 5.0, "seconds"))
+            record_property(*slo_property(SloResult(
+                "etcd-write-error-window", SloStatus.FAIL, 7.5, 5.0, "seconds", "")))
 
         @pytest.mark.skip(reason="not here")
         def test_skipped():

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zoneproof import errors
+from zoneproof.slo.spec import SloSet, load_slos
 
 __all__ = ["Settings"]
 
@@ -29,7 +30,9 @@ class Settings:
     controller_variant: str = "reference"
     controller_command: str = ""
     slos: tuple[str, ...] = ()
-    slo_file: Path | None = None
+    """Names of the SLOs to judge."""
+    slo_set: SloSet = field(default_factory=load_slos)
+    """The SLOs by name: the defaults with ``zoneproof_slo_file`` over them, loaded once."""
     workdir: Path | None = None
 
     @property
@@ -44,7 +47,7 @@ class Settings:
 
     @classmethod
     def from_configuration(cls, configuration: Mapping[str, Any] | None) -> Settings:
-        """Read ``zoneproof_*`` keys; ConfigError names every bad one."""
+        """Read ``zoneproof_*`` keys (and load the SLO file); ConfigError names every bad one."""
         conf, d = dict(configuration or {}), cls()
 
         def text(key: str, default: str) -> str:
@@ -65,6 +68,10 @@ class Settings:
         lease = text("lease", d.lease)
         if lease.count("/") != 1 or not all(lease.split("/")):
             problems.append(f"zoneproof_lease {lease!r} must be NAMESPACE/NAME")
+        try:
+            slo_set = load_slos(path("slo_file"))
+        except errors.ConfigError as exc:
+            problems.append(f"zoneproof_slo_file: {exc}")
         if problems:
             raise errors.ConfigError("; ".join(problems))
         return cls(backend=text("backend", d.backend), cluster=text("cluster", d.cluster),
@@ -74,4 +81,4 @@ class Settings:
                    selector=text("selector", d.selector), lease=lease,
                    controller_variant=text("controller_variant", d.controller_variant),
                    controller_command=text("controller_command", ""), slos=tuple(slos),
-                   slo_file=path("slo_file"), workdir=path("workdir"))
+                   slo_set=slo_set, workdir=path("workdir"))

@@ -22,6 +22,7 @@ from zoneproof import errors
 from zoneproof._util import certs, kube, waiting
 from zoneproof.cluster import state
 from zoneproof.cluster.interface import Capability, Component, Progress
+from zoneproof.specs import kubernetes
 
 __all__ = [
     "ZONE_LABEL",
@@ -36,9 +37,8 @@ __all__ = [
 #: A named creation step.
 Step = tuple[str, Callable[[], None]]
 
-ZONE_LABEL = "topology.kubernetes.io/zone"
-REGION_LABEL = "topology.kubernetes.io/region"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL, REGION_LABEL, HOSTNAME_LABEL = (kubernetes.ZONE_LABEL, kubernetes.REGION_LABEL,
+                                           kubernetes.HOSTNAME_LABEL)
 
 _CAN_DO = {
     Capability.STOP_KUBELET: "local or kind",

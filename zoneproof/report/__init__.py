@@ -1,2 +1,7 @@
-"""Reports of a run: ``summary`` (summary.json), ``plots`` (timeline figures), ``versions``,
-``allure_html`` (the offline allure HTML report). Import the sub-module you need."""
+"""Reports of a run: every artefact zoneproof writes.
+
+``summary`` (summary.json, read back typed), ``junit`` (JUnit/pytest properties: SLO
+results, figures), ``artefacts`` (a chaos run's timeline.json, faults.json, plots,
+journal), ``plots`` (timeline figures), ``versions``, ``allure_html`` (the offline allure
+HTML report). Not here: computing figures or verdicts (slo). Import the sub-module you need.
+"""

@@ -10,7 +10,8 @@ Each SLO bounds one measured figure from above::
       allow_no_data: false                    # no measurement fails unless true
 
 A user file overrides the defaults by name (fields given replace the default's) and may
-add SLOs.
+add SLOs. ``load_slos`` is the one place an SLO file is read and validated: the pytest
+plugin, the chaos control and ``zoneproof qualify`` all call it and pass the ``SloSet`` on.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class SloSet:
     """The SLOs of a run, by name."""
 
     slos: tuple[Slo, ...]
+    source: Path | None = None
+    """The user's file merged over the defaults (None: the defaults alone)."""
 
     def get(self, name: str) -> Slo:
         """The SLO called ``name``; ConfigError lists the known ones."""
@@ -100,11 +103,13 @@ def _build(entry: dict[str, Any], where: str) -> tuple[Slo | None, list[str]]:
                allow_no_data=bool(entry.get("allow_no_data", False))), []
 
 
-def load_slos(override: Path | None = None, *, defaults: Path = DEFAULTS) -> SloSet:
-    """The default SLOs, with ``override``'s entries replacing or adding by name.
+def load_slos(override: str | Path | None = None, *, defaults: Path = DEFAULTS) -> SloSet:
+    """The default SLOs, with ``override``'s entries replacing or adding by name (an empty
+    ``override``: the defaults alone).
 
     Raises ConfigError listing every problem in both files.
     """
+    override = Path(override).expanduser().resolve() if override else None
     merged: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     for path in (defaults, override) if override is not None else (defaults,):
@@ -121,5 +126,5 @@ def load_slos(override: Path | None = None, *, defaults: Path = DEFAULTS) -> Slo
             slos.append(slo)
     if problems:
         raise errors.ConfigError("invalid SLO file:\n  - " + "\n  - ".join(problems))
-    return SloSet(tuple(slos))
+    return SloSet(tuple(slos), override)
 

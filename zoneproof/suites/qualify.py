@@ -9,17 +9,15 @@ only if every test passed, every SLO held and the reports were written.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from zoneproof import binaries, errors
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
-from zoneproof.report import allure_html
+from zoneproof.report import allure_html, summary
 from zoneproof.slo import load_slos
 
 __all__ = ["SUITES", "Options", "experiments", "qualify", "repo_root"]
@@ -96,18 +94,21 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
     return [*argv, *options.pytest_args]
 
 
-def describe(summary: dict[str, Any]) -> list[str]:
+def experiment_of(test: str) -> str:
+    """The experiment a chaos test id names (its parameter: ``...[zone-outage]``)."""
+    return test.rsplit("[", 1)[-1].rstrip("]")
+
+
+def describe(run: summary.Summary) -> list[str]:
     """Lines for the terminal: each SLO, each chaos experiment's wall time, failures."""
     lines = [f"{'SLO':<34}{'experiment':<36}{'target':>9}{'measured':>10}  result"]
-    for row in summary.get("slos", []):
-        measured = "-" if row["measured"] is None else f"{row['measured']:.2f}"
-        experiment = row["test"].rsplit("[", 1)[-1].rstrip("]")
-        lines.append(f"{row['name']:<34}{experiment:<36}{row['target']:>9g}{measured:>10}  "
-                     f"{'PASS' if row['pass'] else row['status']}")
-    walls = [t for t in summary.get("tests", []) if "chaos/" in t["test"]]
-    lines += [f"experiment {t['test'].rsplit('[', 1)[-1].rstrip(']')}: {t['outcome']} in "
-              f"{t['duration_s']:.1f} s" for t in walls]
-    lines += [f"FAILED {f['test']}" for f in summary.get("failures", [])]
+    for test, result in run.slos:
+        measured = "-" if result.observed is None else f"{result.observed:.2f}"
+        lines.append(f"{result.name:<34}{experiment_of(test):<36}{result.threshold:>9g}"
+                     f"{measured:>10}  {result.status}")
+    lines += [f"experiment {experiment_of(o.nodeid)}: {o.outcome} in {o.duration_s:.1f} s"
+              for o in run.outcomes if "chaos/" in o.nodeid]
+    lines += [f"FAILED {o.nodeid}" for o in run.failures]
     return lines
 
 
@@ -117,8 +118,12 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
     if not summary_path.is_file():
         progress(f"no {summary_path}: the suite did not finish its run")
         return False
-    summary = json.loads(summary_path.read_text())
-    for line in describe(summary):
+    try:
+        run = summary.load(summary_path)
+    except errors.ConfigError as exc:
+        progress(str(exc))
+        return False
+    for line in describe(run):
         progress(line)
     if not options.html:
         return True

@@ -75,7 +75,7 @@ def test_drain_retries_evictions_kubectl_would_wait_for(
 
     monkeypatch.setattr(node_actions, "drain_nodes", drain)
     config = _kubeconfig(tmp_path / "c.yaml", "c", "https://c.example")
-    assert k8s.drain_nodes(config, "zone=a", timeout_s=10) == ["zone-a-node-1"]
+    assert k8s.NodeScheduling(config).drain("zone=a", timeout_s=10) == ["zone-a-node-1"]
     assert calls == [str(config), str(config)]
 
 
@@ -86,4 +86,5 @@ def test_drain_other_failures_are_not_retried(tmp_path: Path,
 
     monkeypatch.setattr(node_actions, "drain_nodes", drain)
     with pytest.raises(ActivityFailed, match="unmanaged"):
-        k8s.drain_nodes(_kubeconfig(tmp_path / "c.yaml", "c", "https://c"), "x=y", timeout_s=5)
+        k8s.NodeScheduling(_kubeconfig(tmp_path / "c.yaml", "c", "https://c")).drain(
+            "x=y", timeout_s=5)

@@ -1,6 +1,6 @@
 """Figures from synthetic timelines: values, and None (never a silent pass) when data lacks."""
 
-from zoneproof.faults import FaultRecord
+from zoneproof.faults import Effect, FaultRecord
 from zoneproof.measure import Timeline
 from zoneproof.slo import metrics
 
@@ -13,7 +13,8 @@ def _timeline(events: list[tuple[float, str, str, dict[str, str]]]) -> Timeline:
     return timeline
 
 
-FAULT = FaultRecord("zone-outage", ("a1", "a2"), injected_at=10.0, reverted_at=60.0)
+FAULT = FaultRecord("zone-outage", (Effect.NODES_NOT_READY,), ("a1", "a2"), injected_at=10.0,
+                    reverted_at=60.0)
 
 
 def test_not_ready_detection_is_the_slowest_target() -> None:
@@ -43,6 +44,14 @@ def test_pod_ready_elsewhere_ignores_readiness_on_a_hit_node() -> None:
     assert metrics.pod_ready_elsewhere(timeline, FAULT, ["ns/web-0"]) == 21.0
 
 
+def test_ready_elsewhere_takes_any_pod_of_a_workload() -> None:
+    timeline = _timeline([(5, "pod_ready", "ns/core-x", {"node": "b1"}),
+                          (12, "pod_ready", "ns/core-y", {"node": "a2"}),
+                          (14, "pod_ready", "ns/core-z", {"node": "c1"})])
+    assert metrics.ready_elsewhere(timeline, FAULT, "ns/core-") == 4.0
+    assert metrics.ready_elsewhere(timeline, FAULT, "ns/db-") is None
+
+
 def test_lease_failover_needs_a_new_holder() -> None:
     lease = "default/l"
     timeline = _timeline([(1, "lease_holder", lease, {"holder": "r0"}),
@@ -54,10 +63,14 @@ def test_lease_failover_needs_a_new_holder() -> None:
     assert metrics.lease_failover(only_release, FAULT, lease) is None
 
 
+DRAIN = FaultRecord("drain-zone", (Effect.NODES_CORDONED, Effect.NODES_DRAINED), ("a1",),
+                    injected_at=10.0, reverted_at=40.0)
+
+
 def _drain(pods_after: list[tuple[float, str, str, str]]) -> Timeline:
     """Three db pods Ready, a drain from t=10, then ``pods_after`` (t, kind, pod, uid)."""
     ready = [(float(i), "pod_ready", f"ns/db-{i}", {"uid": f"u{i}"}) for i in range(3)]
-    return _timeline([*ready, (10, "drain_started", "zone-a", {}),
+    return _timeline([*ready, (10, "fault_injected", "drain-zone", {}),
                       *((t, kind, pod, {"uid": uid}) for t, kind, pod, uid in pods_after),
                       (30, "workloads_ready", "ns", {}),
                       (31, "pod_deleting", "ns/db-1", {"uid": "u1"}),
@@ -67,15 +80,18 @@ def _drain(pods_after: list[tuple[float, str, str, str]]) -> Timeline:
 def test_pdb_budget_held_when_evictions_wait_for_replacements() -> None:
     timeline = _drain([(11, "pod_deleting", "ns/db-0", "u0"), (14, "pod_ready", "ns/db-0", "n0"),
                        (15, "pod_deleting", "ns/db-1", "u1"), (18, "pod_ready", "ns/db-1", "n1")])
-    assert metrics.pdb_budget_exceeded(timeline, ["ns/db-"], 3, 1) == 0.0
+    assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/db-"], 3, 1) == 0.0
 
 
 def test_pdb_budget_exceeded_counts_extra_unavailable_pods() -> None:
     timeline = _drain([(11, "pod_deleting", "ns/db-0", "u0"), (11.2, "pod_deleted", "ns/db-1", "u1"),
                        (14, "pod_ready", "ns/db-0", "n0"), (14, "pod_ready", "ns/db-1", "n1")])
-    assert metrics.pdb_budget_exceeded(timeline, ["ns/db-"], 3, 1) == 1.0
-    assert metrics.pdb_budget_exceeded(timeline, ["ns/core-"], 3, 1) == 2.0, "no core pod was ever Ready"
+    assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/db-"], 3, 1) == 1.0
+    assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/core-"], 3, 1) == 2.0, \
+        "no core pod was ever Ready"
 
 
-def test_pdb_budget_needs_a_drain() -> None:
-    assert metrics.pdb_budget_exceeded(_timeline([(1, "pod_ready", "ns/db-0", {})]), ["ns/db-"], 1, 1) is None
+def test_pdb_budget_counts_what_the_drain_began_with() -> None:
+    """Pods already unavailable when the drain starts count, even with no event after it."""
+    timeline = _timeline([(1, "pod_ready", "ns/db-0", {"uid": "u0"})])
+    assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/db-"], 3, 1) == 1.0

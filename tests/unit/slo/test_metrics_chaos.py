@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from zoneproof.faults import FaultRecord
+from zoneproof.faults import Effect, FaultRecord
 from zoneproof.measure import PodDeletion, Timeline
 from zoneproof.slo import metrics
 
@@ -21,7 +21,8 @@ def _timeline(events: list[tuple[float, str, str, dict[str, str]]]) -> Timeline:
     return timeline
 
 
-FAULT = FaultRecord("kill-etcd-member", ("etcd-0",), injected_at=10.0, reverted_at=20.0)
+FAULT = FaultRecord("kill-etcd-member", (Effect.ETCD_MEMBERS_DOWN,), ("etcd-0",),
+                    injected_at=10.0, reverted_at=20.0)
 OK, FAILED = "write_acknowledged", "write_failed"
 
 
@@ -63,10 +64,12 @@ def test_deletes_by_non_holders() -> None:
 
 
 def test_failed_admissions_outside_fault_windows() -> None:
-    down = FaultRecord("stop-webhook", ("url",), injected_at=10.0, reverted_at=20.0)
+    down = FaultRecord("stop-webhook", (Effect.WEBHOOK_DOWN,), ("url",), injected_at=10.0,
+                       reverted_at=20.0)
     timeline = _timeline([(5, "admission_ok", "a", {}), (12, "admission_failed", "b", {}),
                           (25, "admission_failed", "c", {})])
     assert metrics.failed_admissions(timeline, [down]) == 1.0
     assert metrics.failed_admissions(_timeline([]), [down]) is None
-    still_down = FaultRecord("stop-webhook", ("url",), injected_at=10.0, reverted_at=None)
+    still_down = FaultRecord("stop-webhook", (Effect.WEBHOOK_DOWN,), ("url",), injected_at=10.0,
+                             reverted_at=None)
     assert metrics.failed_admissions(timeline, [still_down]) == 0.0

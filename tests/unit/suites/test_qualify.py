@@ -9,6 +9,8 @@ import pytest
 from zoneproof import cluster, errors
 from zoneproof.bench.chaos import samples_of
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.report import summary
+from zoneproof.slo import SloResult, SloStatus
 from zoneproof.suites import qualify
 
 ROOT = qualify.repo_root()
@@ -55,14 +57,19 @@ def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
         assert expected in argv
 
 
+def _summary(*outcomes: summary.Outcome) -> summary.Summary:
+    return summary.build(list(outcomes), started="s", finished="f", duration_s=1.0,
+                         versions={}, exit_status=1)
+
+
+def _result(name: str, status: SloStatus, observed: float | None) -> SloResult:
+    return SloResult(name, status, observed, 9.0, "seconds", "")
+
+
 def test_describe_lists_slos_walls_and_failures() -> None:
-    lines = qualify.describe({
-        "slos": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
-                  "name": "lease-failover", "status": "NO_DATA", "target": 9.0, "measured": None,
-                  "pass": False}],
-        "tests": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
-                   "outcome": "failed", "duration_s": 21.5}],
-        "failures": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]"}]})
+    lines = qualify.describe(_summary(summary.Outcome(
+        "chaos/test_experiments.py::test_experiment[zone-outage]", "failed", 21.5,
+        [_result("lease-failover", SloStatus.NO_DATA, None)])))
     assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
     assert lines[2] == "experiment zone-outage: failed in 21.5 s"
     assert lines[3].startswith("FAILED chaos/")
@@ -70,9 +77,9 @@ def test_describe_lists_slos_walls_and_failures() -> None:
 
 def test_bench_chaos_samples_every_measured_slo_and_wall_time() -> None:
     test = "chaos/test_experiments.py::test_experiment[zone-outage]"
-    samples = samples_of({
-        "slos": [{"test": test, "name": "lease-failover", "measured": 6.5},
-                 {"test": test, "name": "concurrent-actors", "measured": None}],
-        "tests": [{"test": test, "duration_s": 20.5},
-                  {"test": "conformance/x.py::test_y", "duration_s": 1.0}]})
+    samples = samples_of(_summary(
+        summary.Outcome(test, "passed", 20.5, [
+            _result("lease-failover", SloStatus.PASS, 6.5),
+            _result("concurrent-actors", SloStatus.NO_DATA, None)]),
+        summary.Outcome("conformance/x.py::test_y", "passed", 1.0)))
     assert samples == {"zone-outage lease-failover": [6.5], "zone-outage wall s": [20.5]}

@@ -10,6 +10,7 @@ import yaml
 
 from zoneproof.cluster.local.ports import Ports
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.specs import kubernetes
 
 __all__ = [
     "SERVICE_CIDR",
@@ -205,7 +206,7 @@ def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Pa
     if spec.kwok_per == "node":
         manage = ["--manage-single-node", group]
     else:
-        manage = ["--manage-nodes-with-label-selector", f"topology.kubernetes.io/zone={group}"]
+        manage = ["--manage-nodes-with-label-selector", kubernetes.zone_selector(group)]
     return [
         str(binary), "--kubeconfig", str(paths.kwok_kubeconfig),
         "--config", ",".join(str(s) for s in (*stages, *OWN_KWOK_STAGES)),

@@ -20,11 +20,15 @@ from zoneproof import errors
 from zoneproof._util import daemons, kube, waiting
 from zoneproof.cluster.interface import Cluster
 
-__all__ = ["GROUP", "REFERENCE_COMMAND", "ControllerReplicas", "ControllerSettings", "lease_holder"]
+__all__ = ["GROUP", "REFERENCE_COMMAND", "REPLICA_PREFIX", "ControllerReplicas", "ControllerSettings",
+           "lease_holder"]
 
 #: Group of every controller identity; RBAC is bound to it.
 GROUP = "zoneproof:ha-controllers"
 ROLE = "zoneproof-ha-controller"
+#: Every replica's identity (its Lease holderIdentity and client user name) starts so:
+#: ``zp-hac-0``, ``zp-hac-1``...; the audit log attributes deletes by it.
+REPLICA_PREFIX = "zp-hac"
 
 def lease_holder(api: client.ApiClient, namespace: str, name: str) -> str:
     """holderIdentity of Lease ``namespace/name`` now ('' if free or absent)."""
@@ -113,7 +117,7 @@ class ControllerReplicas:
     """N replicas of the controller under test on ``cluster``; stop_all() ends them all."""
 
     def __init__(self, cluster: Cluster, settings: ControllerSettings, workdir: Path, *,
-                 replicas: int = 2, prefix: str = "zp-hac") -> None:
+                 replicas: int = 2, prefix: str = REPLICA_PREFIX) -> None:
         self.cluster, self.settings, self.workdir = cluster, settings, workdir
         self.identities = [f"{prefix}-{i}" for i in range(replicas)]
         self.records: dict[str, daemons.DaemonRecord] = {}
