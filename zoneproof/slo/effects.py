@@ -2,7 +2,10 @@
 
 Each ``Effect`` has one observer here, reading the timeline events its ``observation``
 names; an effect of a fault counts as observed if its observer finds it between the
-injection and the revert (plus ``GRACE_S`` for recorders to catch up). A fault whose
+injection and the revert (plus ``GRACE_S`` for recorders to catch up). A state (NotReady,
+unhealthy, cordoned) counts from the injection on when it already held then (a drain of
+nodes an earlier fault cordoned leaves them cordoned); an occurrence (a failed admission,
+a deleted pod) only when it happens after the injection. A fault whose
 effect was not observed makes the verdict ``fault-not-effective``: the experiment did
 not test what it says, whatever its SLOs say. Pure functions.
 """
@@ -29,6 +32,18 @@ def _after(events: Sequence[Event], fault: FaultRecord, kind: str) -> Iterable[E
     return (e for e in events if e.kind == kind and e.t >= fault.injected_at)
 
 
+def _state(events: Sequence[Event], fault: FaultRecord, kind: str, subject: str | None,
+           holds: Callable[[Event], bool]) -> float | None:
+    """When the state ``holds`` shows for ``subject`` (any subject: None) from the
+    injection on: the injection itself if the last event before it shows it, else the
+    first event after it that does."""
+    mine = [e for e in events if e.kind == kind and (subject is None or e.subject == subject)]
+    before = [e for e in mine if e.t < fault.injected_at]
+    if before and holds(before[-1]):
+        return fault.injected_at
+    return _first_t(e for e in mine if e.t >= fault.injected_at and holds(e))
+
+
 def _each_target(fault: FaultRecord, first: Callable[[str], float | None]) -> float | None:
     """When the last target showed it (None if one never did or there is no target)."""
     seen = [first(target) for target in fault.targets]
@@ -42,15 +57,13 @@ def _first_t(events: Iterable[Event]) -> float | None:
 
 
 def _nodes_not_ready(fault: FaultRecord, events: Sequence[Event]) -> float | None:
-    return _each_target(fault, lambda node: _first_t(
-        e for e in _after(events, fault, "node_ready")
-        if e.subject == node and e.detail.get("status") != "True"))
+    return _each_target(fault, lambda node: _state(
+        events, fault, "node_ready", node, lambda e: e.detail.get("status") != "True"))
 
 
 def _members_down(fault: FaultRecord, events: Sequence[Event]) -> float | None:
-    return _each_target(fault, lambda member: _first_t(
-        e for e in _after(events, fault, "etcd_member")
-        if e.subject == member and e.detail.get("healthy") == "False"))
+    return _each_target(fault, lambda member: _state(
+        events, fault, "etcd_member", member, lambda e: e.detail.get("healthy") == "False"))
 
 
 def _quorum_lost(fault: FaultRecord, events: Sequence[Event]) -> float | None:
@@ -66,17 +79,17 @@ def _quorum_lost(fault: FaultRecord, events: Sequence[Event]) -> float | None:
 def _control_plane_down(fault: FaultRecord, events: Sequence[Event]) -> float | None:
     def down(process: str) -> float | None:
         if process == "kube-apiserver":
-            return _first_t(e for e in _after(events, fault, "apiserver_ready")
-                            if e.detail.get("ready") == "False")
-        return _first_t(e for e in _after(events, fault, "process_alive")
-                        if e.subject == process and e.detail.get("alive") == "False")
+            return _state(events, fault, "apiserver_ready", None,
+                          lambda e: e.detail.get("ready") == "False")
+        return _state(events, fault, "process_alive", process,
+                      lambda e: e.detail.get("alive") == "False")
 
     return _each_target(fault, down)
 
 
 def _leader_lost(fault: FaultRecord, events: Sequence[Event]) -> float | None:
-    return _each_target(fault, lambda identity: _first_t(
-        e for e in _after(events, fault, "lease_holder") if e.detail.get("holder") != identity))
+    return _each_target(fault, lambda identity: _state(
+        events, fault, "lease_holder", None, lambda e: e.detail.get("holder") != identity))
 
 
 def _webhook_down(fault: FaultRecord, events: Sequence[Event]) -> float | None:
@@ -85,9 +98,8 @@ def _webhook_down(fault: FaultRecord, events: Sequence[Event]) -> float | None:
 
 
 def _cordoned(fault: FaultRecord, events: Sequence[Event]) -> float | None:
-    return _each_target(fault, lambda node: _first_t(
-        e for e in _after(events, fault, "node_schedulable")
-        if e.subject == node and e.detail.get("schedulable") == "False"))
+    return _each_target(fault, lambda node: _state(
+        events, fault, "node_schedulable", node, lambda e: e.detail.get("schedulable") == "False"))
 
 
 def _drained(fault: FaultRecord, events: Sequence[Event]) -> float | None:

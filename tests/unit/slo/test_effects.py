@@ -30,11 +30,24 @@ def test_nodes_not_ready_needs_every_target() -> None:
     assert effects.observed_at(Effect.NODES_NOT_READY, fault, both.events) == 17
 
 
-def test_an_effect_before_the_fault_does_not_count() -> None:
+def test_an_effect_over_before_the_fault_does_not_count() -> None:
     early = _events([(5, "node_ready", "a1", {"status": "Unknown"}),
-                     (6, "node_ready", "a2", {"status": "Unknown"})])
+                     (6, "node_ready", "a2", {"status": "Unknown"}),
+                     (8, "node_ready", "a2", {"status": "True"})])
     [check] = effects.check([_fault(Effect.NODES_NOT_READY)], early.events)
     assert not check.effective and "never observed" in check.message
+    failed_before = _events([(5, "admission_failed", "ns/create", {"selected": "True"})])
+    [check] = effects.check([_fault(Effect.WEBHOOK_DOWN)], failed_before.events)
+    assert not check.effective, "an occurrence counts only after the injection"
+
+
+def test_a_state_that_holds_at_injection_counts_from_it() -> None:
+    """A drain of nodes an earlier cordon made unschedulable leaves them cordoned."""
+    cordoned = _events([(1, "node_schedulable", n, {"schedulable": "True"}) for n in ("a1", "a2")]
+                       + [(4, "node_schedulable", n, {"schedulable": "False"})
+                          for n in ("a1", "a2")])
+    fault = _fault(Effect.NODES_CORDONED)
+    assert effects.observed_at(Effect.NODES_CORDONED, fault, cordoned.events) == 10
 
 
 def test_an_effect_seen_long_after_the_revert_does_not_count() -> None:
