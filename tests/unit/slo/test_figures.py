@@ -4,7 +4,6 @@ cannot take fails here, not as a silent NO_DATA in a chaos run."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,18 +15,9 @@ from zoneproof.measure import Timeline
 from zoneproof.report import artefacts
 from zoneproof.slo import Evidence, effects, figures, judge
 
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+TimelineOf = Callable[[list[tuple[float, str, str, dict[str, str]]]], Timeline]
+
 Row = tuple[float, str, str, dict[str, str]]
-
-
-def _timeline(rows: list[Row]) -> Timeline:
-    rows = sorted(rows, key=lambda r: r[0])
-    times = iter([0.0] + [t for t, *_ in rows])
-    walls = iter([T0] + [T0 + dt.timedelta(seconds=t) for t, *_ in rows])
-    timeline = Timeline(clock=lambda: next(times), wall_clock=lambda: next(walls))
-    for _, kind, subject, detail in rows:
-        timeline.add(kind, subject, **detail)
-    return timeline
 
 
 #: What the recorders write when an effect happens to ``targets`` (injected at 10 s).
@@ -60,21 +50,22 @@ def _record(kind: str, targets: tuple[str, ...]) -> FaultRecord:
     return FaultRecord(kind, tuple(sorted(fault.effects)), targets, 10.0, 30.0)
 
 
-def _witnessed(kind: str) -> tuple[FaultRecord, Timeline]:
+def _witnessed(timeline_of: TimelineOf, kind: str) -> tuple[FaultRecord, Timeline]:
     """A record of ``kind`` and a timeline on which each of its effects shows."""
     fault = registry.kinds()[kind]
     record = _record(kind, ("kube-apiserver",) if Effect.CONTROL_PLANE_DOWN in fault.effects
                      else ("t1", "t2"))
-    return record, _timeline([row for effect in fault.effects
-                              for row in WITNESSES[effect](record.targets)]
-                             + [(1, "lease_holder", "ns/lease", {"holder": "t1"})])
+    return record, timeline_of([row for effect in fault.effects
+                                 for row in WITNESSES[effect](record.targets)]
+                                + [(1, "lease_holder", "ns/lease", {"holder": "t1"})])
 
 
 @pytest.mark.parametrize("kind", sorted(registry.kinds()))
-def test_a_fault_kind_walks_through_figures_verdict_and_reports(kind: str) -> None:
+def test_a_fault_kind_walks_through_figures_verdict_and_reports(
+        kind: str, timeline_of: TimelineOf) -> None:
     fault = registry.kinds()[kind]
     assert fault.effects, f"{kind} declares no effect"
-    record, witnessed = _witnessed(kind)
+    record, witnessed = _witnessed(timeline_of, kind)
     evidence = Evidence(witnessed, (record,), "ns", lease="ns/lease", deletions=())
 
     checks = effects.check(evidence.faults, witnessed.events)
@@ -83,29 +74,29 @@ def test_a_fault_kind_walks_through_figures_verdict_and_reports(kind: str) -> No
     for metric in figures.FIGURES:  # every figure takes every kind's record
         figures.compute(metric, evidence)
 
-    unseen = effects.check(evidence.faults, _timeline([]).events)
+    unseen = effects.check(evidence.faults, timeline_of([]).events)
     verdict = judge({"status": "completed"}, (), unseen)
     assert {f.kind for f in verdict.findings} >= {"fault-not-effective"}
 
     assert FaultRecord.from_dict(record.to_dict()) == record
 
 
-def test_every_kind_is_saved_and_plotted(tmp_path: Path) -> None:
+def test_every_kind_is_saved_and_plotted(tmp_path: Path, timeline_of: TimelineOf) -> None:
     """One run holding a record of every kind: faults.json reads back, the plot draws."""
-    walked = [_witnessed(kind) for kind in registry.kinds()]
+    walked = [_witnessed(timeline_of, kind) for kind in registry.kinds()]
     records = [record for record, _ in walked]
-    timeline = _timeline([(e.t, e.kind, e.subject, e.detail)
-                          for _, witnessed in walked for e in witnessed.events])
+    timeline = timeline_of([(e.t, e.kind, e.subject, e.detail)
+                             for _, witnessed in walked for e in witnessed.events])
     saved = artefacts.save_run(tmp_path, timeline, records, title="every fault kind")
     assert [p.suffix for p in saved.plots] == [".png", ".svg"], "the plot takes every record"
     assert artefacts.load_faults(saved.faults) == records
 
 
-def test_figures_select_faults_by_effect() -> None:
+def test_figures_select_faults_by_effect(timeline_of: TimelineOf) -> None:
     node = _record("zone-outage", ("a1",))
     etcd = _record("kill-etcd-member", ("etcd-0",))
-    timeline = _timeline([(12, "node_ready", "a1", {"status": "Unknown"}),
-                          (11, "write_failed", "w", {}), (12.5, "write_acknowledged", "w", {})])
+    timeline = timeline_of([(12, "node_ready", "a1", {"status": "Unknown"}),
+                             (11, "write_failed", "w", {}), (12.5, "write_acknowledged", "w", {})])
     evidence = Evidence(timeline, (node, etcd), "ns")
     assert evidence.faults_causing({Effect.NODES_NOT_READY}) == [node]
     assert figures.compute("not_ready_detection", evidence) == 2.0
@@ -113,8 +104,8 @@ def test_figures_select_faults_by_effect() -> None:
     assert figures.compute("lease_failover", evidence) is None, "no leader was killed"
 
 
-def test_unknown_metric_and_missing_audit_have_no_figure() -> None:
-    evidence = Evidence(_timeline([]), (), "ns")
+def test_unknown_metric_and_missing_audit_have_no_figure(timeline_of: TimelineOf) -> None:
+    evidence = Evidence(timeline_of([]), (), "ns")
     assert figures.compute("no_such_metric", evidence) is None
     assert figures.compute("deletes_by_non_holders", evidence) is None
     assert figures.compute("pdb_budget_exceeded", evidence) is None, "no drain, no figure"
