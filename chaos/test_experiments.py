@@ -9,6 +9,7 @@ the JUnit properties (and so to summary.json); the journal, timeline and its plo
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,10 +70,11 @@ class Outcome:
                 f"{self.journal_path}")
 
 
-def _run(path: Path, bed: Cluster, *, controller: ControllerSettings, workdir: Path,
-         slos: SloSet, record_property: Callable[[str, object], None]) -> Outcome:
-    """Run one experiment in-process with the zoneproof control; record its SLOs."""
-    experiment = load_experiment(str(path))
+def _run(path: Path | dict[str, Any], bed: Cluster, *, controller: ControllerSettings,
+         workdir: Path, slos: SloSet, record_property: Callable[[str, object], None]) -> Outcome:
+    """Run one experiment (a file, or one given as data) in-process with the zoneproof
+    control; record its SLOs."""
+    experiment = load_experiment(str(path)) if isinstance(path, Path) else path
     ensure_experiment_is_valid(experiment)
     control.check_faults(experiment)
     # set, not passed as experiment_vars: chaoslib drops vars the experiment does not declare
@@ -126,4 +128,41 @@ def test_experiment_catches_a_broken_controller(
     breached = {r.name: r for r in run.results if r.status is not SloStatus.PASS}
     assert slo in breached, f"{slo} did not catch {variant}: {run.explain()}"
     assert slo in run.verdict.summary(), "the verdict names the breached SLO"
+    assert not run.problems, f"rollback/cleanup failed: {run.problems}"
+
+
+def _provider(module: str, func: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "python", "module": f"zoneproof.chaos.{module}", "func": func,
+            "arguments": arguments}
+
+
+#: A misconfigured experiment (krkn#1394's "exits 0, nothing happened"): the kubelet is
+#: stopped for 1 s, far less than the node-monitor grace period, so no node ever turns
+#: NotReady. chaostoolkit calls it completed, the steady state holds, no SLO is declared.
+INEFFECTIVE = {
+    "version": "1.0.0", "title": "A kubelet stopped for 1 s", "description": "misconfigured",
+    "tags": ["zoneproof"], "configuration": {"zoneproof_slos": []},
+    "controls": [{"name": "zoneproof", "provider": {"type": "python",
+                                                    "module": "zoneproof.chaos.control"}}],
+    "steady-state-hypothesis": {"title": "every node Ready", "probes": [
+        {"type": "probe", "name": "all-nodes-ready", "tolerance": True,
+         "provider": _provider("probes", "nodes_ready")}]},
+    "method": [{"type": "action", "name": "stop-a-kubelet-for-a-second",
+                "provider": _provider("actions", "inject_fault", fault="stop-kubelets",
+                                      parameters={"count": 1, "zones": ["zone-a"]},
+                                      max_duration_s=1),
+                "pauses": {"after": 3}}],
+    "rollbacks": [{"type": "action", "name": "revert-every-fault",
+                   "provider": _provider("actions", "revert_faults")}],
+}
+
+
+def test_a_fault_that_did_not_take_effect_fails(module_bed: Cluster, zp_settings: Settings,
+                                                 tmp_path: Path) -> None:
+    """Only the effect check catches a fault that never took effect: everything else holds."""
+    run = _run(copy.deepcopy(INEFFECTIVE), module_bed, controller=zp_settings.controller,
+               workdir=tmp_path, slos=load_slos(), record_property=lambda *_: None)
+    assert not run.verdict.passed, "a fault that never took effect passed"
+    assert {f.kind for f in run.verdict.findings} == {"fault-not-effective"}, run.explain()
+    assert "nodes-not-ready of stop-kubelets" in run.verdict.summary()
     assert not run.problems, f"rollback/cleanup failed: {run.problems}"
