@@ -47,7 +47,8 @@ def _add_backend_options(parser: argparse.ArgumentParser) -> None:
             owners.setdefault(flag, []).append(name)
             declared.setdefault(flag, option)
     for flag, option in declared.items():
-        parser.add_argument(f"--{flag}", dest=_option_dest(flag), metavar=option.metavar,
+        parser.add_argument(f"--{flag}", dest=_option_dest(flag),
+                            metavar=None if option.choices else option.metavar,
                             choices=option.choices or None,
                             help=f"{option.help} ({' or '.join(owners[flag])} backend)")
 
