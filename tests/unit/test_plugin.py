@@ -11,7 +11,8 @@ from zoneproof import binaries
 def test_unknown_backend_is_a_usage_error_listing_valid_ones(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--zp-backend", "nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--zp-backend 'nope' is unknown: choose one of local, existing*"])
+    result.stderr.fnmatch_lines(
+        ["*--zp-backend: unknown backend 'nope': choose one of local, existing, kind*"])
 
 
 def test_existing_backend_needs_a_kubeconfig(pytester: pytest.Pytester) -> None:

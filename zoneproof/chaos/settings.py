@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zoneproof import errors
+from zoneproof import cluster, errors
 from zoneproof.slo.spec import SloSet, load_slos
 
 __all__ = ["Settings"]
@@ -19,7 +19,7 @@ _BOOL_TRUE = ("1", "true", "yes", "on")
 class Settings:
     """zoneproof's part of an experiment configuration, validated."""
 
-    backend: str = "local"
+    backend: str = cluster.DEFAULT_BACKEND
     cluster: str = "zoneproof"
     kubeconfig: Path | None = None
     allow_destructive: bool = False

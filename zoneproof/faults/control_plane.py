@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Component
 from zoneproof.faults import registry
 from zoneproof.faults.base import FaultContext
@@ -29,7 +30,8 @@ class KillComponent:
         return (self.component.value,)
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        context.cluster.kill_component(self.component)
+        facets.facet(context.cluster, Capability.CONTROL_PLANE).kill_component(self.component)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        context.cluster.restart_component(self.component)
+        facets.facet(context.cluster, Capability.CONTROL_PLANE).restart_component(
+            self.component)

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from zoneproof import errors
-from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.cluster import facets
+from zoneproof.cluster.interface import Capability, Cluster, EtcdMembers
 from zoneproof.faults import registry
 from zoneproof.faults.base import FaultContext
 from zoneproof.faults.effects import Effect
@@ -16,12 +17,17 @@ __all__ = ["KillEtcdMember", "KillEtcdMembers"]
 _ETCD = frozenset({Capability.ETCD_MEMBERS, Capability.DESTRUCTIVE})
 
 
+def _etcd(cluster: Cluster) -> EtcdMembers:
+    return facets.facet(cluster, Capability.ETCD_MEMBERS)
+
+
 def _pick_members(cluster: Cluster, role: str, count: int) -> tuple[str, ...]:
-    members = cluster.etcd_members()
+    etcd = _etcd(cluster)
+    members = etcd.etcd_members()
     if role == "leader":
-        return (cluster.etcd_leader(),)
+        return (etcd.etcd_leader(),)
     if role == "follower":
-        leader = cluster.etcd_leader()
+        leader = etcd.etcd_leader()
         return tuple(m for m in members if m != leader)[:count]
     if role in members:
         return (role,)
@@ -30,9 +36,10 @@ def _pick_members(cluster: Cluster, role: str, count: int) -> tuple[str, ...]:
 
 
 def _restart(cluster: Cluster, members: tuple[str, ...], timeout_s: float) -> None:
+    etcd = _etcd(cluster)
     for member in members:
-        cluster.restart_etcd_member(member)
-    cluster.wait_etcd_healthy(timeout_s=timeout_s)
+        etcd.restart_etcd_member(member)
+    etcd.wait_etcd_healthy(timeout_s=timeout_s)
 
 
 @registry.kind
@@ -51,7 +58,7 @@ class KillEtcdMember:
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         for member in targets:
-            context.cluster.kill_etcd_member(member)
+            _etcd(context.cluster).kill_etcd_member(member)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         _restart(context.cluster, targets, 30.0)
@@ -75,7 +82,7 @@ class KillEtcdMembers:
             raise errors.ConfigError(f"count must be >= 1, got {self.count}")
 
     def targets(self, context: FaultContext) -> tuple[str, ...]:
-        members = context.cluster.etcd_members()
+        members = _etcd(context.cluster).etcd_members()
         if self.count <= len(members) // 2:
             raise errors.FaultError(f"{self.name}: killing {self.count} of {len(members)} etcd "
                                     f"members keeps quorum: kill at least {len(members) // 2 + 1}"
@@ -86,7 +93,7 @@ class KillEtcdMembers:
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         for member in targets:
-            context.cluster.kill_etcd_member(member)
+            _etcd(context.cluster).kill_etcd_member(member)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         _restart(context.cluster, targets, 60.0)

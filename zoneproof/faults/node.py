@@ -8,7 +8,8 @@ from typing import ClassVar
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.cluster import facets
+from zoneproof.cluster.interface import Capability, Cluster, Kubelets
 from zoneproof.faults import registry
 from zoneproof.faults.base import FaultContext
 from zoneproof.faults.effects import Effect
@@ -17,6 +18,10 @@ from zoneproof.traffic import workloads
 __all__ = ["StopKubelets", "ZoneOutage", "pick_nodes", "restore_nodes"]
 
 _KUBELET = frozenset({Capability.STOP_KUBELET, Capability.DESTRUCTIVE})
+
+
+def _kubelets(cluster: Cluster) -> Kubelets:
+    return facets.facet(cluster, Capability.STOP_KUBELET)
 
 
 def pick_nodes(by_zone: dict[str, list[str]], count: int, zones: tuple[str, ...]) -> list[str]:
@@ -62,11 +67,11 @@ class StopKubelets:
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         for node in targets:
-            context.cluster.stop_kubelet(node)
+            _kubelets(context.cluster).stop_kubelet(node)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         for node in targets:
-            context.cluster.start_kubelet(node)
+            _kubelets(context.cluster).start_kubelet(node)
 
 
 def zone_nodes(cluster: Cluster, zone: str, fault: str) -> tuple[str, ...]:
@@ -92,17 +97,18 @@ class ZoneOutage:
         return zone_nodes(context.cluster, self.zone, self.name)
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        context.cluster.zone_down(self.zone)
+        _kubelets(context.cluster).zone_down(self.zone)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        context.cluster.zone_up(self.zone)
+        _kubelets(context.cluster).zone_up(self.zone)
 
 
 def restore_nodes(cluster: Cluster, *, timeout_s: float) -> list[str]:
     """Start every node's kubelet (a no-op where it runs) and wait until all are Ready;
     the nodes. What tests call after a fault, whatever the fault left."""
     nodes = [n for zone in cluster.nodes_by_zone().values() for n in zone]
+    kubelets = _kubelets(cluster)
     for node in nodes:
-        cluster.start_kubelet(node)
+        kubelets.start_kubelet(node)
     cluster.wait_nodes(nodes, ready=True, timeout_s=timeout_s)
     return nodes

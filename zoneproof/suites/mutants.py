@@ -171,7 +171,7 @@ def run_mutants(component: str, names: Sequence[str] | None = None, *, workdir: 
                                  f"from {', '.join(target.mutants)}")
     chosen = [REFERENCE, *(m for m in target.mutants if not names or m in names)]
     workdir.mkdir(parents=True, exist_ok=True)
-    backend = cluster.get_backend("local")
+    backend = cluster.get_backend(cluster.DEFAULT_BACKEND)
     created = backend.get(cluster_name) is None
     if created:
         backend.create(cluster.ClusterSpec(name=cluster_name), progress=progress)

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zoneproof import binaries, errors
+from zoneproof import cluster, errors
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.report import allure_html, summary
@@ -70,8 +70,11 @@ def _check(options: Options, root: Path) -> None:
 
 
 def _markers(backend: Backend) -> str:
-    """Mutation runs never; the kind backend's own tests only when qualifying kind."""
-    return "not mutants" if backend.name == "kind" else "not mutants and not kind"
+    """Mutation runs never; a backend's own tests (its ``tests_marker``) only when
+    qualifying that backend."""
+    others = [cluster.backend_type(name).traits.tests_marker for name in cluster.backend_names()
+              if name != backend.name]
+    return " and ".join(f"not {marker}" for marker in ["mutants", *others] if marker)
 
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
@@ -145,8 +148,7 @@ def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
     run = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     reports = (options.reports or root / "reports") / run
     reports.mkdir(parents=True)
-    if backend.name == "local":
-        binaries.resolve_all(progress=progress)
+    backend.prepare(progress)
     created = backend.get(spec.name) is None
     backend.create(spec, progress=progress)
     try:
