@@ -12,6 +12,11 @@ threads, each holding one keep-alive TLS connection as the API server does:
 3. saturated: every client sends back to back for ``SATURATED_S``; figures: throughput,
    and the latency it costs (100 requests always queued: mostly waiting for the CPU).
 
+Where the time goes: the server process's CPU time per review (user + system, from
+/proc/PID/stat) in the paced and saturated phases, and the machine's 1-minute load average
+at the start of the run (on a busy machine the server waits for a CPU, and latency says
+more about the machine than about the server).
+
 Reviews are realistic: a Deployment CREATE (v1), a StatefulSet UPDATE with oldObject
 (v1) and a Deployment CREATE (v1beta1) in a three-zone namespace, each answered with a
 patch. Errors (a non-200 answer, a broken or refused connection) are counted; a broken
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import random
 import ssl
 import subprocess
@@ -240,12 +246,15 @@ def _one_run(directory: Path) -> dict[str, float]:
     process, port, context = _start_server(directory)
     bodies = review_bodies()
     clients = [_Client(i, port, context, bodies) for i in range(CLIENTS)]
+    found = {"loadavg_1m": os.getloadavg()[0]}
     try:
         overflows = listen_overflows()
         burst = _burst(clients)
-        found = {"listen_overflows": float(listen_overflows() - overflows)}
+        cpu = figures.cpu_seconds(process.pid)
         paced = _paced(clients, PACED_RATE_RPS, PACED_S)
+        paced_cpu, cpu = figures.cpu_seconds(process.pid) - cpu, figures.cpu_seconds(process.pid)
         saturated = _saturated(clients, SATURATED_S)
+        saturated_cpu = figures.cpu_seconds(process.pid) - cpu
         found["listen_overflows"] = float(listen_overflows() - overflows)
     finally:
         for client in clients:
@@ -259,6 +268,8 @@ def _one_run(directory: Path) -> dict[str, float]:
         found[f"{name}_errors"] = float(tally.errors)
     found["paced_throughput_rps"] = len(paced.latencies) / PACED_S
     found["saturated_throughput_rps"] = len(saturated.latencies) / SATURATED_S
+    found["paced_server_cpu_ms_per_review"] = paced_cpu * 1000 / max(1, len(paced.latencies))
+    found["saturated_server_cpu_ms_per_review"] = saturated_cpu * 1000 / max(1, len(saturated.latencies))
     return found
 
 
