@@ -191,6 +191,10 @@ class _Exchange:
         method = request.method.decode("ascii", "replace")
         path = request.target.decode("ascii", "replace").split("?", 1)[0]
         allowed = _ROUTES.get(path)
+        head_bytes = len(request.target) + sum(len(n) + len(v) + 4 for n, v in request.headers)
+        if head_bytes > self.server.limits.max_header_bytes:  # h11 bounds only a head still arriving
+            return _Reply.error(431, f"request headers of {head_bytes} bytes exceed the limit of "
+                                     f"{self.server.limits.max_header_bytes}")
         if overloaded:
             return _Reply.error(503, f"overloaded: {self.server.limits.max_connections} connections are "
                                      "open, the server's limit; retry", ("Retry-After", "1"))
@@ -312,6 +316,7 @@ class WebhookServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._started = threading.Event()
+        self._stop_requested = threading.Event()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -369,6 +374,8 @@ class WebhookServer:
         jsonlog.emit(log, logging.INFO, "webhook-serving", address=self._socket.getsockname()[0],
                      port=self.port, path=keys.WEBHOOK_PATH, variant=self.variant.name,
                      **dataclasses.asdict(self.limits))
+        if self._stop_requested.is_set():  # shutdown() came before the loop ran
+            self._stop.set()
         await self._stop.wait()
         self.stopping = True
         listener.close()
@@ -399,9 +406,11 @@ class WebhookServer:
 
     def shutdown(self) -> None:
         """Stop accepting, let in-flight requests finish (5 s at most), close every connection."""
+        self._stop_requested.set()
         if self._loop is not None and self._stop is not None and not self._done.is_set():
             with contextlib.suppress(RuntimeError):  # the loop already ended
                 self._loop.call_soon_threadsafe(self._stop.set)
-        self._done.wait(timeout=_SHUTDOWN_GRACE_S + 5)
+        if self._thread is not None or self._loop is not None:
+            self._done.wait(timeout=_SHUTDOWN_GRACE_S + 5)
         if self._thread is not None:
             self._thread.join(timeout=5)

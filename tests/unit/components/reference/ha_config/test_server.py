@@ -238,6 +238,12 @@ def test_wrong_methods_get_405_with_allow_and_json(running: Running, method: str
     assert body["reason"] == "MethodNotAllowed" and f"method {method} not allowed" in body["message"]
 
 
+def test_headers_over_the_limit_get_431_json(running: Running) -> None:
+    status, raw = running.call("GET", "/healthz", headers={"X-Big": "a" * 20_000})
+    assert status == 431
+    assert "exceed the limit of 16384" in _json_error(raw, 431)["message"]
+
+
 def test_head_on_health_answers_without_a_body(running: Running) -> None:
     conn = running.connect()
     try:
