@@ -1,10 +1,12 @@
 """The webhook's HTTPS server: POST the spec's path, GET /healthz and /readyz, JSON logs.
 
 asyncio does the sockets and TLS, h11 (a kept HTTP/1.1 library) the framing: keep-alive,
-``Connection: close``, HTTP/1.0, ``Expect: 100-continue``. One event loop serves every
-connection; a review of up to ``INLINE_BODY_BYTES`` (nearly all: ~1 ms of work) is
-answered in the loop, a larger one in a small thread pool so that probes and small
-reviews keep being served meanwhile. Every limit in ``Limits`` is answered clearly:
+``Connection: close``, HTTP/1.0, ``Expect: 100-continue``. ``loops`` event-loop threads
+accept on the one listening socket and serve the connections each accepted: TLS work
+(handshakes, encryption) runs outside the GIL, so two loops use two cores for it. A review
+of up to ``INLINE_BODY_BYTES`` (nearly all: ~1 ms of work) is answered in its loop, a
+larger one in a small thread pool so that probes and small reviews keep being served
+meanwhile. Every limit in ``Limits`` is answered clearly:
 
 - listen backlog ``backlog`` (the kernel's accept queue, capped by net.core.somaxconn);
 - at most ``max_connections`` open connections: the next gets 503 and is closed;
@@ -61,6 +63,7 @@ INLINE_BODY_BYTES = 256 * 1024
 _READ_BYTES = 64 * 1024
 _LINGER_S = 1.0
 _ANSWER_S = 1.0
+_SLOT_POLL_S = 0.05
 _SHUTDOWN_GRACE_S = 5.0
 _JSON = "application/json"
 _HEALTH_METHODS = ("GET", "HEAD")
@@ -75,6 +78,7 @@ class Limits:
     """How much the server accepts and how long it waits (see the module docstring)."""
 
     backlog: int = 1024
+    loops: int = 2
     max_connections: int = 512
     large_review_workers: int = 2
     handshake_timeout_s: float = 10.0
@@ -240,11 +244,11 @@ class _Exchange:
 
     async def _review_in_pool(self) -> review.Answer | None:
         """A large review answered in the pool; None when no worker was free before the deadline."""
-        try:  # the wait ends early enough to answer 503 within the request's deadline
-            async with asyncio.timeout_at(max(self.loop.time(), self.deadline - _ANSWER_S)):
-                await self.server.large_slots.acquire()
-        except TimeoutError:
-            return None
+        give_up = self.deadline - _ANSWER_S  # early enough to answer 503 within the deadline
+        while not self.server.large_slots.acquire(blocking=False):  # shared by every loop
+            if self.loop.time() >= give_up:
+                return None
+            await asyncio.sleep(_SLOT_POLL_S)
         try:
             body = await self._read_body()
             return await self.loop.run_in_executor(self.server.pool, self.server.answer, body)
@@ -310,12 +314,12 @@ class WebhookServer:
         self._socket = socket.create_server((bind, port), family=family, backlog=limits.backlog)
         self.pool = concurrent.futures.ThreadPoolExecutor(limits.large_review_workers,
                                                           thread_name_prefix="ha-config-review")
-        self.large_slots = asyncio.Semaphore(limits.large_review_workers)
+        self.large_slots = threading.BoundedSemaphore(limits.large_review_workers)
         self.stopping = False
-        self._exchanges: set[_Exchange] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._started = threading.Event()
+        self._exchanges: set[_Exchange] = set()  # of every loop (set.add/discard are atomic)
+        self._stops: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._lock = threading.Lock()
+        self._listening = threading.Semaphore(0)  # released once by each loop that listens
         self._stop_requested = threading.Event()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -364,53 +368,72 @@ class WebhookServer:
             self._exchanges.discard(exchange)
         writer.close()
 
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
+    async def _serve(self, sock: socket.socket) -> None:
+        """One loop: accept on ``sock`` (a dup of the listening socket) until shutdown."""
+        loop, stop = asyncio.get_running_loop(), asyncio.Event()
+        with self._lock:
+            self._stops.append((loop, stop))
         listener = await asyncio.start_server(
-            self._connection, sock=self._socket, ssl=self._context, backlog=self.limits.backlog,
+            self._connection, sock=sock, ssl=self._context, backlog=self.limits.backlog,
             ssl_handshake_timeout=self.limits.handshake_timeout_s)
-        self._started.set()
+        self._listening.release()
+        if self._stop_requested.is_set():  # shutdown() came before this loop ran
+            stop.set()
+        await stop.wait()
+        self.stopping = True
+        listener.close()
+        mine = [e for e in list(self._exchanges) if e.loop is loop]  # list(): one atomic copy
+        for exchange in mine:
+            if not exchange.busy:  # idle keep-alive: nothing to finish
+                exchange.writer.transport.abort()
+        deadline = loop.time() + _SHUTDOWN_GRACE_S
+        while any(e in self._exchanges for e in mine) and loop.time() < deadline:
+            await asyncio.sleep(0.05)  # in-flight requests finish, then their connections close
+        for exchange in mine:
+            exchange.writer.transport.abort()
+
+    def _run_loop(self) -> None:
+        asyncio.run(self._serve(self._socket.dup()))
+
+    def serve_forever(self) -> None:
+        """Serve (``loops`` threads, this one included) until ``shutdown`` from another thread."""
         jsonlog.emit(log, logging.INFO, "webhook-serving", address=self._socket.getsockname()[0],
                      port=self.port, path=keys.WEBHOOK_PATH, variant=self.variant.name,
                      **dataclasses.asdict(self.limits))
-        if self._stop_requested.is_set():  # shutdown() came before the loop ran
-            self._stop.set()
-        await self._stop.wait()
-        self.stopping = True
-        listener.close()
-        for exchange in list(self._exchanges):
-            if not exchange.busy:  # idle keep-alive: nothing to finish
-                exchange.writer.transport.abort()
-        deadline = self._loop.time() + _SHUTDOWN_GRACE_S
-        while self._exchanges and self._loop.time() < deadline:
-            await asyncio.sleep(0.05)  # in-flight requests finish, then their connections close
-        for exchange in list(self._exchanges):
-            exchange.writer.transport.abort()
-
-    def serve_forever(self) -> None:
-        """Serve in this thread until ``shutdown`` (from another thread)."""
+        others = [threading.Thread(target=self._run_loop, name=f"ha-config-loop-{i}", daemon=True)
+                  for i in range(1, self.limits.loops)]
         try:
-            asyncio.run(self._serve())
+            for thread in others:
+                thread.start()
+            self._run_loop()
         finally:
+            self._stop_loops()
+            for thread in others:
+                thread.join(timeout=_SHUTDOWN_GRACE_S + 5)
             self._socket.close()
             self.pool.shutdown(wait=False, cancel_futures=True)
-            self._started.set()
             self._done.set()
 
     def start(self) -> None:
-        """Serve in a daemon thread (returns once it listens)."""
+        """Serve in a daemon thread (returns once every loop listens)."""
         self._thread = threading.Thread(target=self.serve_forever, name="ha-config-webhook", daemon=True)
         self._thread.start()
-        self._started.wait(timeout=10)
+        for _ in range(self.limits.loops):
+            self._listening.acquire(timeout=10)
+
+    def _stop_loops(self) -> None:
+        """Tell every loop to stop (returns at once)."""
+        self._stop_requested.set()
+        with self._lock:
+            stops = list(self._stops)
+        for loop, stop in stops:
+            with contextlib.suppress(RuntimeError):  # that loop already ended
+                loop.call_soon_threadsafe(stop.set)
 
     def shutdown(self) -> None:
         """Stop accepting, let in-flight requests finish (5 s at most), close every connection."""
-        self._stop_requested.set()
-        if self._loop is not None and self._stop is not None and not self._done.is_set():
-            with contextlib.suppress(RuntimeError):  # the loop already ended
-                self._loop.call_soon_threadsafe(self._stop.set)
-        if self._thread is not None or self._loop is not None:
-            self._done.wait(timeout=_SHUTDOWN_GRACE_S + 5)
+        self._stop_loops()
+        if self._thread is not None or self._stops:
+            self._done.wait(timeout=_SHUTDOWN_GRACE_S + 10)
         if self._thread is not None:
             self._thread.join(timeout=5)
