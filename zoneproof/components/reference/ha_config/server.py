@@ -176,14 +176,14 @@ class _Exchange:
             self.head = event.method == b"HEAD"
             async with asyncio.timeout_at(request_deadline):
                 reply = await self._answer(event, overloaded)
-                close = reply.close or self.server.stopping or not await self._body_consumed()
+                close = reply.close or self.server.stopping or not self._body_consumed()
                 await self._send(reply, close=close, deadline=request_deadline)
             if self.h11.our_state is not h11.DONE or self.h11.their_state is not h11.DONE:
                 return
             self.h11.start_next_cycle()
             self.busy = False
 
-    async def _body_consumed(self) -> bool:
+    def _body_consumed(self) -> bool:
         """Whether the request was read to its end (a bodiless one is, without any I/O)."""
         if self.h11.their_state is h11.SEND_BODY:
             with contextlib.suppress(h11.RemoteProtocolError):

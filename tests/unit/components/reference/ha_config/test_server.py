@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import contextlib
 import http.client
 import itertools
 import json
@@ -28,6 +29,13 @@ from zoneproof.specs.ha_config import facts, keys
 class Running:
     port: int
     context: ssl.SSLContext
+
+    @contextlib.contextmanager
+    def tls(self) -> Iterator[ssl.SSLSocket]:
+        """A raw TLS connection, for what http.client cannot send."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as plain, \
+                self.context.wrap_socket(plain, server_hostname="127.0.0.1") as tls:
+            yield tls
 
     def connect(self) -> http.client.HTTPSConnection:
         return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context, timeout=10)
@@ -88,6 +96,7 @@ def review_body(replicas: int = 5) -> bytes:
 
 
 JSON = {"Content-Type": "application/json"}
+POST_HEAD = f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 
 
 def test_post_review_round_trip_and_log_line(running: Running, caplog: pytest.LogCaptureFixture) -> None:
@@ -156,8 +165,7 @@ def test_http_errors_are_clear_4xx(running: Running, bad: Bad) -> None:
 
 
 def _raw_tls(running: Running, payload: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", running.port), timeout=10) as plain, \
-            running.context.wrap_socket(plain, server_hostname="127.0.0.1") as tls:
+    with running.tls() as tls:
         tls.sendall(payload)
         chunks = []
         while chunk := tls.recv(65536):
@@ -166,7 +174,7 @@ def _raw_tls(running: Running, payload: bytes) -> bytes:
 
 
 def test_missing_or_bad_content_length(running: Running) -> None:
-    head = f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    head = POST_HEAD
     assert _raw_tls(running, (head + "\r\n").encode()).startswith(b"HTTP/1.1 411")
     assert _raw_tls(running, (head + "Content-Length: -4\r\n\r\n").encode()).startswith(b"HTTP/1.1 400")
     assert _raw_tls(running, (head + "Transfer-Encoding: chunked\r\n\r\n").encode()
@@ -174,8 +182,7 @@ def test_missing_or_bad_content_length(running: Running) -> None:
 
 
 def test_oversized_body_is_refused_unread(running: Running) -> None:
-    head = (f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {64 * 1024 + 1}\r\n\r\n")
+    head = POST_HEAD + f"Content-Length: {64 * 1024 + 1}\r\n\r\n"
     reply = _raw_tls(running, head.encode())
     assert reply.startswith(b"HTTP/1.1 413")
     assert b"body of 65537 bytes exceeds the limit of 65536" in reply
@@ -190,10 +197,8 @@ def test_stalled_clients_do_not_block_others(running: Running) -> None:
 
 
 def test_short_body_is_dropped_after_the_timeout(running: Running) -> None:
-    head = (f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            "Content-Length: 100\r\n\r\n{").encode()
-    with socket.create_connection(("127.0.0.1", running.port), timeout=10) as plain, \
-            running.context.wrap_socket(plain, server_hostname="127.0.0.1") as tls:
+    head = (POST_HEAD + "Content-Length: 100\r\n\r\n{").encode()
+    with running.tls() as tls:
         tls.sendall(head)
         assert tls.recv(100) == b"", "the server closes the connection without answering"
 
@@ -295,17 +300,14 @@ def _drip_until_cut(tls: ssl.SSLSocket, payload: bytes) -> float:
 
 
 def test_slow_drip_headers_are_cut_at_the_header_deadline(strict: Running) -> None:
-    with socket.create_connection(("127.0.0.1", strict.port), timeout=10) as plain, \
-            strict.context.wrap_socket(plain, server_hostname="127.0.0.1") as tls:
+    with strict.tls() as tls:
         took = _drip_until_cut(tls, f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nX-Slow: ".encode() + b"a" * 200)
     assert FAST.header_timeout_s - 0.2 <= took <= FAST.header_timeout_s + CUT_MARGIN_S
 
 
 def test_slow_drip_body_is_cut_at_the_request_deadline(strict: Running) -> None:
-    head = (f"POST {keys.WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            "Content-Length: 1000\r\n\r\n").encode()
-    with socket.create_connection(("127.0.0.1", strict.port), timeout=10) as plain, \
-            strict.context.wrap_socket(plain, server_hostname="127.0.0.1") as tls:
+    head = (POST_HEAD + "Content-Length: 1000\r\n\r\n").encode()
+    with strict.tls() as tls:
         tls.sendall(head)
         took = _drip_until_cut(tls, b" " * 1000)
     assert FAST.request_timeout_s - 0.3 <= took <= FAST.request_timeout_s + CUT_MARGIN_S
