@@ -10,7 +10,9 @@ threads, each holding one keep-alive TLS connection as the API server does:
    ``PACED_S``; figure: latency of one review (TLS records + HTTP + handler) as a client
    sees it, from writing the request to reading the whole response;
 3. saturated: every client sends back to back for ``SATURATED_S``; figures: throughput,
-   and the latency it costs (100 requests always queued: mostly waiting for the CPU).
+   and the latency it costs (100 requests always queued: mostly waiting for the CPU);
+4. sequential: one client sends ``SEQUENTIAL`` reviews one after the other: the latency
+   of a review with nothing queued (TLS records + HTTP + handler, no waiting for others).
 
 Where the time goes: the server process's CPU time per review (user + system, from
 /proc/PID/stat) in the paced and saturated phases, and the machine's 1-minute load average
@@ -51,6 +53,7 @@ CLIENTS = 100
 PACED_RATE_RPS = 400.0
 PACED_S = 10.0
 SATURATED_S = 5.0
+SEQUENTIAL = 200
 _NAMESPACE = "shop"
 _CONNECT_TIMEOUT_S = 30.0
 _START_TIMEOUT_S = 30.0
@@ -227,6 +230,13 @@ def _saturated(clients: list[_Client], duration_s: float) -> _Tally:
     return tally
 
 
+def _sequential(client: _Client, count: int) -> _Tally:
+    tally = _Tally()
+    for _ in range(count):
+        tally.add(client.review())
+    return tally
+
+
 def _start_server(directory: Path) -> tuple[subprocess.Popen[str], int, ssl.SSLContext]:
     ca = certs.make_ca("zoneproof-bench-ca")
     crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(directory, "tls")
@@ -255,13 +265,15 @@ def _one_run(directory: Path) -> dict[str, float]:
         paced_cpu, cpu = figures.cpu_seconds(process.pid) - cpu, figures.cpu_seconds(process.pid)
         saturated = _saturated(clients, SATURATED_S)
         saturated_cpu = figures.cpu_seconds(process.pid) - cpu
+        sequential = _sequential(clients[0], SEQUENTIAL)
         found["listen_overflows"] = float(listen_overflows() - overflows)
     finally:
         for client in clients:
             client.close()
         process.kill()
         process.wait(timeout=_START_TIMEOUT_S)
-    for name, tally in (("burst", burst), ("paced", paced), ("saturated", saturated)):
+    for name, tally in (("burst", burst), ("paced", paced), ("saturated", saturated),
+                        ("sequential", sequential)):
         if tally.latencies:
             found[f"{name}_p50_ms"] = figures.percentile(tally.latencies, 0.5) * 1000
             found[f"{name}_p99_ms"] = figures.percentile(tally.latencies, 0.99) * 1000
