@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -163,7 +162,8 @@ def _want(obj: JsonObject, current: int, ctx: _Context) -> int | None:
 
 
 def _mutate_workload(original: JsonObject, kind: str, ctx: _Context) -> JsonObject:
-    obj = copy.deepcopy(original)
+    obj = decoding.copy_json(original)
+    assert isinstance(obj, dict)
     behaviour, policy = ctx.behaviour, ctx.policy
     current = _int(obj, "spec", "replicas")
     want = _want(obj, current, ctx)
@@ -208,7 +208,8 @@ def _mutate_workload(original: JsonObject, kind: str, ctx: _Context) -> JsonObje
 
 
 def _mutate_hpa(original: JsonObject, ctx: _Context) -> JsonObject:
-    obj = copy.deepcopy(original)
+    obj = decoding.copy_json(original)
+    assert isinstance(obj, dict)
     current_min = _int(obj, "spec", "minReplicas")
     want = _want(obj, current_min, ctx)
     if want is not None:
