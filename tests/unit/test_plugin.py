@@ -101,3 +101,25 @@ def test_report_options_are_validated(pytester: pytest.Pytester, args: list[str]
     result = pytester.runpytest_subprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_broken_twins_run_only_where_the_controller_has_the_variant(pytester: pytest.Pytester
+                                                                     ) -> None:
+    """chaos/conftest.py skips a twin at collection (no bed made) when the controller under
+    test cannot be started as its broken variant, and says why."""
+    chaos = pytester.path / "chaos"
+    chaos.mkdir()
+    (chaos / "conftest.py").write_text(
+        (Path(__file__).parents[2] / "chaos" / "conftest.py").read_text())
+    (chaos / "test_twins.py").write_text(
+        "import pytest\n\n"
+        "@pytest.fixture(autouse=True)\n"
+        "def restore_bed():  # overrides the conftest's: no bed here\n    yield\n\n"
+        "@pytest.mark.parametrize('case', [('zone-outage', 'graceful-delete', 'slo')])\n"
+        "def test_twin(case):\n    pass\n")
+    pytester.runpytest_subprocess("chaos").assert_outcomes(passed=1)
+    vendor = pytester.runpytest_subprocess(
+        "chaos", "-rs", "--zp-controller-command", "ctl {kubeconfig} {identity}")
+    vendor.assert_outcomes(skipped=1)
+    vendor.stdout.fnmatch_lines(["*no broken twin to prove zone-outage can fail: the controller "
+                                 "command 'ctl {kubeconfig} {identity}' has no variants*"])
