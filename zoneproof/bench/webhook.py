@@ -47,7 +47,7 @@ from zoneproof.bench import samples as figures
 from zoneproof.cluster.interface import Progress
 from zoneproof.specs.ha_config import keys
 
-__all__ = ["CLIENTS", "PACED_RATE_RPS", "bench_webhook", "listen_overflows", "review_bodies", "serve"]
+__all__ = ["CLIENTS", "PACED_RATE_RPS", "bench_webhook", "listen_overflows", "review_bodies"]
 
 CLIENTS = 100
 PACED_RATE_RPS = 400.0
@@ -55,6 +55,9 @@ PACED_S = 10.0
 SATURATED_S = 5.0
 SEQUENTIAL = 200
 _NAMESPACE = "shop"
+_STATIC_SERVER = "zoneproof.components.reference.ha_config.static_server"
+"""The reference webhook on fixed cluster facts (a command, not an import: the reference is
+reached only by name)."""
 _CONNECT_TIMEOUT_S = 30.0
 _START_TIMEOUT_S = 30.0
 
@@ -65,18 +68,6 @@ def listen_overflows() -> int:
              if line.startswith("TcpExt:")]
     names, values = lines[0], lines[1]
     return int(values[names.index("ListenOverflows")])
-
-
-def serve(cert_file: str, key_file: str) -> None:
-    """The webhook process of the bench: static facts, prints its port, serves until killed."""
-    from zoneproof.components.reference.ha_config import server
-    from zoneproof.specs.ha_config import facts
-
-    cluster = facts.StaticFacts(namespaces={_NAMESPACE: facts.NamespaceInfo(
-        _NAMESPACE, annotations={keys.ANNOTATION_ZONES: "zone-a,zone-b,zone-c"})}, nodes=6)
-    webhook = server.WebhookServer(cluster=cluster, cert_file=Path(cert_file), key_file=Path(key_file))
-    print(webhook.port, flush=True)
-    webhook.serve_forever()
 
 
 def _pod_template(app: str) -> dict[str, object]:
@@ -240,8 +231,8 @@ def _sequential(client: _Client, count: int) -> _Tally:
 def _start_server(directory: Path) -> tuple[subprocess.Popen[str], int, ssl.SSLContext]:
     ca = certs.make_ca("zoneproof-bench-ca")
     crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(directory, "tls")
-    code = f"from zoneproof.bench import webhook; webhook.serve({str(crt)!r}, {str(key)!r})"
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-m", _STATIC_SERVER, str(crt), str(key), _NAMESPACE],
+                               stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     line = process.stdout.readline().strip()
     if not line.isdigit():

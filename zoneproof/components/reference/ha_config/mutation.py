@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from zoneproof.components.reference.ha_config import decoding, gostrconv, patches, rules
 from zoneproof.components.reference.ha_config.variants import Behaviour
 from zoneproof.specs.ha_config import facts, keys
+from zoneproof.specs.ha_config.configuration import Settings
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue, PatchOp
 
 __all__ = ["NIL_POINTER_PANIC", "Request", "Settings", "Verdict", "admit"]
@@ -28,14 +29,6 @@ class Request:
     name: str
     operation: str
     obj: JsonValue = None
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Component configuration: default toleration seconds (None: no toleration added)."""
-
-    not_ready_toleration_seconds: int | None = None
-    unreachable_toleration_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
