@@ -1,8 +1,9 @@
 """Measurement: recorders append timestamped events to one Timeline. Records, never judges.
 
 Belongs here: watch-based recorders (node readiness, pods, lease holders) and polled
-health (etcd members, API server), the Timeline they share, its JSON form, and pure
-attribution of audited deletes to Lease tenures. Not here:
+health (etcd members, API server), the Timeline they share, its JSON form, the recorded
+register history of the traffic's clients (``history``), and pure attribution of audited
+deletes to Lease tenures. Not here:
 thresholds and verdicts (slo), injecting faults (cluster, faults).
 """
 
