@@ -189,7 +189,8 @@ def check(history: History, workdir: Path, *, faults: Sequence[FaultRecord] = ()
     given.write_text(json.dumps({"operations": operations,
                                  "annotations": _annotations(faults, end)}))
     argv = [str(binary), "--history", str(given), "--out", str(verdict),
-            "--visualize", str(workdir / "porcupine"), "--timeout", f"{timeout_s:g}s"]
+            "--visualize", str(workdir / "porcupine"),
+            "--timeout", f"{max(1, round(timeout_s * _NS))}ns"]
     start = time.monotonic()
     try:
         processes.run(argv, timeout_s=timeout_s * 2 + 30)
