@@ -22,6 +22,7 @@ from typing import Any
 import urllib3
 from kubernetes import client, watch
 
+from zoneproof import errors
 from zoneproof.measure.timeline import Timeline
 
 __all__ = ["BACKOFF_INITIAL_S", "BACKOFF_MAX_S", "BACKOFF_RESET_S", "ConfigMapInformer"]
@@ -57,7 +58,9 @@ class ConfigMapInformer:
         self._thread.start()
         if not self._synced.wait(timeout_s):
             self.stop()
-            raise TimeoutError(f"informer of {self.namespace}: first list not done in {timeout_s:g} s")
+            raise errors.BackendError(
+                f"informer of {self.namespace}: the first list did not finish in {timeout_s:g} s: "
+                "check that the API server answers (zoneproof status)")
         return self
 
     def stop(self) -> None:

@@ -168,9 +168,14 @@ class RegisterTraffic:
                     "keys start absent); pick another name or delete it") from exc
             raise
         if s.read_mode is ReadMode.INFORMER:
-            self._informer = ConfigMapInformer(
-                kube.api_client(self.kubeconfig, retries=0), s.namespace, self.timeline,
-                data_key=DATA_KEY, rng=random.Random(s.seed)).start()
+            try:
+                self._informer = ConfigMapInformer(
+                    kube.api_client(self.kubeconfig, retries=0), s.namespace, self.timeline,
+                    data_key=DATA_KEY, rng=random.Random(s.seed)).start()
+            except BaseException:
+                with contextlib.suppress(*_ERRORS):
+                    core.delete_namespace(s.namespace)
+                raise
         pacer = _Pacer(s.rate_ops_s)
         for index in range(s.clients):
             worker = _Client(index, client.CoreV1Api(kube.api_client(self.kubeconfig, retries=0)),
