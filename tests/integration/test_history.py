@@ -75,11 +75,8 @@ def _across_faults(bed: Cluster, mode: ReadMode, workdir: Path) -> Run:
     timeline.save(workdir / "timeline.json")
     report = lin.check(history, workdir, faults=injector.records)
     result = lin.judge(SLO, history, report, fault_at=injector.records[0].injected_at)
-    figures = {"mode": str(mode), "operations": len(history.operations),
-               "ops_per_s_before_fault": history.rate(history.started or 0.0,
-                                                      injector.records[0].injected_at),
-               "check_seconds": report.seconds, "status": str(result.status)}
-    print(json.dumps(figures))
+    figures = lin.figures(history, report, fault_at=injector.records[0].injected_at)
+    print(json.dumps({**dataclasses.asdict(figures), "status": str(result.status)}))
     return Run(history, timeline, injector, report, result, victim, leader_after)
 
 

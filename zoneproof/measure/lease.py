@@ -15,6 +15,7 @@ duration. Three questions, all pure:
   of its ability to that acquire (negative: an overlap).
 - ``unfenced``: actions (e.g. audited pod deletes) by an identity outside its own window:
   the "concurrent actors" check (``attribution.unfenced_deletes``) is this question.
+- ``token_regressions``: a new tenure whose fencing token (leaseTransitions) did not grow.
 
 Without renewals the model cannot know when a silent holder's ability ended: its window
 then runs to the next change of holder (a frozen holder nobody replaced still counts as
@@ -51,6 +52,8 @@ class LeaseObservation:
     holder: str
     renewal: bool = False
     duration_s: float | None = None
+    transitions: int | None = None
+    """leaseTransitions, the fencing token: it grows with every change of holder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,7 @@ class Tenure:
     last_renewed: dt.datetime
     released: bool = False
     duration_s: float | None = None
+    transitions: int | None = None
 
     @property
     def able_until(self) -> dt.datetime | None:
@@ -134,11 +138,12 @@ def observations(events: Iterable[Event]) -> list[LeaseObservation]:
     for event in sorted(events, key=lambda e: e.t):
         if event.kind not in ("lease_holder", "lease_renewed"):
             continue
-        duration = event.detail.get("duration_s")
+        duration, token = event.detail.get("duration_s"), event.detail.get("transitions")
         found.append(LeaseObservation(dt.datetime.fromisoformat(event.wall),
                                       event.detail.get("holder", ""),
                                       renewal=event.kind == "lease_renewed",
-                                      duration_s=float(duration) if duration else None))
+                                      duration_s=float(duration) if duration else None,
+                                      transitions=int(token) if token else None))
     return found
 
 
@@ -146,7 +151,7 @@ def _tenures(seen: list[LeaseObservation]) -> tuple[Tenure, ...]:
     """Tenures from time-ordered observations. Durations count only when renewals were
     recorded: otherwise a holder's last renewal is unknown, not its acquire."""
     if not any(o.renewal for o in seen):
-        seen = [LeaseObservation(o.at, o.holder) for o in seen]
+        seen = [LeaseObservation(o.at, o.holder, transitions=o.transitions) for o in seen]
     found: list[Tenure] = []
     current: LeaseObservation | None = None
     last, duration = None, None
@@ -157,7 +162,7 @@ def _tenures(seen: list[LeaseObservation]) -> tuple[Tenure, ...]:
         if current is not None and current.holder and last is not None:
             found.append(Tenure(current.holder, current.at, None if obs is None else obs.at,
                                 last, released=obs is not None and not obs.holder,
-                                duration_s=duration))
+                                duration_s=duration, transitions=current.transitions))
         current = obs
         if obs is not None:
             last, duration = obs.at, obs.duration_s
@@ -185,6 +190,12 @@ class LeaseHistory:
             if seconds > tolerance_s:
                 found.append(Overlap(earlier, later, seconds))
         return found
+
+    def token_regressions(self) -> list[tuple[Tenure, Tenure]]:
+        """Consecutive tenures whose fencing token (leaseTransitions) did not grow."""
+        return [(a, b) for a, b in zip(self.tenures, self.tenures[1:], strict=False)
+                if a.transitions is not None and b.transitions is not None
+                and b.transitions <= a.transitions]
 
     def handovers(self) -> list[Handover]:
         """Every change from one holder to another (through a free Lease or not)."""

@@ -37,9 +37,12 @@ __all__ = [
     "CHECKER",
     "DEFAULT_TIMEOUT_S",
     "CheckReport",
+    "HistoryFigures",
     "KeyCheck",
     "KeyResult",
     "check",
+    "explain",
+    "figures",
     "judge",
     "prepare",
 ]
@@ -215,6 +218,32 @@ def explain(report: CheckReport, history: History) -> list[str]:
         lines.append(f"key {key.key}: {prefix}, state {key.state}; none of the next fits: "
                      f"{'; '.join(stuck)}{more}{where}")
     return lines
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryFigures:
+    """What a report shows of one checked history."""
+
+    read_mode: str
+    operations: int
+    """Recorded operations (the history's size)."""
+    checked: int
+    """Operations given to porcupine (failed ones and failed reads dropped)."""
+    ops_per_s_before_fault: float | None
+    check_seconds: float
+    slowest_key_seconds: float
+    non_linearizable_keys: float | None
+
+
+def figures(history: History, report: CheckReport, *, fault_at: float | None) -> HistoryFigures:
+    """The figures of ``history`` and its check (the rate from the first call to ``fault_at``)."""
+    started = history.started
+    rate = history.rate(started, fault_at) if started is not None and fault_at is not None \
+        else None
+    return HistoryFigures(str(history.plan.read_mode), len(history.operations),
+                          report.operations, rate, report.seconds,
+                          max((k.seconds for k in report.keys), default=0.0),
+                          report.non_linearizable_keys)
 
 
 def judge(slo: Slo, history: History, report: CheckReport | None, *,

@@ -84,5 +84,15 @@ def test_observations_come_from_holder_and_renewal_events_only() -> None:
         Event(1, _at(1).isoformat(), "node_ready", "n", {"status": "True"}),
     ]
     assert lease.observations(events) == [
-        LeaseObservation(_at(0), "a"),
+        LeaseObservation(_at(0), "a", transitions=0),
         LeaseObservation(_at(2), "a", renewal=True, duration_s=15.0)]
+
+
+def test_the_fencing_token_must_grow_with_every_new_tenure() -> None:
+    def seen(s: float, holder: str, token: int) -> LeaseObservation:
+        return LeaseObservation(_at(s), holder, transitions=token)
+
+    good = LeaseHistory([seen(0, "a", 0), seen(5, "", 0), seen(6, "b", 1), seen(9, "a", 2)])
+    assert good.token_regressions() == []
+    (split,) = LeaseHistory([seen(0, "a", 3), seen(6, "b", 3)]).token_regressions()
+    assert (split[0].holder, split[1].holder) == ("a", "b")

@@ -64,6 +64,9 @@ def test_reads_after_acknowledged_writes_see_them(tmp_path: Path, checker: Path)
     assert report.non_linearizable_keys == 0.0
     assert [k.result for k in report.keys] == [lin.KeyResult.OK]
     assert lin.judge(SLO, h, report, fault_at=None).status is SloStatus.PASS
+    shown = lin.figures(h, report, fault_at=12.5)
+    assert (shown.operations, shown.checked, shown.non_linearizable_keys) == (8, 8, 0.0)
+    assert shown.ops_per_s_before_fault == 6 / 12.5 and shown.read_mode == "quorum"
 
 
 def test_a_read_concurrent_with_a_write_may_see_either_value(tmp_path: Path,
