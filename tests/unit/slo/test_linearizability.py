@@ -210,3 +210,24 @@ def test_prepare_drops_what_had_no_effect_and_patches_writes_a_read_proved() -> 
     assert (prepared[3]["outcome"], prepared[3]["return"]) == ("unknown", None)
     # after an unknown write the client continues under a new id
     assert prepared[0]["client"] != prepared[3]["client"]
+
+
+# -- histories recorded on a real local bed ----------------------------------------------
+
+DATA = Path(__file__).parents[2] / "data" / "histories"
+
+
+def test_recorded_quorum_reads_stay_linearizable(tmp_path: Path, checker: Path) -> None:
+    """The first 4 s of a quorum-read run (traffic of tests/integration/test_history.py)."""
+    h = History.load(DATA / "quorum-local-bed.json")
+    assert h.plan.read_mode is ReadMode.QUORUM and len(h.operations) > 150
+    assert verdict(h, tmp_path, checker).non_linearizable_keys == 0.0
+
+
+def test_recorded_informer_reads_are_caught_stale(tmp_path: Path, checker: Path) -> None:
+    """The first 4 s of an informer-read run: its cache lagged acknowledged writes."""
+    h = History.load(DATA / "informer-local-bed.json")
+    report = verdict(h, tmp_path, checker)
+    assert report.non_linearizable_keys == 4.0
+    stuck = [h.operations[i] for k in report.of(lin.KeyResult.ILLEGAL) for i in k.frontier]
+    assert any(op.kind is GET for op in stuck)
