@@ -1,6 +1,8 @@
 """Binary resolution: explicit paths, cache verification, and the errors that name the fix."""
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,26 @@ def test_a_binary_with_its_own_go_logic_is_cached_by_a_digest_of_its_sources(
     assert build.source_digest("porcupine") != digest
     with pytest.raises(errors.BinaryError, match="not in the cache"):
         resolve.resolve("porcupine-check", build_missing=False)
+
+
+def test_concurrent_resolutions_build_a_missing_project_once(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two xdist workers needing porcupine-check at once: one builds, the other waits."""
+    builds: list[str] = []
+
+    def fake_build(project: str, version: str, work: Path, out: Path, progress: object) -> None:
+        builds.append(project)
+        time.sleep(0.3)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "porcupine-check").write_text("#!/bin/sh\n")
+        (out / "porcupine-check").chmod(0o755)
+
+    monkeypatch.setattr(build, "build_project", fake_build)
+    found: list[Path] = []
+    threads = [threading.Thread(target=lambda: found.append(
+        resolve.resolve("porcupine-check", progress=lambda _: None))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert builds == ["porcupine"] and len(found) == 2 and found[0] == found[1]
