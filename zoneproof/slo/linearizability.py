@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import subprocess
 import time
 from collections.abc import Sequence
@@ -46,6 +47,8 @@ __all__ = [
     "judge",
     "prepare",
 ]
+
+log = logging.getLogger(__name__)
 
 CHECKER = "porcupine-check"
 DEFAULT_TIMEOUT_S = 60.0
@@ -184,7 +187,7 @@ def check(history: History, workdir: Path, *, faults: Sequence[FaultRecord] = ()
     if timeout_s <= 0:
         raise errors.ConfigError(f"timeout_s must be > 0, got {timeout_s:g}: an unbounded check "
                                  "could never report 'unknown'")
-    binary = checker or resolve.resolve(CHECKER)
+    binary = checker or resolve.resolve(CHECKER, progress=log.info)
     operations = prepare(history)
     end = max((op.ret for op in history.operations), default=0.0)
     workdir.mkdir(parents=True, exist_ok=True)
