@@ -204,7 +204,11 @@ def check(history: History, workdir: Path, *, faults: Sequence[FaultRecord] = ()
         keys = sorted({op["key"] for op in operations})
         return CheckReport(tuple(KeyCheck(k, KeyResult.UNKNOWN, 0, timeout_s) for k in keys),
                            len(operations), time.monotonic() - start, timeout_s, "")
-    return _parse(json.loads(verdict.read_text()), len(operations), time.monotonic() - start)
+    report = _parse(json.loads(verdict.read_text()), len(operations), time.monotonic() - start)
+    log.info("history check: %d operations on %d keys in %.2f s: %s", report.operations,
+             len(report.keys), report.seconds,
+             ", ".join(f"{k.key} {k.result}" for k in report.keys) or "nothing to check")
+    return report
 
 
 def explain(report: CheckReport, history: History) -> list[str]:
