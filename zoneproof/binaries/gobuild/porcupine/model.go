@@ -49,7 +49,9 @@ func (s state) latest() int64 {
 	return s.Floor
 }
 
-func written(value string, rv int64) state { return state{Exists: true, Value: value, Rv: rv, Floor: rv} }
+func written(value string, rv int64) state {
+	return state{Exists: true, Value: value, Rv: rv, Floor: rv}
+}
 
 func step(st, in, out interface{}) (bool, interface{}) {
 	s, i, o := st.(state), in.(input), out.(output)
