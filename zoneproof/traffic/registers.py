@@ -151,6 +151,7 @@ class RegisterTraffic:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._clients: list[client.ApiClient] = []
         self._informer: ConfigMapInformer | None = None
         self._history: History | None = None
 
@@ -168,18 +169,21 @@ class RegisterTraffic:
                     "keys start absent); pick another name or delete it") from exc
             raise
         if s.read_mode is ReadMode.INFORMER:
+            api = kube.api_client(self.kubeconfig, retries=0)
+            self._clients.append(api)
             try:
-                self._informer = ConfigMapInformer(
-                    kube.api_client(self.kubeconfig, retries=0), s.namespace, self.timeline,
-                    data_key=DATA_KEY, rng=random.Random(s.seed)).start()
+                self._informer = ConfigMapInformer(api, s.namespace, self.timeline,
+                                                   data_key=DATA_KEY,
+                                                   rng=random.Random(s.seed)).start()
             except BaseException:
                 with contextlib.suppress(*_ERRORS):
                     core.delete_namespace(s.namespace)
                 raise
         pacer = _Pacer(s.rate_ops_s)
         for index in range(s.clients):
-            worker = _Client(index, client.CoreV1Api(kube.api_client(self.kubeconfig, retries=0)),
-                             random.Random(s.seed * 1_000 + index))
+            api = kube.api_client(self.kubeconfig, retries=0)
+            self._clients.append(api)
+            worker = _Client(index, client.CoreV1Api(api), random.Random(s.seed * 1_000 + index))
             thread = threading.Thread(target=self._run, args=(worker, pacer), daemon=True,
                                       name=f"RegisterClient-{index}")
             self._threads.append(thread)
@@ -201,6 +205,8 @@ class RegisterTraffic:
             thread.join(self.settings.request_timeout_s + 5)
         if self._informer is not None:
             self._informer.stop()
+        for api in self._clients:
+            api.close()
         with self._lock:
             ordered = sorted(self._operations, key=lambda op: op.call)
         operations = tuple(dataclasses.replace(op, id=n) for n, op in enumerate(ordered))
