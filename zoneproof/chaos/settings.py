@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
+from zoneproof.components.harness.component import Components
 from zoneproof.slo.spec import SloSet, load_slos
 
 __all__ = ["Settings"]
@@ -27,8 +28,9 @@ class Settings:
     """Where workloads live (the controller acts here; pods there are recorded)."""
     selector: str = "app=noobaa"
     lease: str = "default/zoneproof-ha-controller"
-    controller_variant: str = "reference"
-    controller_command: str = ""
+    components: Components = field(default_factory=Components)
+    """The webhook and controller under test (``zoneproof_components``: ``Components.to_dict``
+    or its JSON; default: the reference ones)."""
     slos: tuple[str, ...] = ()
     """Names of the SLOs to judge."""
     slo_set: SloSet = field(default_factory=load_slos)
@@ -69,6 +71,12 @@ class Settings:
         if lease.count("/") != 1 or not all(lease.split("/")):
             problems.append(f"zoneproof_lease {lease!r} must be NAMESPACE/NAME")
         try:
+            components = Components.from_dict(conf.get("zoneproof_components"))
+            found = components.problems()
+        except errors.ConfigError as exc:
+            components, found = d.components, [str(exc)]
+        problems += [f"zoneproof_components: {p}" for p in found]
+        try:
             slo_set = load_slos(path("slo_file"))
         except errors.ConfigError as exc:
             problems.append(f"zoneproof_slo_file: {exc}")
@@ -79,6 +87,5 @@ class Settings:
                    allow_destructive=text("allow_destructive", "").lower() in _BOOL_TRUE,
                    namespace=text("namespace", d.namespace),
                    selector=text("selector", d.selector), lease=lease,
-                   controller_variant=text("controller_variant", d.controller_variant),
-                   controller_command=text("controller_command", ""), slos=tuple(slos),
+                   components=components, slos=tuple(slos),
                    slo_set=slo_set, workdir=path("workdir"))

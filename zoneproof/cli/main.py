@@ -1,4 +1,4 @@
-"""``zoneproof build|up|down|status|kubeconfig``."""
+"""``zoneproof build|up|down|status|kubeconfig|kind-config|qualify|bench|mutants``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from zoneproof.binaries import nodeimage
 from zoneproof.cluster import interface, registry, shared
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings
+from zoneproof.components.harness import component
+from zoneproof.components.harness.component import Components
+from zoneproof.components.harness.registry import Kind
 from zoneproof.suites import mutants, qualify
 
 __all__ = ["main"]
@@ -63,6 +66,51 @@ def _backend_options(args: argparse.Namespace) -> dict[str, str]:
             for flag in options if (value := getattr(args, _option_dest(flag), None)) is not None}
 
 
+def _add_components(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("components under test (default: the reference ones)")
+    for kind in Kind:
+        group.add_argument(f"--{kind}-command", default="", metavar="TEMPLATE",
+                           help=f"the {kind} under test, started by this command template; "
+                                f"placeholders {component.placeholders(kind)}")
+        group.add_argument(f"--{kind}-variant", default="", metavar="NAME",
+                           help=f"a variant of the reference {kind}")
+    group.add_argument("--webhook-url", default="", metavar="URL",
+                       help="a webhook under test already running at this https URL")
+    group.add_argument("--webhook-ca-bundle", default="", metavar="FILE",
+                       help="the PEM CA that signed --webhook-url's serving certificate")
+
+
+def _components(args: argparse.Namespace) -> Components:
+    def chosen(kind: Kind) -> component.Component:
+        def value(name: str) -> str:
+            return str(getattr(args, f"{kind}_{name}", "") or "")
+
+        return component.from_choices(kind, variant=value("variant"), command=value("command"),
+                                      url=value("url"), ca_bundle=value("ca_bundle"), flag="--")
+
+    return Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
+
+
+def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
+    _add_target(qual)
+    qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    qual.add_argument("--slo", type=Path, metavar="FILE",
+                      help="SLO file whose entries replace or add to the defaults by name")
+    qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="run only these chaos experiments (chaos/*.yaml stems)")
+    qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="do not run these chaos experiments")
+    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
+    qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout)")
+    qual.add_argument("--allow-destructive", action="store_true",
+                      help="allow disruptive faults on a cluster zoneproof did not make")
+    _add_components(qual)
+    qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -104,22 +152,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="write the committed configs into DIR instead")
     kind_p.set_defaults(handler=_kind_config)
 
-    qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
-    _add_target(qual)
-    qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
-    qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
-    qual.add_argument("--slo", type=Path, metavar="FILE",
-                      help="SLO file whose entries replace or add to the defaults by name")
-    qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="run only these chaos experiments (chaos/*.yaml stems)")
-    qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="do not run these chaos experiments")
-    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
-    qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout)")
-    qual.add_argument("--allow-destructive", action="store_true",
-                      help="allow disruptive faults on a cluster zoneproof did not make")
-    qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    _add_qualify(sub)
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
     bench_p.add_argument("what", choices=sorted(bench.BENCHES))
@@ -127,9 +160,13 @@ def _parser() -> argparse.ArgumentParser:
     bench_p.add_argument("--json", type=Path, help="also write the figures to this file")
 
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
-    mutants_p.add_argument("component", choices=sorted(mutants.TARGETS))
+    mutants_p.add_argument("component", choices=sorted(mutants.SUITES))
     mutants_p.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
-    mutants_p.set_defaults(handler=lambda a: mutants.main(a.component, a.only, _progress))
+    mutants_p.add_argument("--implementation", default=mutants.REFERENCE, metavar="NAME",
+                           help="registered implementation whose variants to run (entry-point "
+                                "group zoneproof.components; default: %(default)s)")
+    mutants_p.set_defaults(handler=lambda a: mutants.main(a.component, a.only, _progress,
+                                                          a.implementation))
 
     for name, text in (("down", "stop and remove a cluster"), ("status", "show a cluster"),
                        ("kubeconfig", "print a cluster's kubeconfig path")):
@@ -193,7 +230,7 @@ def _run(args: argparse.Namespace) -> int:
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
             reports=args.reports, allow_destructive=args.allow_destructive,
-            pytest_args=list(args.pytest_args))
+            components=_components(args), pytest_args=list(args.pytest_args))
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         return qualify.qualify(backend, spec, options,
                                kubeconfig=args.kubeconfig, progress=_progress)

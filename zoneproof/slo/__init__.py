@@ -4,8 +4,9 @@ Belongs here: the versioned SLO file (schema, defaults, overrides: ``spec``), th
 behind each metric computed from a run's ``figures.Evidence`` (its Timeline and
 FaultRecords, no chaos run: ``figures`` over the pure ``metrics``), the proof each fault
 took effect (``effects``), judging figures against SLOs (``results``: the one
-``SloResult`` form) and the strict verdict over a chaostoolkit journal (``verdict``).
-Not here: measuring (measure), injecting (faults), writing reports (report).
+``SloResult`` form), the strict verdict over a chaostoolkit journal (``verdict``), and
+checking recorded histories (``linearizability``: porcupine's verdict per key). Not here:
+measuring (measure), injecting (faults), writing reports (report).
 """
 
 from zoneproof.slo import effects, figures

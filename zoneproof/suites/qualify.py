@@ -1,7 +1,7 @@
 """``zoneproof qualify``: the release gate — build, up, conformance + chaos, reports, down.
 
 Everything lands in ``reports/<UTC run>/``: junit.xml, allure-results and the allure HTML
-report, summary.json (verdict, each SLO's target/measured/pass, versions) and, per chaos
+report, summary.json (verdict, each SLO result, versions) and, per chaos
 experiment, its chaostoolkit journal, timeline and timeline plots. The exit code is 0
 only if every test passed, every SLO held and the reports were written.
 """
@@ -13,10 +13,12 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zoneproof import cluster, errors
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.components.harness.component import Components
 from zoneproof.report import allure_html, summary
 from zoneproof.slo import load_slos
 
@@ -39,6 +41,8 @@ class Options:
     allow_destructive: bool = False
     reports: Path | None = None
     """Parent of the run's report directory (default: reports/ in the checkout)."""
+    components: Components = field(default_factory=Components)
+    """The webhook and controller under test (passed to pytest as ``--zp-components``)."""
     pytest_args: list[str] = field(default_factory=list)
 
 
@@ -83,7 +87,8 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
             "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",
             f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
             f"--zp-report-dir={reports}", f"--junitxml={reports / 'junit.xml'}",
-            f"--alluredir={reports / 'allure-results'}"]
+            f"--alluredir={reports / 'allure-results'}",
+            f"--zp-components={options.components.to_json()}"]
     if kubeconfig is not None:
         argv.append(f"--zp-kubeconfig={kubeconfig}")
     if options.allow_destructive:
@@ -112,7 +117,21 @@ def describe(run: summary.Summary) -> list[str]:
     lines += [f"experiment {experiment_of(o.nodeid)}: {o.outcome} in {o.duration_s:.1f} s"
               for o in run.outcomes if "chaos/" in o.nodeid]
     lines += [f"FAILED {o.nodeid}" for o in run.failures]
+    ran = run.versions.get("components", {})
+    for kind in ("webhook", "controller"):
+        if kind in ran:
+            lines += [f"{kind} under test: {_ran(entry)}" for entry in ran[kind]["ran"]] or [
+                f"{kind} under test: {ran[kind].get('note', 'never started')}"]
     return lines
+
+
+def _ran(entry: dict[str, Any]) -> str:
+    """One component that ran, for the terminal."""
+    what = entry["component"]
+    source = {"registered": f"{what.get('name')} variant {what.get('variant')}",
+              "command": f"command {what.get('command')!r}", "url": f"at {what.get('url')}"}
+    digest = f", {entry['executable']} sha256 {entry['sha256'][:16]}…" if "sha256" in entry else ""
+    return f"{source.get(what['source'], what['source'])}{digest} ({entry['starts']} starts)"
 
 
 def _report(reports: Path, options: Options, progress: Progress) -> bool:
