@@ -81,7 +81,7 @@ class StopWebhook:
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         webhook = context.running_webhook(self.name)
-        if webhook.record is not None and daemons.alive(webhook.record):
-            return
+        if webhook.record is not None:  # a killed multi-threaded server may still be exiting:
+            daemons.stop(webhook.record, sig=signal.SIGKILL)  # gone before it is served again
         webhook.stop()  # unregister first: start() probes admission without the webhook
         webhook.start()
