@@ -98,14 +98,14 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
     run.timeline.save(timeline_path)
     faults = [dataclasses.asdict(r) for r in run.injector.records]
     (run.workdir / "faults.json").write_text(json.dumps(faults, indent=1))
+    results = _evaluate(run)
     try:
         figures_written = [str(p) for p in plots.plot_timeline(
             run.timeline.events, run.injector.records, run.workdir / "timeline",
-            title=str(context.get("title", "")))]
+            title=str(context.get("title", "")), slos=results)]
     except Exception as exc:  # a plot is a report, not a verdict: say so and go on
         log.warning("zoneproof: timeline plot failed: %s: %s", type(exc).__name__, exc)
         figures_written = []
-    results = _evaluate(run)
     for result in results:
         log.info("zoneproof: SLO %s %s: %s", result.name, result.status, result.message)
     for problem in run.problems:
