@@ -5,8 +5,9 @@ experiment, the integration suite) against exactly the profile's components on i
 backend, then packs the evidence into a signed bundle (``report.bundle``): certification.yaml,
 summary.json, junit.xml, the allure HTML report, each experiment's journal, timeline,
 fault records and plots, the component logs, the evidence read back from the cluster
-(the webhook's registration as stored, the cluster's versions), the profile and SLO file,
-a SHA-256 manifest and the in-toto attestation. The signing key is loaded before anything
+(the webhook's registration as stored, the cluster's versions), screenshots of the report
+as headless chromium showed it, the profile and SLO file, a SHA-256 manifest and the in-toto
+attestation. The signing key is loaded before anything
 runs. The exit code is 0 only when the certification PASSes.
 
 verify checks a bundle against the vendor's public key and describes what it attests.
@@ -15,6 +16,7 @@ verify checks a bundle against the vendor's public key and describes what it att
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import shutil
 import tempfile
@@ -22,17 +24,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from zoneproof import cluster
+from zoneproof import cluster, errors
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import ClusterSpec
-from zoneproof.report import attestation, bundle, certification, evidence
+from zoneproof.report import attestation, browser, bundle, certification, evidence
 from zoneproof.suites import qualify
 from zoneproof.suites.profile import Profile
 
-__all__ = ["CERTIFICATION", "Certified", "certify", "contents", "describe", "verify"]
+__all__ = ["CERTIFICATION", "Certified", "certify", "collect_logs", "contents", "describe",
+           "look_in_browser", "verify"]
 
 CERTIFICATION = "certification.yaml"
 LOGS = "logs"
+BROWSER = "browser"
 #: Files of a chaos experiment's directory that go into the bundle (never its keys or kubeconfigs).
 _CHAOS_FILES = (".json", ".png", ".svg", ".log")
 _REQUIRED = {"summary": "summary.json", "junit": "junit.xml",
@@ -73,7 +77,8 @@ def contents(reports: Path, experiments: list[str]) -> tuple[dict[str, Path], li
     """(bundle name → file) of a run's evidence, and the evidence found missing."""
     found: dict[str, Path] = {}
     for path in [*_files(reports, "allure-report"), *_files(reports, "chaos", _CHAOS_FILES),
-                 *_files(reports, LOGS, (".log",)), *_files(reports, evidence.EVIDENCE, (".json",))]:
+                 *_files(reports, LOGS, (".log",)),
+                 *_files(reports, evidence.EVIDENCE, (".json", ".png"))]:
         found[path.relative_to(reports).as_posix()] = path
     for name in ("summary.json", "junit.xml"):
         if (reports / name).is_file():
@@ -85,6 +90,31 @@ def contents(reports: Path, experiments: list[str]) -> tuple[dict[str, Path], li
         missing.append("the webhook's registration as the API server stored it was not read back "
                        f"({evidence.EVIDENCE}/{evidence.REGISTRATION_PREFIX}*.json missing)")
     return found, missing
+
+
+def look_in_browser(reports: Path, experiments: list[str], progress: Progress) -> list[str]:
+    """Look at the allure report and the plots in headless chromium; screenshots and what
+    was seen go to ``evidence/browser/``. The problems a person would see (none when there
+    is no chromium: that is recorded, with the install command, not judged)."""
+    where = reports / evidence.EVIDENCE / BROWSER
+    try:
+        seen = browser.look(reports, experiments, where)
+    except errors.ConfigError as exc:
+        note = f"not looked at in a browser: {exc}"
+        progress(note)
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "seen.json").write_text(json.dumps({"looked": False, "reason": note}) + "\n")
+        return []
+    found = seen.problems(experiments)
+    pages = [seen.overview, *seen.experiments.values(), *([seen.plots] if seen.plots else [])]
+    (where / "seen.json").write_text(json.dumps({
+        "looked": True, "browser": str(browser.chromium()), "problems": found,
+        "pages": {p.name: {"url": p.url, "screenshot": p.screenshot.name,
+                           "text_chars": len(p.text)} for p in pages},
+        "plots_loaded": list(seen.plots_loaded)}, indent=1) + "\n")
+    progress(f"looked at the report in chromium: {len(pages)} pages, "
+             f"{len(seen.plots_loaded)}/{len(experiments)} plots loaded, {len(found)} problem(s)")
+    return found
 
 
 def _slug(text: str) -> str:
@@ -119,7 +149,9 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
                               progress=progress)
         collect_logs(basetemp, run.reports)
     experiments = qualify.experiments(qualify.repo_root())
+    browser_problems = look_in_browser(run.reports, experiments, progress)
     files, problems = contents(run.reports, experiments)
+    problems += browser_problems
     packed: dict[str, Path | bytes] = {**files, "profile.yaml": profile.source}
     if profile.slo_file is not None:
         packed["slo.yaml"] = profile.slo_file

@@ -13,7 +13,7 @@ import yaml
 
 from zoneproof import errors
 from zoneproof.cli import main as cli
-from zoneproof.report import bundle, certification, evidence
+from zoneproof.report import browser, bundle, certification, evidence
 from zoneproof.suites import certify, profile, qualify
 
 if TYPE_CHECKING:  # the fixtures' types (tests/unit/conftest.py)
@@ -86,7 +86,11 @@ def _fake_qualify(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, summary: dict
         (basetemp / "popen-gw0" / "test_x0" / "webhook" / "serving.key").write_text("secret")
         return qualify.Run(code, _reports(tmp_path / "reports", summary, **kwargs))
 
+    def no_browser(*_: object) -> browser.Seen:
+        raise errors.ConfigError("no chromium on PATH (test)")
+
     monkeypatch.setattr(qualify, "execute", execute)
+    monkeypatch.setattr(browser, "look", no_browser)  # unit tests start no browser
     return calls
 
 
@@ -200,3 +204,25 @@ def test_suite_verdicts_say_not_run_when_nothing_passed() -> None:
         {"test": "conformance/x.py::t", "outcome": "skipped"}]})
     assert verdicts["conformance"]["verdict"] == "NOT_RUN"
     assert verdicts["chaos"]["verdict"] == "NOT_RUN"
+
+
+def test_what_the_browser_missed_fails_the_certification(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path, keys: KeyPair) -> None:
+    _fake_qualify(monkeypatch, tmp_path, _summary())
+    monkeypatch.setattr(certify, "look_in_browser", lambda *_: [
+        "experiment zone-outage: its page shows no SLO table"])
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    assert done.verdict == "FAIL"
+    assert "experiment zone-outage: its page shows no SLO table" in \
+        _certification(done.bundle)["problems"]
+
+
+def test_without_a_browser_that_is_recorded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                            keys: KeyPair) -> None:
+    _fake_qualify(monkeypatch, tmp_path, _summary())
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    with tarfile.open(done.bundle, "r:gz") as tar:
+        member = tar.extractfile("evidence/browser/seen.json")
+        assert member is not None
+        seen = json.loads(member.read())
+    assert seen["looked"] is False and "no chromium" in seen["reason"]
