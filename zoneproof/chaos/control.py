@@ -151,11 +151,11 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
     run = session.close_run()
     if run is None:
         return
-    saved = artefacts.save_run(run.workdir, run.timeline, run.injector.records,
-                               title=str(context.get("title", "")))
     evidence = _evidence(run)
     checks = effects.check(evidence.faults, evidence.timeline.events)
     results = _evaluate(run, evidence)
+    saved = artefacts.save_run(run.workdir, run.timeline, run.injector.records,
+                               title=str(context.get("title", "")), slos=results)
     for check in checks:
         (log.info if check.effective else log.error)("zoneproof: fault effect: %s", check.message)
     for result in results:

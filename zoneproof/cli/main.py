@@ -1,4 +1,4 @@
-"""``zoneproof build|up|down|status|kubeconfig|kind-config|qualify|bench|mutants``."""
+"""``zoneproof build|up|down|status|kubeconfig|kind-config|qualify|certify|verify|bench|mutants``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.components.harness import component
 from zoneproof.components.harness.component import Components
 from zoneproof.components.harness.registry import Kind
-from zoneproof.suites import mutants, qualify
+from zoneproof.report import attestation
+from zoneproof.suites import certify, mutants, profile, qualify
 
 __all__ = ["main"]
 
@@ -111,6 +112,50 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
 
 
+def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cert = sub.add_parser("certify", help="qualify a vendor's components as a certification "
+                          "profile says; write the signed bundle (exit 0 only on PASS)")
+    cert.add_argument("profile", type=Path, help="certification profile (YAML, kind "
+                      "CertificationProfile; see certification/profile.example.yaml)")
+    cert.add_argument("--key", type=Path, required=True, metavar="PEM",
+                      help="the vendor's private signing key (Ed25519 or ECDSA P-256/P-384, PEM; "
+                           f"password in ${attestation.PASSWORD_ENV} if encrypted)")
+    cert.add_argument("-o", "--output", type=Path, metavar="BUNDLE",
+                      help="bundle path (default: <reports>/<product>-<version>-<run>"
+                           ".certification.tar.gz)")
+    cert.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    cert.add_argument("--reports", type=Path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout)")
+    cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    cert.set_defaults(handler=_certify)
+    ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
+                         "print what it attests (exit 0 verified PASS, 1 not verified, "
+                         "2 verified FAIL)")
+    ver.add_argument("bundle", type=Path, help="the .certification.tar.gz")
+    ver.add_argument("--key", type=Path, required=True, metavar="PEM",
+                     help="the vendor's public key (PEM)")
+    ver.set_defaults(handler=_verify)
+
+
+def _certify(args: argparse.Namespace) -> int:
+    chosen = profile.load(args.profile)
+    return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
+                           keep_cluster=args.keep_cluster, reports=args.reports,
+                           progress=_progress).code
+
+
+def _verify(args: argparse.Namespace) -> int:
+    try:
+        verified = certify.verify(args.bundle, args.key)
+    except errors.VerificationError as exc:
+        print(f"{args.bundle}: NOT VERIFIED")
+        for problem in str(exc).splitlines():
+            print(f"  - {problem}")
+        return 1
+    print("\n".join(certify.describe(args.bundle, verified)))
+    return 0 if verified.verdict == "PASS" else 2
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -153,6 +198,7 @@ def _parser() -> argparse.ArgumentParser:
     kind_p.set_defaults(handler=_kind_config)
 
     _add_qualify(sub)
+    _add_certify(sub)
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
     bench_p.add_argument("what", choices=sorted(bench.BENCHES))
