@@ -29,7 +29,8 @@ import allure, pytest
 from pathlib import Path
 from zoneproof.faults import FaultRecord
 from zoneproof.measure import Timeline
-from zoneproof.report import plots, summary
+from zoneproof.report import junit, plots
+from zoneproof.slo.results import SloResult, SloStatus
 
 REPORTS = Path({reports!r})
 
@@ -42,12 +43,14 @@ def test_experiment(name, record_property):
     timeline.add("node_ready", "a1", status="Unknown", zone="zone-a")
     timeline.add("lease_holder", "default/l", holder="r1")
     timeline.add("node_ready", "a1", status="True", zone="zone-a")
-    fault = FaultRecord(name, ("a1",), injected_at=5.0, reverted_at=15.0)
+    fault = FaultRecord(name, (), ("a1",), injected_at=5.0, reverted_at=15.0)
     drawn = plots.plot_timeline(timeline.events, [fault], REPORTS / "chaos" / name / "timeline",
                                 title=name)
     allure.attach.file(str(drawn[0]), name="timeline.png", attachment_type=allure.attachment_type.PNG)
-    record_property(*summary.slo_property("node-not-ready-detection", "PASS", 7.0, 18.0, "seconds"))
-    record_property(*summary.slo_property("lease-failover", "PASS", 6.9, 9.0, "seconds"))
+    record_property(*junit.slo_property(SloResult("node-not-ready-detection", SloStatus.PASS,
+                                                  7.0, 18.0, "seconds", "")))
+    record_property(*junit.slo_property(SloResult("lease-failover", SloStatus.PASS, 6.9, 9.0,
+                                                  "seconds", "")))
 
 def test_experiment_unreported():
     pass
