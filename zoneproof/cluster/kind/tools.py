@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from zoneproof.binaries import PINS, nodeimage
+from zoneproof.binaries import PINS, nodeimage, rootfs
 from zoneproof.binaries import resolve as resolve_
-from zoneproof.binaries.nodeimage import build as nodeimage_build
 from zoneproof.binaries.pins import KIND_UPSTREAM_IMAGES
 from zoneproof.cluster.interface import Progress
 
@@ -27,4 +26,4 @@ def node_image() -> str:
     """``$ZONEPROOF_KIND_IMAGE``, else the tag ``zoneproof build --node-image`` gives this machine."""
     if explicit := os.environ.get(IMAGE_ENV):
         return explicit
-    return nodeimage.Recipe.for_machine(PINS, *nodeimage_build.debian_source()).node_tag
+    return nodeimage.Recipe.for_machine(PINS, *rootfs.debian_source()).node_tag
