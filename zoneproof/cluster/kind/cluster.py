@@ -21,7 +21,7 @@ from zoneproof._util import processes, waiting
 from zoneproof.cluster import _etcd, state
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component
-from zoneproof.cluster.kind import docker
+from zoneproof.cluster.kind import docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
 from zoneproof.cluster.spec import ClusterSpec
 
@@ -29,6 +29,8 @@ __all__ = ["ROLE_LABEL", "KindCluster", "KindPaths"]
 
 
 ROLE_LABEL = "io.x-k8s.kind.role"
+#: Importing an image archive into every node's containerd (a few hundred MiB each).
+_LOAD_TIMEOUT_S = 600.0
 #: etcd: a restarted member's kubelet first gives up on its mirror pod (~35 s per API call
 #: while the API server has no quorum) before it starts the static pod again.
 _READY_TIMEOUT_S = {"nodes": 300.0, "components": 120.0, "etcd": 180.0}
@@ -98,6 +100,15 @@ class KindCluster(ApiCluster):
     def audit_log(self) -> Path | None:
         """The API server's audit log (single control plane only; HA has one per member)."""
         return self.paths.audit_dir / "audit.log" if self.spec.etcd_members == 1 else None
+
+    def load_image_archive(self, archive: Path) -> None:
+        """Import the images of ``archive`` (``docker save`` or OCI) into every node's
+        containerd with ``kind load image-archive``: pods that name them start with no pull."""
+        if not archive.is_file():
+            raise errors.ConfigError(f"image archive {archive} does not exist: build it with "
+                                     "`zoneproof build --images` (or pass a `docker save` archive)")
+        processes.run([str(tools.kind_binary()), "load", "image-archive", str(archive),
+                       "--name", self.kind_name], env=tools.kind_env(), timeout_s=_LOAD_TIMEOUT_S)
 
     # -- kubelets and node containers --------------------------------------------------
     def stop_kubelet(self, node: str) -> None:
