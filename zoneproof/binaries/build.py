@@ -7,10 +7,14 @@ staging module by its published ``v0.<minor>.<patch>`` twin. etcd is built throu
 The kind backend's node image adds kubelet, kubeadm, kubectl and kube-proxy (the same
 wrapper module), kind, coredns and local-path-provisioner (``go install``) and pause
 (gobuild/pause/main.go, zoneproof's own: a static PID 1 that reaps and waits for a signal).
+zoneproof's own Go that holds logic (``OWN_SOURCES``: gobuild/tcplb, the HA load balancer)
+has a cache directory carrying a digest of those sources (``source_digest``), so a changed
+source is rebuilt.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -26,10 +30,12 @@ __all__ = [
     "KUBE_COMMANDS",
     "KWOK_STAGES",
     "NODE_COMMANDS",
+    "OWN_SOURCES",
     "Progress",
     "build_project",
     "kube_ldflags",
     "render_kubernetes_gomod",
+    "source_digest",
     "staging_modules",
 ]
 
@@ -221,6 +227,21 @@ def _build_tcplb(go: str, version: str, work: Path, out: Path, progress: Progres
     (work / "go.mod").write_text(f"module zoneproof.local/tcplb\n\ngo {_go_version(go)}\n")
     _step(progress, f"go build tcplb ({version})", work,
           [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "tcplb"), "."], "build.log")
+
+
+#: Projects built from zoneproof's own Go sources that hold logic (not just a ``main``).
+OWN_SOURCES = {"tcplb": "tcplb"}
+
+
+def source_digest(project: str) -> str:
+    """12 hex digits of the SHA-256 of ``project``'s own Go sources ('' for upstream-only ones)."""
+    folder = OWN_SOURCES.get(project)
+    if folder is None:
+        return ""
+    digest = hashlib.sha256()
+    for path in sorted((_GOBUILD_DIR / folder).glob("*.go")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
 
 
 def _installer(project: str) -> Builder:

@@ -62,7 +62,8 @@ def sha256_of(path: Path) -> str:
 
 
 def _project_dir(root: Path, project: str, version: str) -> Path:
-    return root / "bin" / f"{project}-{version}"
+    digest = build.source_digest(project)
+    return root / "bin" / (f"{project}-{version}" + (f"-{digest}" if digest else ""))
 
 
 def _names_of(project: str) -> list[str]:

@@ -60,7 +60,7 @@ def _loadbalancer_state(docker: list[str], r: recipe.Recipe) -> str:
     label = rootfs.image_label(docker, ref, recipe.LOADBALANCER_LABEL)
     if label is None:
         return "foreign"
-    return "current" if label == r.hash else "stale"
+    return "current" if label == r.loadbalancer_version else "stale"
 
 
 def _loadbalancer_image(docker: list[str], r: recipe.Recipe, work: Path, bins: dict[str, Path],
@@ -75,7 +75,8 @@ def _loadbalancer_image(docker: list[str], r: recipe.Recipe, work: Path, bins: d
     shutil.copy(bins["tcplb"], context / "tcplb")
     (context / "Dockerfile").write_text(recipe.dockerfile(image, r.slim_ref))
     progress(f"  docker build {image.ref} (zoneproof tcplb standing in for kind's HA load balancer)")
-    rootfs.docker_build(docker, context, image.ref, f"{recipe.LOADBALANCER_LABEL}={r.hash}")
+    rootfs.docker_build(docker, context, image.ref,
+                        f"{recipe.LOADBALANCER_LABEL}={r.loadbalancer_version}")
 
 
 def _copy_files(src: Path, dest: Path) -> None:
