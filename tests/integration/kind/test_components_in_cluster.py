@@ -67,7 +67,7 @@ def _ready(apps: client.AppsV1Api, name: str) -> tuple[bool, str]:
 @pytest.fixture(scope="module")
 def deployed(make_kind_cluster: Callable[..., KindCluster], images: ImagesResult
              ) -> Iterator[Deployed]:
-    cluster = make_kind_cluster()
+    cluster = make_kind_cluster(etcd_members=1)  # one control plane: the audit log is on it
     started = time.monotonic()
     cluster.load_image_archive(images.archive)
     load_s = time.monotonic() - started
@@ -155,13 +155,29 @@ def test_webhook_admits_through_its_service(deployed: Deployed) -> None:
     core.create_namespace({"metadata": {"name": ignored}})
     try:
         plain = apps.create_namespaced_deployment(ignored, _probe(ignored))
-        mutated = apps.create_namespaced_deployment(considered, _probe(considered))
+        try:
+            mutated = apps.create_namespaced_deployment(considered, _probe(considered))
+        except client.ApiException as exc:
+            pytest.fail(f"admission through the Service failed: {exc.body}\n{_serving(deployed)}")
         assert not plain.spec.template.spec.topology_spread_constraints
         spread = mutated.spec.template.spec.topology_spread_constraints
         assert spread and {c.topology_key for c in spread} >= {keys.TOPOLOGY_HOSTNAME}, spread
     finally:
         core.delete_namespace(considered)
         core.delete_namespace(ignored)
+
+
+def _serving(d: Deployed) -> str:
+    """The webhook's pods (ready, restarts) and the Service's endpoints, for a failure message."""
+    pods = [(p.metadata.name, p.spec.node_name,
+             [(c.ready, c.restart_count) for c in p.status.container_statuses or []])
+            for p in _pods(d, "ha-config-webhook")]
+    slices = client.DiscoveryV1Api(kube.api_client(d.cluster.kubeconfig)).list_namespaced_endpoint_slice(
+        NS, label_selector="kubernetes.io/service-name=ha-config-webhook").items
+    endpoints = [(e.addresses, e.conditions.ready) for s in slices for e in s.endpoints or []]
+    events = [f"{e.reason}: {e.message}" for e in _core(d).list_namespaced_event(NS).items
+              if e.type == "Warning"]
+    return f"pods {pods}; endpoints {endpoints}; warnings {events[-10:]}"
 
 
 def _lease_holder(d: Deployed) -> str:
