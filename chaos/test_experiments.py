@@ -9,7 +9,6 @@ the JUnit properties (and so to summary.json); the journal, timeline and its plo
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,8 @@ from zoneproof_fixtures.settings import Settings
 
 from zoneproof.chaos import control
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components.harness.controller import REFERENCE_COMMAND, ControllerSettings
+from zoneproof.components.harness.component import Component, Components
+from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.report import summary
 from zoneproof.slo import SloResult, SloStatus, Verdict, judge
 
@@ -33,15 +33,14 @@ ROLLBACKS_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.glob("*.yaml"))]
 
 
-def _overrides(bed: Cluster, settings: ControllerSettings, workdir: Path,
+def _overrides(bed: Cluster, webhook: Component, controller: ControllerSettings, workdir: Path,
                slo_file: Path | None) -> dict[str, Any]:
-    """Configuration that points an experiment at ``bed`` and the controller under test."""
+    """Configuration that points an experiment at ``bed`` and the components under test."""
     return {"zoneproof_backend": bed.backend, "zoneproof_cluster": bed.name,
-            "zoneproof_slo_file": str(slo_file or ""),
-            "zoneproof_workdir": str(workdir), "zoneproof_controller_variant": settings.variant,
-            "zoneproof_controller_command": "" if settings.command == REFERENCE_COMMAND
-            else settings.command, "zoneproof_selector": settings.selector,
-            "zoneproof_lease": f"{settings.lease_namespace}/{settings.lease_name}"}
+            "zoneproof_slo_file": str(slo_file or ""), "zoneproof_workdir": str(workdir),
+            "zoneproof_components": Components(webhook, controller.component).to_dict(),
+            "zoneproof_selector": controller.selector,
+            "zoneproof_lease": f"{controller.lease_namespace}/{controller.lease_name}"}
 
 
 def _attach(journal_path: Path, recorded: dict[str, Any]) -> None:
@@ -69,14 +68,15 @@ class Outcome:
                 f"{self.journal_path}")
 
 
-def _run(path: Path, bed: Cluster, *, controller: ControllerSettings, workdir: Path,
-         slo_file: Path | None, record_property: Callable[[str, object], None]) -> Outcome:
+def _run(path: Path, bed: Cluster, *, webhook: Component, controller: ControllerSettings,
+         workdir: Path, slo_file: Path | None, record_property: Callable[[str, object], None]
+         ) -> Outcome:
     """Run one experiment in-process with the zoneproof control; record its SLOs."""
     experiment = load_experiment(str(path))
     ensure_experiment_is_valid(experiment)
     # set, not passed as experiment_vars: chaoslib drops vars the experiment does not declare
     experiment.setdefault("configuration", {}).update(
-        _overrides(bed, controller, workdir, slo_file))
+        _overrides(bed, webhook, controller, workdir, slo_file))
     # rollbacks run whatever happened (chaoslib's default skips them when the hypothesis fails)
     journal: dict[str, Any] = run_experiment(experiment, settings=ROLLBACKS_ALWAYS)
     journal_path = workdir / "journal.json"
@@ -97,7 +97,8 @@ def _run(path: Path, bed: Cluster, *, controller: ControllerSettings, workdir: P
 def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
                     experiment_workdir: Path, record_property: Callable[[str, object], None]
                     ) -> None:
-    run = _run(path, module_bed, controller=zp_settings.controller, workdir=experiment_workdir,
+    run = _run(path, module_bed, webhook=zp_settings.components.webhook,
+               controller=zp_settings.controller, workdir=experiment_workdir,
                slo_file=zp_settings.slo_file, record_property=record_property)
     assert run.verdict.passed and not run.problems, f"{path.name}: {run.explain()}"
 
@@ -115,13 +116,15 @@ CAUGHT = [
 def test_experiment_catches_a_broken_controller(
         case: tuple[str, str, str], module_bed: Cluster, zp_settings: Settings,
         tmp_path: Path) -> None:
-    """The same experiment fails, naming the breached SLO, when the controller is broken."""
+    """The same experiment fails, naming the breached SLO, when the controller under test
+    is started as its broken variant (conftest skips this when its source has no such
+    variant)."""
     experiment, variant, slo = case
-    if zp_settings.controller.command != REFERENCE_COMMAND:
-        pytest.skip("broken variants are variants of the reference controller")
-    broken = dataclasses.replace(zp_settings.controller, variant=variant)
-    run = _run(Path(__file__).parent / f"{experiment}.yaml", module_bed, controller=broken,
-               workdir=tmp_path, slo_file=None, record_property=lambda *_: None)
+    broken = zp_settings.controller.with_component(
+        zp_settings.controller.component.with_variant(variant))
+    run = _run(Path(__file__).parent / f"{experiment}.yaml", module_bed,
+               webhook=zp_settings.components.webhook, controller=broken, workdir=tmp_path,
+               slo_file=None, record_property=lambda *_: None)
     assert not run.verdict.passed, f"{experiment} passed against the {variant} controller"
     breached = {r.name: r for r in run.results if r.status is not SloStatus.PASS}
     assert slo in breached, f"{slo} did not catch {variant}: {run.explain()}"

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from zoneproof import cluster, errors
-from zoneproof.cluster.interface import Capability, Cluster, Component
+from zoneproof.cluster import facets
+from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.cluster.spec import ClusterSpec
 
 
@@ -21,12 +22,13 @@ def test_reads_zones_and_refuses_process_faults(cluster_under_test: Cluster) -> 
     assert existing.nodes_by_zone() == cluster_under_test.nodes_by_zone()
     assert Capability.DESTRUCTIVE not in existing.capabilities
     node = existing.nodes_by_zone()["zone-a"][0]
-    faults = [lambda: existing.stop_kubelet(node), lambda: existing.zone_down("zone-a"),
-              lambda: existing.kill_etcd_member("etcd-0"),
-              lambda: existing.kill_component(Component.APISERVER)]
-    for fault in faults:
+    for capability in (Capability.STOP_KUBELET, Capability.ETCD_MEMBERS,
+                       Capability.CONTROL_PLANE):
         with pytest.raises(errors.FaultError, match=r"existing backend.*local or kind"):
-            fault()
+            facets.facet(existing, capability)  # type: ignore[call-overload]
+    with pytest.raises(errors.FaultError, match=r"existing backend.*the kind backend"):
+        facets.facet(existing, Capability.NODE_CONTAINERS)
+    assert not hasattr(existing, "stop_kubelet"), "no stubs: the facet is absent, not refused"
     assert cluster_under_test.nodes_ready()[node]
 
 

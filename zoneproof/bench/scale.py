@@ -20,7 +20,7 @@ from kubernetes import client
 from zoneproof._util import kube, waiting
 from zoneproof.bench import samples as figures
 from zoneproof.cluster.interface import Progress
-from zoneproof.cluster.local import LocalBackend
+from zoneproof.cluster.local import LocalBackend, LocalOptions
 from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 from zoneproof.measure import NodeReadyRecorder, Timeline, pod_deletions, recording
@@ -54,7 +54,6 @@ def _create_pods(core: client.CoreV1Api, nodes: list[str], count: int, progress:
 def _one_run(backend: LocalBackend, nodes_per_zone: int, pods: int, progress: Progress
              ) -> dict[str, float]:
     spec = ClusterSpec(name=f"zp-scale-{uuid.uuid4().hex[:6]}", nodes_per_zone=nodes_per_zone,
-                       kwok_per="zone",
                        timings=Timings(node_monitor_grace_period_s=20, node_lease_duration_s=10))
     bed = backend.create(spec, progress=progress)
     workdir = Path(tempfile.mkdtemp(prefix="zp-scale-"))
@@ -111,7 +110,7 @@ def bench_controller_scale(runs: int, progress: Progress, out: Path | None = Non
                            nodes_per_zone: int = 100, pods: int = 10_000
                            ) -> figures.Summary:
     """``runs`` measured beds; figures: reaction p50/p99 per run, controller RSS."""
-    backend = LocalBackend()
+    backend = LocalBackend(LocalOptions(kwok_per="zone"))
     samples: dict[str, list[float]] = {}
     for run in range(1, runs + 1):
         measured = _one_run(backend, nodes_per_zone, pods, progress)

@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import filelock
+
 from zoneproof import errors
 from zoneproof.binaries import build
 from zoneproof.binaries.pins import BINARIES, PINS, Pins
@@ -111,6 +113,16 @@ def _ensure_project(project: str, version: str, root: Path, *, force: bool,
     if not force and verify_cached(target, names):
         return target
     _writable(root)
+    (root / "work").mkdir(exist_ok=True)
+    with filelock.FileLock(str(root / "work" / f"{project}-{version}.lock")):
+        if not force and verify_cached(target, names):  # built meanwhile by another process
+            return target
+        return _build_into(project, version, root, target, progress=progress)
+
+
+def _build_into(project: str, version: str, root: Path, target: Path, *,
+                progress: build.Progress) -> Path:
+    names = _names_of(project)
     progress(f"building {project} {version} from its Go modules (takes minutes on a cold cache)")
     start = time.monotonic()
     staging = target.with_name(target.name + ".partial")

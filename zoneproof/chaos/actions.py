@@ -136,18 +136,17 @@ def expect_workloads_running(replicas: int = 3, timeout_s: float = 30.0,
 
 # -- HA controller ----------------------------------------------------------------------
 
-def deploy_ha_controller(replicas: int = 2, variant: str = "", require_leader: bool = True,
-                         timeout_s: float = 30.0, configuration: Configuration = None) -> str:
-    """Start ``replicas`` replicas of the HA controller acting in the run's namespace
-    (``variant`` empty: configuration ``zoneproof_controller_variant``) on a fresh Lease;
-    the leader. Without ``require_leader`` a controller that never takes the Lease is
-    let run (its deletes are then judged by the concurrent-actors SLO); returns ''."""
+def deploy_ha_controller(replicas: int = 2, require_leader: bool = True, timeout_s: float = 30.0,
+                         configuration: Configuration = None) -> str:
+    """Start ``replicas`` replicas of the HA controller under test (configuration
+    ``zoneproof_components``) acting in the run's namespace on a fresh Lease; the leader.
+    Without ``require_leader`` a controller that never takes the Lease is let run (its
+    deletes are then judged by the concurrent-actors SLO); returns ''."""
     run = session.current(configuration)
     s = run.settings
     settings = controllers.ControllerSettings(
         namespaces=(run.namespace,), selector=s.selector, lease_name=s.lease_name,
-        lease_namespace=s.lease_namespace, variant=variant or s.controller_variant,
-        command=s.controller_command or controllers.REFERENCE_COMMAND)
+        lease_namespace=s.lease_namespace, component=s.components.controller)
     try:  # a Lease left by an earlier run would credit its holder with this run's deletes
         client.CoordinationV1Api(run.api).delete_namespaced_lease(s.lease_name,
                                                                   s.lease_namespace)
@@ -163,7 +162,7 @@ def deploy_ha_controller(replicas: int = 2, variant: str = "", require_leader: b
     except waiting.WaitTimeout:
         if require_leader:
             raise
-        run.timeline.add("no_leader", s.lease, variant=settings.variant)
+        run.timeline.add("no_leader", s.lease, component=settings.component.label())
         return ""
 
 
@@ -331,11 +330,12 @@ def _admission_namespaces(run: session.Run) -> tuple[str, str]:
     return f"zp-admission{suffix}", f"zp-no-admission{suffix}"
 
 
-def deploy_webhook(variant: str = "reference", configuration: Configuration = None) -> str:
-    """Serve and register the HA-config webhook under test (failurePolicy Fail), plus a
-    selected and an unselected namespace for admission attempts; the webhook's URL."""
+def deploy_webhook(configuration: Configuration = None) -> str:
+    """Serve (unless it runs at a URL) and register the HA-config webhook under test
+    (configuration ``zoneproof_components``; failurePolicy Fail), plus a selected and an
+    unselected namespace for admission attempts; the webhook's URL."""
     run = session.current(configuration)
-    hook = webhooks.RunningWebhook(run.cluster, webhooks.WebhookSettings(variant=variant),
+    hook = webhooks.RunningWebhook(run.cluster, run.settings.components.webhook,
                                    run.workdir / "webhook")
     run.extras[_WEBHOOK] = hook
     hook.start()

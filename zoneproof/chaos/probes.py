@@ -12,6 +12,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import kube
 from zoneproof.chaos import k8s, session
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness import controller as controllers
 from zoneproof.traffic import workloads
@@ -49,7 +50,8 @@ def etcd_healthy(configuration: Configuration = None) -> bool:
     cluster = session.current(configuration).cluster
     if Capability.ETCD_MEMBERS not in cluster.capabilities:
         return True
-    return all(cluster.etcd_member_healthy(m) for m in cluster.etcd_members())
+    etcd = facets.facet(cluster, Capability.ETCD_MEMBERS)
+    return all(etcd.etcd_member_healthy(m) for m in etcd.etcd_members())
 
 
 def write_succeeds(timeout_s: float = 3.0, configuration: Configuration = None) -> bool:

@@ -92,8 +92,8 @@ _clusters: dict[tuple[str, str], Cluster] = {}
 
 def _one_kubeconfig(settings: Settings) -> Path | None:
     """The kubeconfig as one file: a list (``a:b``, also from $KUBECONFIG) is flattened."""
-    value = str(settings.kubeconfig or "") or (
-        os.environ.get("KUBECONFIG", "") if settings.backend == "existing" else "")
+    adopts = clusters.backend_type(settings.backend).traits.needs_kubeconfig
+    value = str(settings.kubeconfig or "") or (os.environ.get("KUBECONFIG", "") if adopts else "")
     if not value:
         return None
     return k8s.flatten_kubeconfig(value, Path(tempfile.gettempdir()) / "zoneproof-kubeconfigs")

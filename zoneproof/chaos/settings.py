@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zoneproof import errors
+from zoneproof import cluster, errors
+from zoneproof.components.harness.component import Components
 
 __all__ = ["Settings"]
 
@@ -18,7 +19,7 @@ _BOOL_TRUE = ("1", "true", "yes", "on")
 class Settings:
     """zoneproof's part of an experiment configuration, validated."""
 
-    backend: str = "local"
+    backend: str = cluster.DEFAULT_BACKEND
     cluster: str = "zoneproof"
     kubeconfig: Path | None = None
     allow_destructive: bool = False
@@ -26,8 +27,9 @@ class Settings:
     """Where workloads live (the controller acts here; pods there are recorded)."""
     selector: str = "app=noobaa"
     lease: str = "default/zoneproof-ha-controller"
-    controller_variant: str = "reference"
-    controller_command: str = ""
+    components: Components = field(default_factory=Components)
+    """The webhook and controller under test (``zoneproof_components``: ``Components.to_dict``
+    or its JSON; default: the reference ones)."""
     slos: tuple[str, ...] = ()
     slo_file: Path | None = None
     workdir: Path | None = None
@@ -65,6 +67,12 @@ class Settings:
         lease = text("lease", d.lease)
         if lease.count("/") != 1 or not all(lease.split("/")):
             problems.append(f"zoneproof_lease {lease!r} must be NAMESPACE/NAME")
+        try:
+            components = Components.from_dict(conf.get("zoneproof_components"))
+            found = components.problems()
+        except errors.ConfigError as exc:
+            components, found = d.components, [str(exc)]
+        problems += [f"zoneproof_components: {p}" for p in found]
         if problems:
             raise errors.ConfigError("; ".join(problems))
         return cls(backend=text("backend", d.backend), cluster=text("cluster", d.cluster),
@@ -72,6 +80,5 @@ class Settings:
                    allow_destructive=text("allow_destructive", "").lower() in _BOOL_TRUE,
                    namespace=text("namespace", d.namespace),
                    selector=text("selector", d.selector), lease=lease,
-                   controller_variant=text("controller_variant", d.controller_variant),
-                   controller_command=text("controller_command", ""), slos=tuple(slos),
+                   components=components, slos=tuple(slos),
                    slo_file=path("slo_file"), workdir=path("workdir"))

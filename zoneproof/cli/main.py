@@ -1,4 +1,4 @@
-"""``zoneproof build|up|down|status|kubeconfig``."""
+"""``zoneproof build|up|down|status|kubeconfig|kind-config|qualify|bench|mutants``."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ from pathlib import Path
 
 from zoneproof import bench, binaries, cluster, errors
 from zoneproof.binaries import images, nodeimage
-from zoneproof.cluster import shared
+from zoneproof.cluster import interface, registry, shared
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.components import manifests
+from zoneproof.components.harness import component
+from zoneproof.components.harness.component import Components
+from zoneproof.components.harness.registry import Kind
 from zoneproof.suites import mutants, qualify
 
 __all__ = ["main"]
@@ -28,10 +31,85 @@ def _zones(text: str) -> tuple[str, ...]:
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", default="local", choices=cluster.BACKEND_NAMES,
-                        help="cluster backend (default: local)")
+    described = "; ".join(f"{name}: {cluster.backend_type(name).traits.summary}"
+                          for name in cluster.backend_names())
+    parser.add_argument("--backend", default=cluster.DEFAULT_BACKEND,
+                        choices=cluster.backend_names(),
+                        help=f"cluster backend (default: {cluster.DEFAULT_BACKEND}). {described}")
     parser.add_argument("--name", default="zoneproof", help="cluster name (default: zoneproof)")
-    parser.add_argument("--kubeconfig", type=Path, help="kubeconfig (existing backend)")
+    needing = [n for n in cluster.backend_names() if cluster.backend_type(n).traits.needs_kubeconfig]
+    parser.add_argument("--kubeconfig", type=Path,
+                        help=f"kubeconfig of the cluster ({', '.join(needing)} backend)")
+
+
+def _add_backend_options(parser: argparse.ArgumentParser) -> None:
+    """Every installed backend's own options (``--port-base`` ...); each backend checks them."""
+    owners: dict[str, list[str]] = {}
+    declared: dict[str, interface.BackendOption] = {}
+    for name, options in registry.options().items():
+        for flag, option in options.items():
+            owners.setdefault(flag, []).append(name)
+            declared.setdefault(flag, option)
+    for flag, option in declared.items():
+        parser.add_argument(f"--{flag}", dest=_option_dest(flag),
+                            metavar=None if option.choices else option.metavar,
+                            choices=option.choices or None,
+                            help=f"{option.help} ({' or '.join(owners[flag])} backend)")
+
+
+def _option_dest(flag: str) -> str:
+    return "backend_option_" + flag.replace("-", "_")
+
+
+def _backend_options(args: argparse.Namespace) -> dict[str, str]:
+    """The backend options given on the command line, by flag."""
+    return {flag: str(value) for options in registry.options().values()
+            for flag in options if (value := getattr(args, _option_dest(flag), None)) is not None}
+
+
+def _add_components(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("components under test (default: the reference ones)")
+    for kind in Kind:
+        group.add_argument(f"--{kind}-command", default="", metavar="TEMPLATE",
+                           help=f"the {kind} under test, started by this command template; "
+                                f"placeholders {component.placeholders(kind)}")
+        group.add_argument(f"--{kind}-variant", default="", metavar="NAME",
+                           help=f"a variant of the reference {kind}")
+    group.add_argument("--webhook-url", default="", metavar="URL",
+                       help="a webhook under test already running at this https URL")
+    group.add_argument("--webhook-ca-bundle", default="", metavar="FILE",
+                       help="the PEM CA that signed --webhook-url's serving certificate")
+
+
+def _components(args: argparse.Namespace) -> Components:
+    def chosen(kind: Kind) -> component.Component:
+        def value(name: str) -> str:
+            return str(getattr(args, f"{kind}_{name}", "") or "")
+
+        return component.from_choices(kind, variant=value("variant"), command=value("command"),
+                                      url=value("url"), ca_bundle=value("ca_bundle"), flag="--")
+
+    return Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
+
+
+def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
+    _add_target(qual)
+    qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    qual.add_argument("--slo", type=Path, metavar="FILE",
+                      help="SLO file whose entries replace or add to the defaults by name")
+    qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="run only these chaos experiments (chaos/*.yaml stems)")
+    qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="do not run these chaos experiments")
+    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
+    qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout)")
+    qual.add_argument("--allow-destructive", action="store_true",
+                      help="allow disruptive faults on a cluster zoneproof did not make")
+    _add_components(qual)
+    qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
 
 
 def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,10 +151,10 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--zones", type=_zones, default=defaults.zones,
                     help="comma-separated zone names (default: zone-a,zone-b,zone-c)")
     up.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone)
-    up.add_argument("--etcd-members", type=int,
-                    help="etcd members (default: 3 local; kind: 1, or 3 for an HA control plane)")
-    up.add_argument("--port-base", type=int, help="first of a block of loopback ports")
-    up.add_argument("--kwok-per", choices=["node", "zone"], default=defaults.kwok_per)
+    makers = [n for n in cluster.backend_names() if cluster.backend_type(n).traits.makes_clusters]
+    up.add_argument("--etcd-members", type=int, help="etcd members (default: " + "; ".join(
+        f"{n} {cluster.backend_type(n).traits.default_etcd_members}" for n in makers) + ")")
+    _add_backend_options(up)
     t = Timings()
     up.add_argument("--node-monitor-grace-period", type=float,
                     default=t.node_monitor_grace_period_s, help="seconds (default: %(default)s)")
@@ -85,7 +163,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--keep-on-failure", action="store_true",
                     help="leave a half-started cluster for debugging")
     up.add_argument("--allow-destructive", action="store_true",
-                    help="existing backend: allow disruptive faults")
+                    help="allow disruptive faults on a cluster zoneproof did not make")
 
     kind_p = sub.add_parser("kind-config", help="print the kind config of a spec (or write "
                             "the repository's kind-configs/)")
@@ -97,22 +175,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="write the committed configs into DIR instead")
     kind_p.set_defaults(handler=_kind_config)
 
-    qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
-    _add_target(qual)
-    qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
-    qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
-    qual.add_argument("--slo", type=Path, metavar="FILE",
-                      help="SLO file whose entries replace or add to the defaults by name")
-    qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="run only these chaos experiments (chaos/*.yaml stems)")
-    qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="do not run these chaos experiments")
-    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
-    qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout)")
-    qual.add_argument("--allow-destructive", action="store_true",
-                      help="existing backend: allow disruptive faults")
-    qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    _add_qualify(sub)
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
     bench_p.add_argument("what", choices=sorted(bench.BENCHES))
@@ -120,9 +183,13 @@ def _parser() -> argparse.ArgumentParser:
     bench_p.add_argument("--json", type=Path, help="also write the figures to this file")
 
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
-    mutants_p.add_argument("component", choices=sorted(mutants.TARGETS))
+    mutants_p.add_argument("component", choices=sorted(mutants.SUITES))
     mutants_p.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
-    mutants_p.set_defaults(handler=lambda a: mutants.main(a.component, a.only, _progress))
+    mutants_p.add_argument("--implementation", default=mutants.REFERENCE, metavar="NAME",
+                           help="registered implementation whose variants to run (entry-point "
+                                "group zoneproof.components; default: %(default)s)")
+    mutants_p.set_defaults(handler=lambda a: mutants.main(a.component, a.only, _progress,
+                                                          a.implementation))
 
     for name, text in (("down", "stop and remove a cluster"), ("status", "show a cluster"),
                        ("kubeconfig", "print a cluster's kubeconfig path")):
@@ -133,11 +200,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _spec(args: argparse.Namespace) -> ClusterSpec:
-    members = args.etcd_members or cluster.default_etcd_members(args.backend)
+def _spec(args: argparse.Namespace, backend: cluster.Backend) -> ClusterSpec:
+    members = args.etcd_members or backend.traits.default_etcd_members
     return ClusterSpec(
         name=args.name, zones=args.zones, nodes_per_zone=args.nodes_per_zone,
-        etcd_members=members, port_base=args.port_base, kwok_per=args.kwok_per,
+        etcd_members=members,
         timings=Timings(node_monitor_grace_period_s=args.node_monitor_grace_period,
                         toleration_s=args.toleration_seconds),
     )
@@ -193,9 +260,11 @@ def _run(args: argparse.Namespace) -> int:
         bench.BENCHES[args.what](args.runs, _progress, args.json)
         return 0
     backend = cluster.get_backend(args.backend, kubeconfig=args.kubeconfig,
-                                  allow_destructive=getattr(args, "allow_destructive", False))
+                                  allow_destructive=getattr(args, "allow_destructive", False),
+                                  options=_backend_options(args))
     if args.command == "up":
-        up = backend.create(_spec(args), progress=_progress, keep_on_failure=args.keep_on_failure)
+        up = backend.create(_spec(args, backend), progress=_progress,
+                            keep_on_failure=args.keep_on_failure)
         print(f"export KUBECONFIG={up.kubeconfig}")
         return 0
     if args.command == "qualify":
@@ -203,8 +272,9 @@ def _run(args: argparse.Namespace) -> int:
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
             reports=args.reports, allow_destructive=args.allow_destructive,
-            pytest_args=list(args.pytest_args))
-        return qualify.qualify(backend, ClusterSpec(name=args.name), options,
+            components=_components(args), pytest_args=list(args.pytest_args))
+        spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
+        return qualify.qualify(backend, spec, options,
                                kubeconfig=args.kubeconfig, progress=_progress)
     if args.command == "down":
         if not backend.delete(args.name, progress=_progress):
@@ -233,7 +303,12 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (1 on a zoneproof error, 130 on Ctrl-C)."""
-    args = _parser().parse_args(argv)
+    try:
+        parser = _parser()  # reads every installed backend's traits
+    except errors.ZoneproofError as exc:
+        print(f"zoneproof: error: {exc}", file=sys.stderr)
+        return 1
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -1,4 +1,4 @@
-"""Cluster behaviour shared by every backend: API reads, readiness waits, capability checks."""
+"""Cluster behaviour shared by every backend: API reads, readiness waits, creation steps."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import certs, kube, waiting
 from zoneproof.cluster import state
-from zoneproof.cluster.interface import Capability, Component, Progress
+from zoneproof.cluster.interface import Capability, Progress
 
 __all__ = [
     "ZONE_LABEL",
@@ -39,14 +39,6 @@ Step = tuple[str, Callable[[], None]]
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-
-_CAN_DO = {
-    Capability.STOP_KUBELET: "local or kind",
-    Capability.ETCD_MEMBERS: "local or kind (HA config)",
-    Capability.CONTROL_PLANE: "local or kind",
-    Capability.NODE_CONTAINERS: "kind",
-    Capability.DESTRUCTIVE: "local or kind, or existing with allow_destructive",
-}
 
 
 def node_ready(node: Any) -> bool:
@@ -168,13 +160,6 @@ class ApiCluster:
         """CoreV1Api on this cluster."""
         return client.CoreV1Api(self.api)
 
-    def require(self, capability: Capability, action: str) -> None:
-        """Raise FaultError unless this cluster can do ``capability``."""
-        if capability not in self.capabilities:
-            raise errors.FaultError(
-                f"{action} is not possible on the {self.backend} backend (cluster {self.name!r})"
-                f": it needs {capability.value}, which the {_CAN_DO[capability]} backend has")
-
     def client_kubeconfig(self, user: str, groups: tuple[str, ...], path: Path) -> Path:
         """Write a kubeconfig for client identity ``user`` in ``groups`` to ``path``.
 
@@ -243,74 +228,3 @@ class ApiCluster:
             raise errors.FaultError(f"zone {zone!r} has no nodes in cluster {self.name!r}; "
                                     f"zones: {sorted(self.nodes_by_zone())}")
         return nodes
-
-    def stop_kubelet(self, node: str) -> None:
-        """Not supported by default."""
-        self.require(Capability.STOP_KUBELET, f"stop_kubelet({node})")
-
-    def start_kubelet(self, node: str) -> None:
-        """Not supported by default."""
-        self.require(Capability.STOP_KUBELET, f"start_kubelet({node})")
-
-    def zone_down(self, zone: str) -> None:
-        """Stop the kubelet of every node of ``zone``."""
-        self.require(Capability.STOP_KUBELET, f"zone_down({zone})")
-        for node in self.zone_nodes(zone):
-            self.stop_kubelet(node)
-
-    def zone_up(self, zone: str) -> None:
-        """Start the kubelet of every node of ``zone``."""
-        self.require(Capability.STOP_KUBELET, f"zone_up({zone})")
-        for node in self.zone_nodes(zone):
-            self.start_kubelet(node)
-
-    def stop_nodes(self, nodes: list[str]) -> None:
-        """Not supported by default."""
-        self.require(Capability.NODE_CONTAINERS, f"stop_nodes({nodes})")
-
-    def start_nodes(self, nodes: list[str]) -> None:
-        """Not supported by default."""
-        self.require(Capability.NODE_CONTAINERS, f"start_nodes({nodes})")
-
-    def pause_nodes(self, nodes: list[str]) -> None:
-        """Not supported by default."""
-        self.require(Capability.NODE_CONTAINERS, f"pause_nodes({nodes})")
-
-    def unpause_nodes(self, nodes: list[str]) -> None:
-        """Not supported by default."""
-        self.require(Capability.NODE_CONTAINERS, f"unpause_nodes({nodes})")
-
-    def etcd_members(self) -> list[str]:
-        """Not supported by default."""
-        self.require(Capability.ETCD_MEMBERS, "etcd_members()")
-        return []
-
-    def etcd_leader(self) -> str:
-        """Not supported by default."""
-        self.require(Capability.ETCD_MEMBERS, "etcd_leader()")
-        return ""
-
-    def etcd_member_healthy(self, member: str) -> bool:
-        """Not supported by default."""
-        self.require(Capability.ETCD_MEMBERS, f"etcd_member_healthy({member})")
-        return False
-
-    def kill_etcd_member(self, member: str) -> None:
-        """Not supported by default."""
-        self.require(Capability.ETCD_MEMBERS, f"kill_etcd_member({member})")
-
-    def restart_etcd_member(self, member: str) -> None:
-        """Not supported by default."""
-        self.require(Capability.ETCD_MEMBERS, f"restart_etcd_member({member})")
-
-    def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
-        """Not supported by default."""
-        self.require(Capability.ETCD_MEMBERS, "wait_etcd_healthy()")
-
-    def kill_component(self, component: Component) -> None:
-        """Not supported by default."""
-        self.require(Capability.CONTROL_PLANE, f"kill_component({component})")
-
-    def restart_component(self, component: Component) -> None:
-        """Not supported by default."""
-        self.require(Capability.CONTROL_PLANE, f"restart_component({component})")

@@ -1,7 +1,7 @@
 """The existing backend: a user's cluster, reached by kubeconfig. zoneproof never deletes it.
 
-It can reach no kubelet, etcd member or control-plane process, so those faults are not
-possible; API-level disruption (cordon, drain, deleting pods) is refused unless the user
+It can reach no kubelet, etcd member or control-plane process, so its clusters have none of
+those facets; API-level disruption (cordon, drain, deleting pods) is refused unless the user
 allows destructive faults explicitly.
 """
 
@@ -11,16 +11,18 @@ from pathlib import Path
 
 from zoneproof import errors
 from zoneproof.cluster._common import ApiCluster
-from zoneproof.cluster.interface import Capability, ClusterStatus, Progress
+from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
 from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = ["ExistingBackend", "ExistingCluster"]
+
+NAME = "existing"
 
 
 class ExistingCluster(ApiCluster):
     """A cluster zoneproof did not create."""
 
-    backend = "existing"
+    backend = NAME
 
     def __init__(self, kubeconfig: Path, *, allow_destructive: bool) -> None:
         self.kubeconfig = kubeconfig
@@ -35,11 +37,21 @@ class ExistingCluster(ApiCluster):
 class ExistingBackend:
     """Connects to the cluster of a kubeconfig; create checks it answers, delete does nothing."""
 
-    name = "existing"
+    name = NAME
+    traits = Traits(summary="a cluster you already have, reached by --kubeconfig; never deleted",
+                    makes_clusters=False, needs_kubeconfig=True)
 
     def __init__(self, kubeconfig: Path | None, *, allow_destructive: bool = False) -> None:
         self.kubeconfig = kubeconfig
         self.allow_destructive = allow_destructive
+
+    @classmethod
+    def from_config(cls, config: BackendConfig) -> ExistingBackend:
+        """The cluster of ``config.kubeconfig``; destructive faults only if allowed."""
+        return cls(config.kubeconfig, allow_destructive=config.allow_destructive)
+
+    def prepare(self, progress: Progress) -> None:
+        """Nothing to fetch: the cluster exists."""
 
     def _cluster(self) -> ExistingCluster:
         if self.kubeconfig is None:

@@ -1,17 +1,22 @@
-"""The contract every backend implements: a Backend makes Clusters; a Cluster offers faults.
+"""The contract every backend implements: a Backend makes Clusters; a Cluster offers facets.
 
-Faults are primitives (stop a node's kubelet, kill an etcd member, ...); each backend says
-which it can do through ``capabilities``, and an unsupported one raises FaultError naming a
-backend that can.
+A Cluster's core is what every backend can do (identity, kubeconfig, API reads, readiness).
+What only some backends can do comes in facets, one small Protocol per Capability:
+``Kubelets``, ``NodeMachines``, ``EtcdMembers``, ``ControlPlane``. A cluster declares the
+capabilities it has and implements their facets; ``zoneproof.cluster.facets.facet`` hands
+a facet out, or raises FaultError naming the backends that have it.
+
+A Backend declares what it is in ``Traits`` (does it make clusters or adopt one, its
+default etcd members, its options...): callers decide by those, never by a backend's name.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from zoneproof.binaries import PINS
 from zoneproof.cluster.spec import ClusterSpec
@@ -19,11 +24,19 @@ from zoneproof.cluster.spec import ClusterSpec
 __all__ = [
     "WORKLOAD_IMAGE",
     "Backend",
+    "BackendConfig",
+    "BackendOption",
+    "BackendType",
     "Capability",
     "Cluster",
     "ClusterStatus",
     "Component",
+    "ControlPlane",
+    "EtcdMembers",
+    "Kubelets",
+    "NodeMachines",
     "Progress",
+    "Traits",
 ]
 
 Progress = Callable[[str], None]
@@ -34,12 +47,15 @@ WORKLOAD_IMAGE = f"registry.k8s.io/pause:{PINS.pause}"
 
 
 class Capability(enum.Enum):
-    """Fault families a backend can inject."""
+    """What a cluster can take: a facet it implements, or (DESTRUCTIVE) a permission."""
 
+    #: ``Kubelets``: stop and start a node's kubelet, or every kubelet of a zone.
     STOP_KUBELET = "stop-kubelet"
+    #: ``EtcdMembers``: see, kill and restart etcd members.
     ETCD_MEMBERS = "etcd-members"
+    #: ``ControlPlane``: kill and restart kube-apiserver, kcm, the scheduler.
     CONTROL_PLANE = "control-plane"
-    #: Stop, start, pause a whole node (its container): kubelet, pods and all.
+    #: ``NodeMachines``: stop, start, pause a whole node (its machine): kubelet, pods and all.
     NODE_CONTAINERS = "node-containers"
     #: Faults may disrupt this cluster at all (false for a user's cluster unless allowed).
     DESTRUCTIVE = "destructive"
@@ -70,7 +86,7 @@ class ClusterStatus:
 
 
 class Cluster(Protocol):
-    """A running cluster and its fault primitives."""
+    """A running cluster: what every backend offers. Facets (below) add the rest."""
 
     name: str
     backend: str
@@ -96,17 +112,30 @@ class Cluster(Protocol):
     def apiserver_ready(self) -> bool:
         """True if the API server answers /readyz with 200."""
 
+    def status(self) -> ClusterStatus:
+        """Liveness of every process and readiness of every node."""
+
+
+@runtime_checkable
+class Kubelets(Protocol):
+    """Facet of Capability.STOP_KUBELET: nodes lose their kubelet (heartbeat), and get it back."""
+
     def stop_kubelet(self, node: str) -> None:
         """Stop the node's kubelet (heartbeat); it turns NotReady through kcm."""
 
     def start_kubelet(self, node: str) -> None:
-        """Start the node's kubelet again."""
+        """Start the node's kubelet again (a no-op where it runs)."""
 
     def zone_down(self, zone: str) -> None:
-        """Stop the kubelet of every node of ``zone``."""
+        """Stop the kubelet of every node of ``zone`` at once."""
 
     def zone_up(self, zone: str) -> None:
         """Start the kubelet of every node of ``zone``."""
+
+
+@runtime_checkable
+class NodeMachines(Protocol):
+    """Facet of Capability.NODE_CONTAINERS: whole nodes (their machines) stopped or frozen."""
 
     def stop_nodes(self, nodes: list[str]) -> None:
         """Stop the nodes' machines at once (no grace): a node lost, pods and all."""
@@ -119,6 +148,11 @@ class Cluster(Protocol):
 
     def unpause_nodes(self, nodes: list[str]) -> None:
         """Thaw paused nodes."""
+
+
+@runtime_checkable
+class EtcdMembers(Protocol):
+    """Facet of Capability.ETCD_MEMBERS: the etcd members behind the API server."""
 
     def etcd_members(self) -> list[str]:
         """Names of all etcd members."""
@@ -141,24 +175,78 @@ class Cluster(Protocol):
     def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
         """Wait until every etcd member is up and reports health."""
 
+
+@runtime_checkable
+class ControlPlane(Protocol):
+    """Facet of Capability.CONTROL_PLANE: control-plane processes killed and restarted."""
+
     def kill_component(self, component: Component) -> None:
         """SIGKILL a control-plane process."""
 
     def restart_component(self, component: Component) -> None:
         """Start a killed control-plane process again; returns once it is healthy."""
 
-    def status(self) -> ClusterStatus:
-        """Liveness of every process and readiness of every node."""
+
+@dataclass(frozen=True, slots=True)
+class BackendOption:
+    """An option only some backends take (``zoneproof up --<flag> VALUE``); the backend
+    parses and validates the text."""
+
+    flag: str
+    help: str
+    choices: tuple[str, ...] = ()
+    metavar: str = "VALUE"
+
+
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """What a backend declares about itself: callers decide by these, never by its name."""
+
+    #: One line for ``--help``.
+    summary: str
+    #: True: ``create`` makes a cluster; False: it adopts one that exists (never deletes it).
+    makes_clusters: bool
+    #: etcd members of a cluster nobody asked a number of.
+    default_etcd_members: int = 3
+    #: It reaches its cluster through a kubeconfig the user names (--kubeconfig).
+    needs_kubeconfig: bool = False
+    #: What its clusters can take. (``BackendConfig.allow_destructive`` adds DESTRUCTIVE to
+    #: a cluster the user owns, of a backend that makes none.)
+    capabilities: frozenset[Capability] = frozenset()
+    #: Options only this backend takes (validated by it).
+    options: tuple[BackendOption, ...] = ()
+    #: Marker of the tests that make clusters of this backend themselves (run only when
+    #: qualifying it), or None.
+    tests_marker: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BackendConfig:
+    """What a run tells any backend; each takes what it needs."""
+
+    kubeconfig: Path | None = None
+    #: Allow disruptive faults on a cluster zoneproof did not make.
+    allow_destructive: bool = False
+    #: ``BackendOption.flag`` → value text, only options the backend declares.
+    options: Mapping[str, str] = field(default_factory=dict)
 
 
 class Backend(Protocol):
     """Makes, finds and deletes clusters of one kind."""
 
     name: str
+    traits: Traits
+
+    def prepare(self, progress: Progress) -> None:
+        """Fetch or build what creating its clusters needs, before parallel users do."""
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
                ) -> Cluster:
-        """Bring up ``spec``; on failure tear down what started unless ``keep_on_failure``."""
+        """Bring up ``spec``; on failure tear down what started unless ``keep_on_failure``.
+
+        A no-op if the same cluster already runs; ProvisionError if it runs with another
+        spec or other options (the fix: ``zoneproof down`` first).
+        """
 
     def get(self, name: str) -> Cluster | None:
         """The running cluster called ``name``, or None."""
@@ -168,3 +256,13 @@ class Backend(Protocol):
 
     def names(self) -> list[str]:
         """Names of the clusters this backend made that still exist."""
+
+
+class BackendType(Protocol):
+    """What an entry point of group ``zoneproof.backends`` loads (a Backend class)."""
+
+    name: str
+    traits: Traits
+
+    def from_config(self, config: BackendConfig) -> Backend:
+        """A backend for ``config``; ConfigError names a bad option and the fix."""

@@ -1,35 +1,121 @@
-"""Backend names → backends: the one place that knows them all."""
+"""Backends by name, found through the entry-point group ``zoneproof.backends``.
+
+The one place that knows which backends exist. A backend is a class satisfying
+``interface.BackendType`` in a module of any installed distribution that declares it::
+
+    [project.entry-points."zoneproof.backends"]
+    mine = "my_package.my_backend:MyBackend"
+
+Discovery reads installed metadata once per process (cached); a backend's module is
+imported only when it is asked for (or when every backend's traits are asked for).
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from importlib import metadata
 from pathlib import Path
+from typing import cast
 
 from zoneproof import errors
-from zoneproof.cluster.existing import ExistingBackend
-from zoneproof.cluster.interface import Backend
-from zoneproof.cluster.kind import KindBackend
-from zoneproof.cluster.local import LocalBackend
+from zoneproof.cluster.interface import (
+    Backend,
+    BackendConfig,
+    BackendOption,
+    BackendType,
+    Capability,
+    Traits,
+)
 
-__all__ = ["BACKEND_NAMES", "default_etcd_members", "get_backend"]
+__all__ = [
+    "DEFAULT",
+    "GROUP",
+    "backend_type",
+    "backends_with",
+    "get_backend",
+    "names",
+    "options",
+    "private_bed_backend",
+]
 
-BACKEND_NAMES = ("local", "existing", "kind")
-#: etcd members of a default cluster, for the backends that make clusters.
-_DEFAULT_ETCD_MEMBERS = {"local": 3, "kind": 1}
+GROUP = "zoneproof.backends"
+#: The backend of a run that names none, and of private beds on a run of a backend that
+#: makes no clusters.
+DEFAULT = "local"
 
 
-def default_etcd_members(backend: str) -> int:
-    """etcd members of a default cluster: 3 local processes; 1 kind control-plane node
-    (kind's 3-member quorum needs 3 control-plane containers: ask for it with 3)."""
-    return _DEFAULT_ETCD_MEMBERS.get(backend, 3)
+@functools.cache
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    found: dict[str, metadata.EntryPoint] = {}
+    for entry in metadata.entry_points(group=GROUP):
+        other = found.get(entry.name)
+        if other is not None and other.value != entry.value:
+            raise errors.ConfigError(
+                f"backend {entry.name!r} is declared twice in entry-point group {GROUP}: "
+                f"{other.value} and {entry.value}; uninstall one of the distributions")
+        found[entry.name] = entry
+    return found
 
 
-def get_backend(name: str, *, kubeconfig: Path | None = None,
-                allow_destructive: bool = False) -> Backend:
-    """The backend called ``name``; ConfigError lists the valid names."""
-    if name == "local":
-        return LocalBackend()
-    if name == "existing":
-        return ExistingBackend(kubeconfig, allow_destructive=allow_destructive)
-    if name == "kind":
-        return KindBackend()
-    raise errors.ConfigError(f"unknown backend {name!r}: choose one of {', '.join(BACKEND_NAMES)}")
+def names() -> tuple[str, ...]:
+    """Names of the installed backends: the default first, then alphabetically."""
+    return tuple(sorted(_entry_points(), key=lambda name: (name != DEFAULT, name)))
+
+
+@functools.cache
+def backend_type(name: str) -> BackendType:
+    """The backend class called ``name``; ConfigError lists the installed ones."""
+    entry = _entry_points().get(name)
+    if entry is None:
+        raise errors.ConfigError(
+            f"unknown backend {name!r}: choose one of {', '.join(names())} (a backend is "
+            f"installed by a distribution declaring it in entry-point group {GROUP})")
+    try:
+        loaded = entry.load()
+    except (ImportError, AttributeError) as exc:
+        raise errors.ConfigError(f"backend {name!r} ({entry.value}) failed to load: {exc}; "
+                                 "reinstall the distribution that declares it") from exc
+    if getattr(loaded, "name", None) != name or not isinstance(
+            getattr(loaded, "traits", None), Traits) or not callable(
+            getattr(loaded, "from_config", None)):
+        raise errors.ConfigError(
+            f"entry point {name} = {entry.value} (group {GROUP}) is not a zoneproof backend: "
+            f"it needs name = {name!r}, traits (a Traits) and from_config(BackendConfig)")
+    return cast(BackendType, loaded)
+
+
+def get_backend(name: str, *, kubeconfig: Path | None = None, allow_destructive: bool = False,
+                options: Mapping[str, str] | None = None) -> Backend:
+    """The backend called ``name``, configured; ConfigError names what is wrong and the fix."""
+    kind = backend_type(name)
+    given = dict(options or {})
+    declared = {option.flag for option in kind.traits.options}
+    if unknown := sorted(set(given) - declared):
+        raise errors.ConfigError("; ".join(_not_an_option(name, flag) for flag in unknown))
+    return kind.from_config(BackendConfig(kubeconfig=kubeconfig,
+                                          allow_destructive=allow_destructive, options=given))
+
+
+def _not_an_option(name: str, flag: str) -> str:
+    owners = [other for other in names() if flag in options().get(other, {})]
+    if not owners:
+        return f"--{flag} is no option of any installed backend"
+    return (f"--{flag} is an option of the {' or '.join(owners)} backend, not of {name}: drop "
+            f"it, or use --backend {owners[0]}")
+
+
+def options() -> dict[str, dict[str, BackendOption]]:
+    """Backend name → its options by flag (loads every backend)."""
+    return {name: {o.flag: o for o in backend_type(name).traits.options} for name in names()}
+
+
+def backends_with(capability: Capability) -> list[str]:
+    """Names of the backends whose clusters can have ``capability`` (loads every backend)."""
+    return [name for name in names() if capability in backend_type(name).traits.capabilities]
+
+
+def private_bed_backend(backend: Backend) -> str:
+    """The backend of private beds (destructive tests) on a run of ``backend``: itself if it
+    makes clusters, else the default (a user's cluster is never a private bed)."""
+    return backend.name if backend.traits.makes_clusters else DEFAULT

@@ -1,10 +1,14 @@
-"""What a test-bed cluster looks like: zones, nodes, etcd members, node-lifecycle timings."""
+"""What a test-bed cluster looks like: zones, nodes, etcd members, node-lifecycle timings.
+
+Only what every backend means; a backend's own knobs (local: ports, kwok per zone) are its
+options (``interface.BackendOption``), validated and stored by that backend.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from zoneproof import errors
 
@@ -13,7 +17,6 @@ __all__ = ["DEFAULT_ZONES", "ClusterSpec", "Timings"]
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
-KwokPer = Literal["node", "zone"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +55,6 @@ class ClusterSpec:
     nodes_per_zone: int = 2
     region: str = "region-1"
     etcd_members: int = 3
-    #: First of a block of consecutive loopback ports; None picks a free block.
-    port_base: int | None = None
-    #: One kwok (fake kubelet) process per node, or per zone (for large beds).
-    kwok_per: KwokPer = "node"
     timings: Timings = field(default_factory=Timings)
 
     def problems(self) -> list[str]:
@@ -75,10 +74,6 @@ class ClusterSpec:
             found.append(f"nodes_per_zone must be 1..500, got {self.nodes_per_zone}")
         if self.etcd_members not in (1, 3, 5):
             found.append(f"etcd_members must be 1, 3 or 5 (an odd quorum), got {self.etcd_members}")
-        if self.port_base is not None and not 1024 <= self.port_base <= 65000:
-            found.append(f"port_base must be 1024..65000, got {self.port_base}")
-        if self.kwok_per not in ("node", "zone"):
-            found.append(f"kwok_per must be 'node' or 'zone', got {self.kwok_per!r}")
         return found + self.timings.problems()
 
     def validate(self) -> ClusterSpec:
@@ -101,8 +96,19 @@ class ClusterSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ClusterSpec:
-        """Inverse of to_dict."""
-        fields = dict(data)
-        fields["zones"] = tuple(fields.get("zones", DEFAULT_ZONES))
-        fields["timings"] = Timings(**fields.get("timings", {}))
-        return cls(**fields)
+        """Inverse of to_dict; ConfigError names keys that are no spec field."""
+        spec, others = cls.from_stored(data)
+        if others:
+            raise errors.ConfigError(f"cluster spec has unknown field(s) {sorted(others)}: "
+                                     f"its fields are {[f.name for f in fields(cls)]}")
+        return spec
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> tuple[ClusterSpec, dict[str, Any]]:
+        """A spec from a state file, and its keys that are no spec field (a state written
+        when a backend's options were still spec fields: the backend reads them back)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["zones"] = tuple(values.get("zones", DEFAULT_ZONES))
+        values["timings"] = Timings(**values.get("timings", {}))
+        return cls(**values), {k: v for k, v in data.items() if k not in known}

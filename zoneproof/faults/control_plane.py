@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster, Component
 
 __all__ = ["KillComponent"]
@@ -24,7 +25,7 @@ class KillComponent:
         return (self.component.value,)
 
     def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        cluster.kill_component(self.component)
+        facets.facet(cluster, Capability.CONTROL_PLANE).kill_component(self.component)
 
     def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        cluster.restart_component(self.component)
+        facets.facet(cluster, Capability.CONTROL_PLANE).restart_component(self.component)

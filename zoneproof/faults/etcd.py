@@ -5,19 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zoneproof import errors
-from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.cluster import facets
+from zoneproof.cluster.interface import Capability, Cluster, EtcdMembers
 
 __all__ = ["KillEtcdMember", "KillEtcdMembers"]
 
 _DESTRUCTIVE = Capability.DESTRUCTIVE
 
 
+def _etcd(cluster: Cluster) -> EtcdMembers:
+    return facets.facet(cluster, Capability.ETCD_MEMBERS)
+
+
 def _pick_members(cluster: Cluster, role: str, count: int) -> tuple[str, ...]:
-    members = cluster.etcd_members()
+    etcd = _etcd(cluster)
+    members = etcd.etcd_members()
     if role == "leader":
-        return (cluster.etcd_leader(),)
+        return (etcd.etcd_leader(),)
     if role == "follower":
-        leader = cluster.etcd_leader()
+        leader = etcd.etcd_leader()
         return tuple(m for m in members if m != leader)[:count]
     if role in members:
         return (role,)
@@ -39,12 +45,12 @@ class KillEtcdMember:
 
     def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
         for member in targets:
-            cluster.kill_etcd_member(member)
+            _etcd(cluster).kill_etcd_member(member)
 
     def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
         for member in targets:
-            cluster.restart_etcd_member(member)
-        cluster.wait_etcd_healthy()
+            _etcd(cluster).restart_etcd_member(member)
+        _etcd(cluster).wait_etcd_healthy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +63,15 @@ class KillEtcdMembers:
         default=frozenset({Capability.ETCD_MEMBERS, _DESTRUCTIVE}))
 
     def targets(self, cluster: Cluster) -> tuple[str, ...]:
+        members = _etcd(cluster).etcd_members()
         return _pick_members(cluster, "follower", self.count) if self.count < len(
-            cluster.etcd_members()) else tuple(cluster.etcd_members())
+            members) else tuple(members)
 
     def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
         for member in targets:
-            cluster.kill_etcd_member(member)
+            _etcd(cluster).kill_etcd_member(member)
 
     def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
         for member in targets:
-            cluster.restart_etcd_member(member)
-        cluster.wait_etcd_healthy(timeout_s=60)
+            _etcd(cluster).restart_etcd_member(member)
+        _etcd(cluster).wait_etcd_healthy(timeout_s=60)

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from zoneproof import errors
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Cluster
 from zoneproof.faults.base import Fault, FaultRecord
 from zoneproof.measure.timeline import Timeline
@@ -37,13 +37,7 @@ class Injector:
 
     def check(self, fault: Fault) -> tuple[str, ...]:
         """Raise FaultError if the cluster cannot or must not take ``fault``; its targets."""
-        missing = fault.requires - self.cluster.capabilities
-        if missing:
-            names = ", ".join(sorted(c.value for c in missing))
-            raise errors.FaultError(
-                f"fault {fault.name} needs {names}, which the {self.cluster.backend} backend of "
-                f"cluster {self.cluster.name!r} does not allow: use the local or kind backend, "
-                "or --allow-destructive for a cluster you own")
+        facets.require(self.cluster, fault.requires, what=f"fault {fault.name}")
         return fault.targets(self.cluster)
 
     def start(self, fault: Fault, *, max_duration_s: float) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zoneproof import errors
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 
 __all__ = ["StopKubelets", "ZoneOutage", "restore_nodes"]
@@ -26,11 +27,11 @@ class StopKubelets:
 
     def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
         for node in targets:
-            cluster.stop_kubelet(node)
+            facets.facet(cluster, Capability.STOP_KUBELET).stop_kubelet(node)
 
     def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
         for node in targets:
-            cluster.start_kubelet(node)
+            facets.facet(cluster, Capability.STOP_KUBELET).start_kubelet(node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +50,18 @@ class ZoneOutage:
         return tuple(nodes)
 
     def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        cluster.zone_down(self.zone)
+        facets.facet(cluster, Capability.STOP_KUBELET).zone_down(self.zone)
 
     def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        cluster.zone_up(self.zone)
+        facets.facet(cluster, Capability.STOP_KUBELET).zone_up(self.zone)
 
 
 def restore_nodes(cluster: Cluster, *, timeout_s: float) -> list[str]:
     """Start every node's kubelet (a no-op where it runs) and wait until all are Ready;
     the nodes. What tests call after a fault, whatever the fault left."""
     nodes = [n for zone in cluster.nodes_by_zone().values() for n in zone]
+    kubelets = facets.facet(cluster, Capability.STOP_KUBELET)
     for node in nodes:
-        cluster.start_kubelet(node)
+        kubelets.start_kubelet(node)
     cluster.wait_nodes(nodes, ready=True, timeout_s=timeout_s)
     return nodes

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import urllib3
 from kubernetes import client, watch
 
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.measure.timeline import Timeline
 
@@ -209,8 +210,9 @@ class HealthRecorder:
     def _sample(self) -> None:
         states = {("apiserver_ready", "kube-apiserver"): self.cluster.apiserver_ready()}
         if Capability.ETCD_MEMBERS in self.cluster.capabilities:
-            for member in self.cluster.etcd_members():
-                states[("etcd_member", member)] = self.cluster.etcd_member_healthy(member)
+            etcd = facets.facet(self.cluster, Capability.ETCD_MEMBERS)
+            for member in etcd.etcd_members():
+                states[("etcd_member", member)] = etcd.etcd_member_healthy(member)
         for (kind, subject), ok in states.items():
             if self._last.get((kind, subject)) != ok:
                 self._last[(kind, subject)] = ok

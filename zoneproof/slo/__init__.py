@@ -1,8 +1,9 @@
 """SLOs and verdicts: pure functions from data to PASS/FAIL, never I/O on a cluster.
 
 Belongs here: the versioned SLO file (schema, defaults, overrides), judging measured
-values against it, and the strict verdict over a chaostoolkit journal. Not here:
-measuring (measure), injecting (faults), writing reports (report).
+values against it, the strict verdict over a chaostoolkit journal, and checking recorded
+histories (``linearizability``: porcupine's verdict per key). Not here: measuring
+(measure), injecting (faults), writing reports (report).
 """
 
 from zoneproof.slo.results import SloResult, SloStatus, evaluate

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zoneproof import binaries, errors
+from zoneproof import cluster, errors
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.components.harness.component import Components
 from zoneproof.report import allure_html
 from zoneproof.slo import load_slos
 
@@ -41,6 +42,8 @@ class Options:
     allow_destructive: bool = False
     reports: Path | None = None
     """Parent of the run's report directory (default: reports/ in the checkout)."""
+    components: Components = field(default_factory=Components)
+    """The webhook and controller under test (passed to pytest as ``--zp-components``)."""
     pytest_args: list[str] = field(default_factory=list)
 
 
@@ -72,8 +75,11 @@ def _check(options: Options, root: Path) -> None:
 
 
 def _markers(backend: Backend) -> str:
-    """Mutation runs never; the kind backend's own tests only when qualifying kind."""
-    return "not mutants" if backend.name == "kind" else "not mutants and not kind"
+    """Mutation runs never; a backend's own tests (its ``tests_marker``) only when
+    qualifying that backend."""
+    others = [cluster.backend_type(name).traits.tests_marker for name in cluster.backend_names()
+              if name != backend.name]
+    return " and ".join(f"not {marker}" for marker in ["mutants", *others] if marker)
 
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
@@ -82,7 +88,8 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
             "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",
             f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
             f"--zp-report-dir={reports}", f"--junitxml={reports / 'junit.xml'}",
-            f"--alluredir={reports / 'allure-results'}"]
+            f"--alluredir={reports / 'allure-results'}",
+            f"--zp-components={options.components.to_json()}"]
     if kubeconfig is not None:
         argv.append(f"--zp-kubeconfig={kubeconfig}")
     if options.allow_destructive:
@@ -108,7 +115,21 @@ def describe(summary: dict[str, Any]) -> list[str]:
     lines += [f"experiment {t['test'].rsplit('[', 1)[-1].rstrip(']')}: {t['outcome']} in "
               f"{t['duration_s']:.1f} s" for t in walls]
     lines += [f"FAILED {f['test']}" for f in summary.get("failures", [])]
+    ran = summary.get("versions", {}).get("components", {})
+    for kind in ("webhook", "controller"):
+        if kind in ran:
+            lines += [f"{kind} under test: {_ran(entry)}" for entry in ran[kind]["ran"]] or [
+                f"{kind} under test: {ran[kind].get('note', 'never started')}"]
     return lines
+
+
+def _ran(entry: dict[str, Any]) -> str:
+    """One component that ran, for the terminal."""
+    what = entry["component"]
+    source = {"registered": f"{what.get('name')} variant {what.get('variant')}",
+              "command": f"command {what.get('command')!r}", "url": f"at {what.get('url')}"}
+    digest = f", {entry['executable']} sha256 {entry['sha256'][:16]}…" if "sha256" in entry else ""
+    return f"{source.get(what['source'], what['source'])}{digest} ({entry['starts']} starts)"
 
 
 def _report(reports: Path, options: Options, progress: Progress) -> bool:
@@ -140,8 +161,7 @@ def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
     run = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     reports = (options.reports or root / "reports") / run
     reports.mkdir(parents=True)
-    if backend.name == "local":
-        binaries.resolve_all(progress=progress)
+    backend.prepare(progress)
     created = backend.get(spec.name) is None
     backend.create(spec, progress=progress)
     try:

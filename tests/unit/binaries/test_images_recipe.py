@@ -84,7 +84,7 @@ def _missing(sources: tuple[str, ...], distributions: set[str]) -> list[str]:
     root = recipe.PACKAGE_ROOT
     files = [p for entry in sources
              for p in ((root / entry).rglob("*.py") if (root / entry).is_dir() else [root / entry])
-             if p.suffix == ".py"]
+             if p.suffix == ".py" and p.name not in recipe.NOT_SHIPPED]
     shipped = _module_names(files)
     modules = _module_names(list(root.rglob("*.py")))
     providers = metadata.packages_distributions()
@@ -128,6 +128,7 @@ def test_zoneproof_files_are_sources_only() -> None:
     assert all("__pycache__" not in f.parts for f in files)
     assert recipe.PACKAGE_ROOT / "components/reference/ha_controller/cli.py" in files
     assert not any("harness" in f.parts or "chaos" in f.parts for f in files)
+    assert not any(f.name in recipe.NOT_SHIPPED for f in files)
 
 
 # -- names, hash, Dockerfiles, pip --------------------------------------------------------------

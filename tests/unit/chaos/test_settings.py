@@ -8,6 +8,8 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.chaos.settings import Settings
+from zoneproof.components.harness.component import Command, Component, Components
+from zoneproof.components.harness.registry import Kind
 
 
 def test_defaults_without_configuration() -> None:
@@ -26,9 +28,20 @@ def test_values_and_slo_forms() -> None:
     assert Settings.from_configuration({"zoneproof_slos": ["x"]}).slos == ("x",)
 
 
+def test_components_come_from_the_configuration() -> None:
+    assert Settings.from_configuration(None).components == Components()
+    vendor = Components(webhook=Component(Kind.WEBHOOK, Command(
+        "{python} -m hook --port {port} --cert {cert_file} --key {key_file}")))
+    for form in (vendor.to_dict(), vendor.to_json()):  # a YAML mapping or --var JSON
+        assert Settings.from_configuration({"zoneproof_components": form}).components == vendor
+
+
 @pytest.mark.parametrize("conf, text", [
     ({"zoneproof_lease": "no-slash"}, "NAMESPACE/NAME"),
     ({"zoneproof_slos": [1, 2]}, "list of SLO names"),
+    ({"zoneproof_components": {"controller": {"variant": "nope"}}},
+     "zoneproof_components: unknown controller variant 'nope'"),
+    ({"zoneproof_components": "{"}, "zoneproof_components: components are not valid JSON"),
 ])
 def test_bad_values_name_the_key(conf: dict[str, object], text: str) -> None:
     with pytest.raises(errors.ConfigError, match=text):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from zoneproof import cluster
 from zoneproof.cli import main
 from zoneproof.cluster.kind import config as kind_config
 
@@ -32,4 +33,4 @@ def test_invalid_shape_is_an_error_not_a_traceback(capsys: pytest.CaptureFixture
 @pytest.mark.parametrize(("backend", "members"), [("kind", 1), ("local", 3)])
 def test_up_defaults_etcd_members_per_backend(backend: str, members: int) -> None:
     args = main._parser().parse_args(["up", "--backend", backend])
-    assert main._spec(args).etcd_members == members
+    assert main._spec(args, cluster.get_backend(backend)).etcd_members == members

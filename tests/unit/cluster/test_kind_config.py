@@ -140,10 +140,10 @@ def test_kubelet_and_static_pod_argv() -> None:
 
 
 def test_registry_knows_kind_and_its_default_shape() -> None:
-    assert "kind" in cluster.BACKEND_NAMES
+    assert "kind" in cluster.backend_names()
     assert isinstance(cluster.get_backend("kind"), KindBackend)
-    assert cluster.default_etcd_members("kind") == 1
-    assert cluster.default_etcd_members("local") == 3
+    assert cluster.backend_type("kind").traits.default_etcd_members == 1
+    assert cluster.backend_type("local").traits.default_etcd_members == 3
 
 
 def test_kind_backend_lists_and_deletes_only_its_state(tmp_path: Path,

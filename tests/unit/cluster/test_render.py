@@ -48,8 +48,8 @@ def test_kwok_per_node_and_per_zone() -> None:
     own = render.OWN_KWOK_STAGES
     assert _flag(per_node, "--config") == ",".join(["/s/a.yaml", "/s/b.yaml", *map(str, own)])
     assert all(stage.is_file() for stage in own)
-    zone_spec = ClusterSpec(kwok_per="zone")
-    per_zone = render.kwok_argv(Path("/kwok"), zone_spec, PATHS, stages, group="zone-b", index=1)
+    per_zone = render.kwok_argv(Path("/kwok"), SPEC, PATHS, stages, group="zone-b", index=1,
+                                kwok_per="zone")
     assert _flag(per_zone, "--manage-nodes-with-label-selector") == \
         "topology.kubernetes.io/zone=zone-b"
 

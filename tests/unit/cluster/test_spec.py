@@ -17,12 +17,12 @@ def test_default_spec_is_valid_and_has_two_nodes_in_each_of_three_zones() -> Non
 
 def test_validate_collects_every_problem() -> None:
     spec = ClusterSpec(name="Bad_Name", zones=("a", "a"), nodes_per_zone=0, etcd_members=2,
-                       port_base=80, kwok_per="pod")  # type: ignore[arg-type]
+                       region="bad region")
     with pytest.raises(errors.ConfigError) as caught:
         spec.validate()
     text = str(caught.value)
     for fragment in ("name 'Bad_Name'", "duplicates", "nodes_per_zone", "etcd_members",
-                     "port_base", "kwok_per"):
+                     "region 'bad region'"):
         assert fragment in text
 
 
@@ -35,3 +35,12 @@ def test_round_trip_through_dict() -> None:
     spec = ClusterSpec(name="x", zones=("z1",), nodes_per_zone=1,
                        timings=Timings(toleration_s=7))
     assert ClusterSpec.from_dict(spec.to_dict()) == spec
+
+
+def test_a_spec_holds_no_backend_options() -> None:
+    stored = {**ClusterSpec(name="x").to_dict(), "port_base": 21000, "kwok_per": "zone"}
+    with pytest.raises(errors.ConfigError, match=r"unknown field\(s\) \['kwok_per', 'port_base'\]"):
+        ClusterSpec.from_dict(stored)
+    spec, others = ClusterSpec.from_stored(stored)
+    assert spec == ClusterSpec(name="x")
+    assert others == {"port_base": 21000, "kwok_per": "zone"}

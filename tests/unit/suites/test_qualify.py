@@ -9,6 +9,8 @@ import pytest
 from zoneproof import cluster, errors
 from zoneproof.bench.chaos import samples_of
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.components.harness.component import Command, Component, Components
+from zoneproof.components.harness.registry import Kind
 from zoneproof.suites import qualify
 
 ROOT = qualify.repo_root()
@@ -42,16 +44,17 @@ def test_bad_slo_file_is_refused_first(tmp_path: Path) -> None:
 
 
 def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
+    vendor = Components(controller=Component(Kind.CONTROLLER, Command("c {kubeconfig} {identity}")))
     options = qualify.Options(slo_file=tmp_path / "s.yaml", only=("zone-outage", "zone-drain"),
                               skip=("webhook-down",), allow_destructive=True,
-                              pytest_args=["-x"])
+                              components=vendor, pytest_args=["-x"])
     argv = qualify._pytest_argv(cluster.get_backend("local"), ClusterSpec(name="zp"), tmp_path,
                                 options, kubeconfig=None)
     assert argv[-1] == "-x"
     for expected in ("--zp-backend=local", "--zp-cluster-name=zp", f"--zp-report-dir={tmp_path}",
                      f"--junitxml={tmp_path / 'junit.xml'}", "--zp-experiments=zone-outage,zone-drain",
                      "--zp-skip-experiments=webhook-down", "--zp-allow-destructive",
-                     f"--zp-slo-file={tmp_path / 's.yaml'}"):
+                     f"--zp-slo-file={tmp_path / 's.yaml'}", f"--zp-components={vendor.to_json()}"):
         assert expected in argv
 
 
@@ -66,6 +69,17 @@ def test_describe_lists_slos_walls_and_failures() -> None:
     assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
     assert lines[2] == "experiment zone-outage: failed in 21.5 s"
     assert lines[3].startswith("FAILED chaos/")
+
+
+def test_describe_names_the_components_that_ran() -> None:
+    vendor = {"component": {"kind": "webhook", "source": "command", "command": "hook {port}"},
+              "executable": "/usr/bin/hook", "sha256": "ab" * 32, "starts": 2}
+    lines = qualify.describe({"versions": {"components": {
+        "webhook": {"starts": 2, "ran": [vendor]},
+        "controller": {"starts": 0, "ran": [], "note": "no controller was started in this run"}}}})
+    assert lines[1:] == [
+        "webhook under test: command 'hook {port}', /usr/bin/hook sha256 abababababababab… (2 starts)",
+        "controller under test: no controller was started in this run"]
 
 
 def test_bench_chaos_samples_every_measured_slo_and_wall_time() -> None:

@@ -29,6 +29,7 @@ from packaging.utils import canonicalize_name
 __all__ = [
     "ARCHIVE",
     "NOT_AT_RUNTIME",
+    "NOT_SHIPPED",
     "DEFAULT_TAG",
     "ENTRYPOINTS",
     "PACKAGES",
@@ -57,7 +58,7 @@ PACKAGES = ("python3",)
 PRUNE = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
          "usr/share/lintian", "usr/share/common-licenses")
 #: Python distributions the components import (their requirements come along).
-RUNTIME_DISTRIBUTIONS = ("kubernetes", "PyYAML", "urllib3")
+RUNTIME_DISTRIBUTIONS = ("kubernetes", "PyYAML", "urllib3", "h11")
 #: Requirements no component imports, with why (left out, with what only they require).
 NOT_AT_RUNTIME = {"aiohttp": "kubernetes.aio only (the asyncio client; the components use the "
                              "synchronous one)",
@@ -67,6 +68,9 @@ SITE_PRUNE = ("kubernetes/aio",)
 #: zoneproof's files in the image, relative to the package: what the two components import.
 ZONEPROOF_SOURCES = ("__init__.py", "errors.py", "py.typed", "_util/__init__.py", "_util/jsonlog.py",
                      "_util/kube.py", "specs", "components/__init__.py", "components/reference")
+#: Files under those sources no component runs: its registry entry (how the harness starts
+#: it on a host) and the unit tests' fakes.
+NOT_SHIPPED = ("component.py", "testing.py")
 #: Where the distributions and zoneproof go in the image (on PYTHONPATH).
 SITE = "/opt/zoneproof/site"
 #: uid:gid the images run as (no user of that id exists: nothing needs a home).
@@ -123,7 +127,8 @@ def zoneproof_files(root: Path = PACKAGE_ROOT) -> list[Path]:
         path = root / entry
         if path.is_dir():
             files += [p for p in path.rglob("*")
-                      if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+                      if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+                      and p.name not in NOT_SHIPPED]
         elif path.is_file():
             files.append(path)
         else:

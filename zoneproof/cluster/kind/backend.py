@@ -15,12 +15,11 @@ from pathlib import Path
 
 from zoneproof import errors
 from zoneproof._util import processes
-from zoneproof.cluster import state
+from zoneproof.cluster import audit_policy, state
 from zoneproof.cluster._common import StateDirBackend, Step, no_interrupts, run_creation
-from zoneproof.cluster.interface import Progress
+from zoneproof.cluster.interface import BackendConfig, Capability, Progress, Traits
 from zoneproof.cluster.kind import config, docker, tools
-from zoneproof.cluster.kind.cluster import KindCluster, KindPaths
-from zoneproof.cluster.local import render as local_render
+from zoneproof.cluster.kind.cluster import NAME, KindCluster, KindPaths
 from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = ["KindBackend"]
@@ -47,9 +46,22 @@ def _missing_images(spec: ClusterSpec, image: str) -> list[str]:
 class KindBackend(StateDirBackend[KindPaths, KindCluster]):
     """Makes kind clusters ``zp-<name>`` with the offline node image."""
 
-    name = "kind"
+    name = NAME
+    traits = Traits(
+        summary="kind clusters (real kubelets in containers) from the offline node image; "
+                "etcd members = control-plane nodes (1, or 3 for an HA control plane)",
+        makes_clusters=True, default_etcd_members=1, capabilities=frozenset(Capability),
+        tests_marker="kind")
     paths_type = KindPaths
     cluster_type = KindCluster
+
+    @classmethod
+    def from_config(cls, config: BackendConfig) -> KindBackend:
+        """The kind backend (it takes no options)."""
+        return cls()
+
+    def prepare(self, progress: Progress) -> None:
+        """Nothing ahead: ``create`` checks docker, kind and the node image itself."""
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
                ) -> KindCluster:
@@ -116,7 +128,7 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         except OSError as exc:
             raise errors.ConfigError(f"cannot create {paths.root} ({exc.strerror}): set "
                                      "ZONEPROOF_STATE to a writable directory") from exc
-        paths.audit_policy.write_text(local_render.audit_policy_yaml())
+        paths.audit_policy.write_text(audit_policy.audit_policy_yaml())
         audit = config.AuditMounts(policy_file=str(paths.audit_policy),
                                    log_dir=str(paths.audit_dir))
         doc = config.render(spec, cgroup_v1=docker.cgroup_v1(), audit=audit)

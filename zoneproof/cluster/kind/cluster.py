@@ -25,7 +25,9 @@ from zoneproof.cluster.kind import docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
 from zoneproof.cluster.spec import ClusterSpec
 
-__all__ = ["ROLE_LABEL", "KindCluster", "KindPaths"]
+__all__ = ["NAME", "ROLE_LABEL", "KindCluster", "KindPaths"]
+
+NAME = "kind"
 
 
 ROLE_LABEL = "io.x-k8s.kind.role"
@@ -52,13 +54,13 @@ class KindPaths:
 class KindCluster(ApiCluster):
     """A kind cluster zoneproof made, reconstructed from its state directory."""
 
-    backend = "kind"
+    backend = NAME
     capabilities = frozenset(Capability)
 
     def __init__(self, paths: KindPaths) -> None:
         self.paths = paths
         data = state.read_json(paths.state)
-        self.spec = ClusterSpec.from_dict(data["spec"])
+        self.spec, _ = ClusterSpec.from_stored(data["spec"])  # (older states: local options)
         self.name = self.spec.name
         self.kind_name: str = data["kind_name"]
         self.image: str = data["image"]

@@ -29,7 +29,7 @@ from zoneproof import errors
 from zoneproof._util import daemons, processes, waiting
 from zoneproof._util import ports as free_ports
 from zoneproof.cluster import _etcd as etcd
-from zoneproof.cluster import state
+from zoneproof.cluster import audit_policy, state
 from zoneproof.cluster._common import (
     HOSTNAME_LABEL,
     REGION_LABEL,
@@ -40,13 +40,25 @@ from zoneproof.cluster._common import (
     no_interrupts,
     run_creation,
 )
-from zoneproof.cluster.interface import Capability, ClusterStatus, Component, Progress
+from zoneproof.cluster.interface import (
+    BackendConfig,
+    Capability,
+    ClusterStatus,
+    Component,
+    Progress,
+    Traits,
+)
+from zoneproof.cluster.local import options as options_
 from zoneproof.cluster.local import pki, ports, render
 from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = ["LocalBackend", "LocalCluster"]
 
 log = logging.getLogger(__name__)
+
+NAME = "local"
+#: Kubelets (kwok), etcd members and control-plane processes; no node machines to stop.
+_CAPABILITIES = frozenset(Capability) - {Capability.NODE_CONTAINERS}
 
 _STOP_TIMEOUT_S = 10.0
 _START_TIMEOUT_S = {"etcd": 30.0, "kube-apiserver": 120.0, "components": 60.0, "nodes": 60.0}
@@ -58,13 +70,14 @@ _insecure = urllib3.PoolManager(cert_reqs="CERT_NONE", retries=False,
 class LocalCluster(ApiCluster):
     """A running local bed, reconstructed from its state directory."""
 
-    backend = "local"
-    capabilities = frozenset(Capability) - {Capability.NODE_CONTAINERS}
+    backend = NAME
+    capabilities = _CAPABILITIES
 
     def __init__(self, paths: render.BedPaths) -> None:
         self.paths = paths
         data = state.read_json(paths.state)
-        self.spec = ClusterSpec.from_dict(data["spec"])
+        self.spec, legacy = ClusterSpec.from_stored(data["spec"])
+        self.options = options_.LocalOptions.from_dict(data.get("options", legacy))
         self.name = self.spec.name
         self.kubeconfig = paths.kubeconfig
         self.ports = ports.Ports.from_dict(data["ports"])
@@ -163,7 +176,7 @@ class LocalCluster(ApiCluster):
     def kwok_groups(self) -> dict[str, list[str]]:
         """kwok process group → the nodes it fakes (a node each, or a zone each)."""
         by_zone = self.spec.nodes_by_zone()
-        if self.spec.kwok_per == "zone":
+        if self.options.kwok_per == "zone":
             return by_zone
         return {node: [node] for nodes in by_zone.values() for node in nodes}
 
@@ -174,7 +187,8 @@ class LocalCluster(ApiCluster):
                 self.core.create_node(self._node_body(zone, node))
         for index, group in enumerate(self.kwok_groups()):
             self.start_process(f"kwok-{group}", render.kwok_argv(
-                bins.kwok, self.spec, self.paths, bins.kwok_stages, group=group, index=index))
+                bins.kwok, self.spec, self.paths, bins.kwok_stages, group=group, index=index,
+                kwok_per=self.options.kwok_per))
 
     def _node_body(self, zone: str, node: str) -> dict[str, Any]:
         return {
@@ -227,7 +241,7 @@ class LocalCluster(ApiCluster):
         if nodes is None:
             raise errors.FaultError(f"cluster {self.name!r} has no zone {zone!r}; zones: "
                                     f"{list(self.spec.zones)}")
-        return [zone] if self.spec.kwok_per == "zone" else nodes
+        return [zone] if self.options.kwok_per == "zone" else nodes
 
     def zone_down(self, zone: str) -> None:
         """Stop the kwok of every node of ``zone`` at once."""
@@ -314,11 +328,27 @@ def _stop_together(records: list[daemons.DaemonRecord], sig: signal.Signals) -> 
 
 
 class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
-    """Makes local beds under ``<state root>/local/<name>``."""
+    """Makes local beds under ``<state root>/local/<name>``, laid out by ``options``."""
 
-    name = "local"
+    name = NAME
+    traits = Traits(
+        summary="etcd, control plane and kwok nodes as processes on this host",
+        makes_clusters=True, default_etcd_members=3, capabilities=_CAPABILITIES,
+        options=options_.OPTIONS)
     paths_type = render.BedPaths
     cluster_type = LocalCluster
+
+    def __init__(self, options: options_.LocalOptions | None = None) -> None:
+        self.options = (options or options_.LocalOptions()).validate()
+
+    @classmethod
+    def from_config(cls, config: BackendConfig) -> LocalBackend:
+        """A local backend with ``config.options`` (``port-base``, ``kwok-per``)."""
+        return cls(options_.LocalOptions.parse(config.options))
+
+    def prepare(self, progress: Progress) -> None:
+        """Build or find the pinned binaries (once, before parallel test workers need them)."""
+        binaries_.resolve_all(progress=progress)
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
                ) -> LocalCluster:
@@ -360,10 +390,11 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
             raise errors.ProvisionError(
                 f"cluster {spec.name!r} exists but processes are not running: {dead}; run "
                 f"`zoneproof down --name {spec.name}` and then up again")
-        if cluster.spec != spec:
+        if (cluster.spec, cluster.options) != (spec, self.options):
             raise errors.ProvisionError(
-                f"cluster {spec.name!r} is already up with another spec ({cluster.spec}); run "
-                f"`zoneproof down --name {spec.name}` first, or pick another --name")
+                f"cluster {spec.name!r} is already up with another spec ({cluster.spec}, "
+                f"{cluster.options}); run `zoneproof down --name {spec.name}` first, or pick "
+                "another --name")
         progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
         return cluster
 
@@ -378,7 +409,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         with filelock.FileLock(str(root / "ports.lock")):
             reserved = {p for name in self.names() for p in self._ports_of(name)}
             base = free_ports.choose_base(ports.ports_needed(spec.etcd_members),
-                                     explicit=spec.port_base, reserved=reserved)
+                                          explicit=self.options.port_base, reserved=reserved)
             bed_ports = ports.Ports.from_base(base, spec.etcd_members)
             paths = self.paths(spec.name)
             paths.root.mkdir(parents=True)
@@ -387,9 +418,9 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
                 render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths))
             paths.kwok_kubeconfig.write_text(
                 render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths, cert="kwok"))
-            paths.audit_policy.write_text(render.audit_policy_yaml())
+            paths.audit_policy.write_text(audit_policy.audit_policy_yaml())
             state.write_json(paths.state, {"spec": spec.to_dict(), "ports": bed_ports.to_dict(),
-                                           "processes": {}})
+                                           "options": self.options.to_dict(), "processes": {}})
         return paths
 
     def _ports_of(self, name: str) -> list[int]:

@@ -8,15 +8,14 @@ from pathlib import Path
 
 import yaml
 
+from zoneproof.cluster.local.options import KwokPer
 from zoneproof.cluster.local.ports import Ports
 from zoneproof.cluster.spec import ClusterSpec
 
 __all__ = [
     "SERVICE_CIDR",
     "BedPaths",
-    "AUDIT_POLICY",
     "apiserver_argv",
-    "audit_policy_yaml",
     "controller_manager_argv",
     "etcd_argv",
     "etcd_member_names",
@@ -139,22 +138,6 @@ def apiserver_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPath
     ]
 
 
-#: Audit only what attribution needs: who deleted which pod, when (RequestReceived omitted).
-AUDIT_POLICY = {
-    "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
-    "rules": [
-        {"level": "Metadata", "verbs": ["delete", "deletecollection"],
-         "resources": [{"group": "", "resources": ["pods"]}]},
-        {"level": "None"},
-    ],
-}
-
-
-def audit_policy_yaml() -> str:
-    """The audit policy file's text."""
-    return yaml.safe_dump(AUDIT_POLICY, sort_keys=False)
-
-
 def _kubeconfig_flags(paths: BedPaths) -> list[str]:
     kc = str(paths.kubeconfig)
     return ["--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc]
@@ -199,10 +182,10 @@ OWN_KWOK_STAGES = (Path(str(resources.files("zoneproof.cluster.local") / "kwok_s
 
 
 def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Path, ...], *,
-              group: str, index: int) -> list[str]:
+              group: str, index: int, kwok_per: KwokPer = "node") -> list[str]:
     """kwok faking the kubelet of one node (kwok_per=node) or of one zone's nodes, with
     kwok's ``stages`` and zoneproof's own."""
-    if spec.kwok_per == "node":
+    if kwok_per == "node":
         manage = ["--manage-single-node", group]
     else:
         manage = ["--manage-nodes-with-label-selector", f"topology.kubernetes.io/zone={group}"]

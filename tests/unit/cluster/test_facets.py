@@ -1,0 +1,93 @@
+"""Facets by capability: handed out when a cluster has it, refused naming who has it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from zoneproof import cluster, errors
+from zoneproof.cluster import facets
+from zoneproof.cluster.existing import ExistingCluster
+from zoneproof.cluster.interface import Capability, Component, Kubelets
+from zoneproof.cluster.kind import KindCluster
+from zoneproof.cluster.local import LocalCluster
+
+_CLUSTER_CLASSES = {"local": LocalCluster, "kind": KindCluster, "existing": ExistingCluster}
+
+
+@dataclass
+class FakeCluster:
+    """Just what the lookup reads, and one facet's methods."""
+
+    capabilities: frozenset[Capability]
+    name: str = "bed"
+    backend: str = "existing"
+    stopped: list[str] = field(default_factory=list)
+
+    def stop_kubelet(self, node: str) -> None:
+        self.stopped.append(node)
+
+
+def test_a_facet_is_the_cluster_seen_through_it() -> None:
+    bed = FakeCluster(frozenset({Capability.STOP_KUBELET}))
+    facets.facet(bed, Capability.STOP_KUBELET).stop_kubelet("n1")  # type: ignore[arg-type]
+    assert bed.stopped == ["n1"]
+
+
+@pytest.mark.parametrize(("capability", "who"), [
+    (Capability.STOP_KUBELET, "the local or kind backend has it"),
+    (Capability.ETCD_MEMBERS, "the local or kind backend has it"),
+    (Capability.CONTROL_PLANE, "the local or kind backend has it"),
+    (Capability.NODE_CONTAINERS, "the kind backend has it"),
+])
+def test_a_missing_facet_names_the_backends_that_have_it(capability: Capability,
+                                                         who: str) -> None:
+    bed = FakeCluster(frozenset())
+    with pytest.raises(errors.FaultError) as caught:
+        facets.facet(bed, capability)  # type: ignore[arg-type, call-overload]
+    assert str(caught.value) == (f"{capability.value} needs {capability.value}, which cluster "
+                                 f"'bed' of the existing backend does not have: {who}")
+
+
+def test_a_missing_permission_names_the_flag_that_grants_it() -> None:
+    bed = FakeCluster(frozenset({Capability.STOP_KUBELET}))
+    with pytest.raises(errors.FaultError, match=r"fault f needs destructive, stop-kubelet|"
+                                                r"fault f needs destructive"):
+        facets.require(bed, {Capability.DESTRUCTIVE}, what="fault f")  # type: ignore[arg-type]
+    with pytest.raises(errors.FaultError) as caught:
+        facets.require(bed, set(Capability), what="fault f")  # type: ignore[arg-type]
+    text = str(caught.value)
+    assert text.startswith("fault f needs control-plane, destructive, etcd-members, "
+                           "node-containers, which cluster 'bed'")
+    assert "destructive: the local or kind backend has it; on a cluster you own, " \
+           "--allow-destructive (pytest: --zp-allow-destructive) allows it" in text
+    assert "node-containers: the kind backend has it" in text
+    facets.require(bed, {Capability.STOP_KUBELET}, what="fault f")  # type: ignore[arg-type]
+
+
+def test_a_permission_is_no_facet() -> None:
+    bed = FakeCluster(frozenset(Capability))
+    with pytest.raises(ValueError, match="permission"):
+        facets.facet(bed, Capability.DESTRUCTIVE)  # type: ignore[arg-type, call-overload]
+
+
+@pytest.mark.parametrize("name", ["local", "kind", "existing"])
+def test_each_cluster_implements_exactly_the_facets_its_backend_declares(name: str) -> None:
+    """No stubs: a facet's methods exist only on clusters whose backend can do it."""
+    declared = cluster.backend_type(name).traits.capabilities
+    cls = _CLUSTER_CLASSES[name]
+    for capability, facet in facets.FACETS.items():
+        assert issubclass(cls, facet) == (capability in declared), (name, capability)
+
+
+def test_cluster_classes_declare_what_their_backend_does() -> None:
+    assert LocalCluster.capabilities == cluster.backend_type("local").traits.capabilities
+    assert KindCluster.capabilities == cluster.backend_type("kind").traits.capabilities
+    adopted = ExistingCluster(Path("/k"), allow_destructive=False)
+    assert adopted.capabilities == cluster.backend_type("existing").traits.capabilities
+    assert ExistingCluster(Path("/k"), allow_destructive=True).capabilities == {
+        Capability.DESTRUCTIVE}
+    assert not isinstance(adopted, Kubelets)
+    assert Component.APISERVER.value == "kube-apiserver"
