@@ -34,11 +34,13 @@ test-local: lint build
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind"
 
 # The kind backend on this machine: docker (set up if needed, as root), the offline node
-# image (built once, ~11 min cold), the kind tests on real kind clusters, then the same
+# image (built once, ~11 min cold) and the components' images (~2.5 min cold), the kind tests
+# on real kind clusters (the components in-cluster among them), then the same
 # conformance suite and the zone-outage experiment on kind (--zp-backend kind, unchanged).
 test-kind: setup
 	bash scripts/setup-docker.sh
 	$(BIN)/zoneproof build --node-image
+	$(BIN)/zoneproof build --images
 	$(BIN)/pytest -p no:xdist -m kind tests/integration/kind
 	$(BIN)/pytest -p no:xdist -m "not mutants" --zp-backend kind conformance \
 		chaos/test_experiments.py --zp-experiments zone-outage
