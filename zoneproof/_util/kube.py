@@ -10,11 +10,13 @@ __all__ = ["api_client"]
 
 
 def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
-               retries: int | None = None) -> client.ApiClient:
+               retries: int | None = None, pool_maxsize: int | None = None) -> client.ApiClient:
     """An ApiClient for ``kubeconfig`` (None: $KUBECONFIG / ~/.kube/config, or in-cluster).
 
     ``retries`` bounds urllib3's connection retries (0 for health probes that must answer
-    at once); None keeps the client's default.
+    at once); None keeps the client's default. ``pool_maxsize``: HTTP connections kept
+    per host; size it to the threads that use the client at once (the default, 5 per CPU,
+    makes urllib3 drop and reopen connections, warning "Connection pool is full").
     """
     configuration = client.Configuration()
     if kubeconfig is None:
@@ -27,4 +29,6 @@ def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
                                 client_configuration=configuration)
     if retries is not None:
         configuration.retries = retries
+    if pool_maxsize is not None:
+        configuration.connection_pool_maxsize = pool_maxsize
     return client.ApiClient(configuration)
