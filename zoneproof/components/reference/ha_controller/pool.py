@@ -1,10 +1,12 @@
 """A bounded worker pool that serves queued tasks round-robin across keys (nodes).
 
-With 100 nodes queued at once, the first task of every node runs before the second task
-of any node: every NotReady node gets its first force-delete at once rather than node
-after node. A task carries a token (the pod's uid); a token already queued or running is
-not queued again (client-go's workqueue dedupe), so a follow-up pass does not repeat a
-delete that is still in flight.
+A key that gets tasks while it has none queued is fresh: its first task runs before any
+other key's next one (fresh keys oldest first), then the key joins the round. With 100
+nodes queued at once, the first task of every node runs before the second task of any
+node, and a node that goes NotReady while 1,000 deletes are queued gets its first
+force-delete next, not after them. A task carries a token (the pod's uid); a token
+already queued or running is not queued again (client-go's workqueue dedupe), so a
+follow-up pass does not repeat a delete that is still in flight.
 
 The pool starts no threads itself: the process runs ``work`` in N guarded threads (an
 exception in a task ends that thread and so the process), tests call ``run_pending``.
@@ -31,6 +33,8 @@ class FairPool:
             raise errors.ConfigError(f"--workers must be >= 1, got {workers}")
         self.workers = workers
         self._ring: OrderedDict[str, deque[tuple[Hashable, Task]]] = OrderedDict()
+        self._fresh: deque[str] = deque()
+        """Keys whose first task has not been taken yet, oldest first."""
         self._tokens: set[Hashable] = set()
         """Tokens queued or running."""
         self._running = 0
@@ -43,7 +47,10 @@ class FairPool:
             if self._closed or token in self._tokens:
                 return False
             self._tokens.add(token)
-            self._ring.setdefault(key, deque()).append((token, task))
+            if key not in self._ring:
+                self._ring[key] = deque()
+                self._fresh.append(key)
+            self._ring[key].append((token, task))
             self._cond.notify()
             return True
 
@@ -72,6 +79,7 @@ class FairPool:
             for tasks in self._ring.values():
                 self._tokens.difference_update(token for token, _ in tasks)
             self._ring.clear()
+            self._fresh.clear()
             self._cond.notify_all()
             return self._cond.wait_for(lambda: not self._running, timeout_s)
 
@@ -89,7 +97,8 @@ class FairPool:
                 self._cond.wait()
             if self._closed:
                 return None
-            key, tasks = next(iter(self._ring.items()))
+            key = self._fresh.popleft() if self._fresh else next(iter(self._ring))
+            tasks = self._ring[key]
             item = tasks.popleft()
             if tasks:
                 self._ring.move_to_end(key)

@@ -26,12 +26,25 @@ def test_every_node_gets_its_first_task_before_any_gets_a_second() -> None:
     assert sorted(ran) == sorted(set(ran))
 
 
-def test_a_node_queued_later_waits_one_round_not_behind_every_task() -> None:
+def test_a_node_queued_later_gets_its_first_task_next() -> None:
     pool, ran = FairPool(1), []
     queue_nodes(pool, ran, nodes=3, per_node=10)
-    pool.submit("late", "late/p0", lambda: ran.append("late/p0"))
+    for _ in range(5):
+        pool._run(*pool._next(block=False) or ())  # 5 of the 30 ran
+    for p in range(2):
+        pool.submit("late", f"late/p{p}", lambda p=p: ran.append(f"late/p{p}"))
     pool.run_pending()
-    assert ran.index("late/p0") == 3
+    assert ran[5] == "late/p0", "the fresh node's first task goes next"
+    assert 5 < ran.index("late/p1") <= 5 + 3 + 1, "then it takes its turn in the round"
+
+
+def test_a_node_with_new_tasks_after_draining_is_fresh_again() -> None:
+    pool, ran = FairPool(1), []
+    pool.submit("n1", "a", lambda: ran.append("n1/a"))
+    pool.run_pending()
+    queue_nodes(pool, ran, nodes=2, per_node=3)  # n0, n1 queued; n1 is fresh again
+    pool.run_pending()
+    assert ran[1:3] == ["n0/p0", "n1/p0"]
 
 
 def test_a_pending_token_is_not_queued_twice_but_may_be_queued_after() -> None:
