@@ -80,9 +80,10 @@ def _process_figures(pid: int) -> dict[str, float]:
 
 
 def _pods(nodes: list[str], count: int) -> list[parallel.BarePod]:
-    """``count`` pods spread round-robin over ``nodes``; the even ones match the selector."""
+    """``count`` pods dealt round-robin over ``nodes``, every other round matching the
+    selector: each node holds about as many matching pods as not."""
     return [parallel.BarePod(NAMESPACE, f"p-{i}", nodes[i % len(nodes)],
-                             (("app", "noobaa" if i % 2 == 0 else "other"),))
+                             (("app", "noobaa" if i // len(nodes) % 2 == 0 else "other"),))
             for i in range(count)]
 
 

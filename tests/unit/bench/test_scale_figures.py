@@ -35,9 +35,11 @@ def test_no_delete_on_a_not_ready_node_is_an_error() -> None:
         scale_figures({"n1": at(0)}, [("n2", at(1))])
 
 
-def test_pods_spread_over_nodes_half_matching() -> None:
-    pods = _pods(["a", "b", "c"], 6)
-    assert [p.node for p in pods] == ["a", "b", "c", "a", "b", "c"]
-    assert [dict(p.labels)["app"] for p in pods] == ["noobaa", "other"] * 3
+def test_pods_spread_over_nodes_half_matching_on_each() -> None:
+    pods = _pods(["a", "b", "c"], 12)
+    assert [p.node for p in pods] == ["a", "b", "c"] * 4
+    for node in "abc":
+        mine = [dict(p.labels)["app"] for p in pods if p.node == node]
+        assert sorted(mine) == ["noobaa", "noobaa", "other", "other"]
     assert pods[0] == BarePod("scale", "p-0", "a", (("app", "noobaa"),))
     assert pods[0].body()["spec"]["nodeName"] == "a"
