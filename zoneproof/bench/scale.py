@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import os
+import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from zoneproof._util import waiting
-from zoneproof.bench import parallel
+from zoneproof.bench import parallel, procstat
 from zoneproof.bench import samples as figures
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.local import LocalBackend, LocalCluster
@@ -69,14 +72,19 @@ def scale_figures(not_ready: Mapping[str, dt.datetime],
     }
 
 
-def _process_figures(pid: int) -> dict[str, float]:
-    """CPU seconds (user + system) and RSS of a live process."""
-    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
-    rss = next(int(line.split()[1]) / 1024
-               for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-               if line.startswith("VmRSS:"))
-    return {"controller_cpu_seconds": cpu, "controller_rss_mib": rss}
+def _cpu_now(bed: LocalCluster, controller_pid: int) -> dict[str, float]:
+    """CPU seconds used so far by each group of bed processes and by the controller."""
+    pids = {name: record.pid for name, record in bed.records().items()}
+    return procstat.cpu_by_group({**pids, "controller": controller_pid})
+
+
+def _cost_figures(before: dict[str, float], after: dict[str, float],
+                  seconds: float) -> dict[str, float]:
+    """Where the CPU went during the outage: each group's share of the wall time, and
+    the machine's load (other work on the machine takes CPU from the bed too)."""
+    used = {f"outage_cpu_{group}_percent": (after[group] - before.get(group, 0.0)) / seconds * 100
+            for group in after}
+    return {**used, "outage_seconds": seconds, "load_average_1m": os.getloadavg()[0]}
 
 
 def _pods(nodes: list[str], count: int) -> list[parallel.BarePod]:
@@ -106,16 +114,18 @@ def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
             pods: list[parallel.BarePod], progress: Progress
             ) -> tuple[dict[str, float], list[parallel.BarePod]]:
     """Zone a down under the controller; its figures and the pods it deleted."""
-    replicas = ControllerReplicas(bed, _SETTINGS, Path(tempfile.mkdtemp(prefix="zp-scale-")),
-                                  replicas=1)
+    workdir = Path(tempfile.mkdtemp(prefix="zp-scale-"))
+    replicas = ControllerReplicas(bed, _SETTINGS, workdir, replicas=1)
     replicas.start_all()
     try:
         identity = replicas.wait_leader(60)
         _wait_synced(replicas, identity)
         zone_a = set(spec.node_names(spec.zones[0]))
         doomed = {p.name: p for p in pods if p.node in zone_a and ("app", "noobaa") in p.labels}
+        pid = replicas.records[identity].pid
         timeline = Timeline()
         with recording(timeline, [NodeReadyRecorder(c.api)]):
+            cpu, start = _cpu_now(bed, pid), time.monotonic()
             bed.zone_down(spec.zones[0])
             progress(f"zone {spec.zones[0]} down: waiting for {len(doomed)} force deletes")
 
@@ -126,12 +136,18 @@ def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
 
             waiting.wait_for(deleted, what=f"{len(doomed)} force deletes",
                              timeout_s=_DELETE_TIMEOUT_S, interval_s=1.0)
-        measured = _process_figures(replicas.records[identity].pid)
+            measured = _cost_figures(cpu, _cpu_now(bed, pid), time.monotonic() - start)
+        measured["controller_rss_mib"] = procstat.rss_mib(pid)
     finally:
         replicas.stop_all()
     not_ready = {e.subject: dt.datetime.fromisoformat(e.wall)
                  for e in timeline.select("node_ready")
                  if e.subject in zone_a and e.detail["status"] != "True"}
+    shutil.copy(bed.audit_log(), workdir / "audit.log")
+    (workdir / "not-ready.json").write_text(json.dumps({n: t.isoformat()
+                                                        for n, t in not_ready.items()}))
+    progress(f"kept for analysis in {workdir}: the controller's log, the audit log, "
+             "when each node was seen NotReady")
     deletes = [(doomed[d.pod].node, d.at)
                for d in pod_deletions(bed.audit_log(), users_prefix=identity)
                if d.code == 200 and d.pod in doomed]

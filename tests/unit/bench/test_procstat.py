@@ -1,0 +1,33 @@
+"""procstat: CPU and memory of processes from /proc, grouped by bed process name."""
+
+from __future__ import annotations
+
+import os
+
+from zoneproof.bench import procstat
+from zoneproof.bench.scale import _cost_figures
+
+
+def test_own_process_has_cpu_and_memory() -> None:
+    assert procstat.cpu_seconds(os.getpid()) > 0
+    assert procstat.rss_mib(os.getpid()) > 1
+
+
+def test_groups() -> None:
+    assert [procstat.group_of(n) for n in ("etcd-2", "kwok-zone-a", "kube-apiserver")] == [
+        "etcd", "kwok", "kube-apiserver"]
+
+
+def test_cpu_by_group_sums_and_skips_gone_processes() -> None:
+    me = os.getpid()
+    got = procstat.cpu_by_group({"etcd-0": me, "etcd-1": me, "kwok-gone": 2**22 + 7})
+    assert set(got) == {"etcd"}
+    assert got["etcd"] >= 2 * procstat.cpu_seconds(me) - 0.1
+
+
+def test_cost_figures_are_percent_of_one_core() -> None:
+    got = _cost_figures({"kube-apiserver": 10.0}, {"kube-apiserver": 15.0, "controller": 1.0},
+                        10.0)
+    assert got["outage_cpu_kube-apiserver_percent"] == 50.0
+    assert got["outage_cpu_controller_percent"] == 10.0
+    assert got["outage_seconds"] == 10.0 and got["load_average_1m"] >= 0
