@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["cpu_seconds", "cpu_by_group", "group_of", "rss_mib"]
+__all__ = ["cpu_by_name", "cpu_seconds", "cpu_used_by_group", "group_of", "rss_mib"]
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -31,13 +31,23 @@ def group_of(name: str) -> str:
     return re.sub(r"-.*$", "", name) if name.startswith(("etcd-", "kwok-")) else name
 
 
-def cpu_by_group(pids: Mapping[str, int]) -> dict[str, float]:
-    """CPU seconds used so far, summed per ``group_of`` the process name."""
+def cpu_by_name(pids: Mapping[str, int]) -> dict[str, float]:
+    """CPU seconds used so far by each named process still running."""
     found: dict[str, float] = {}
     for name, pid in pids.items():
         try:
-            used = cpu_seconds(pid)
+            found[name] = cpu_seconds(pid)
         except OSError:
-            continue  # gone (e.g. a kwok stopped by the fault)
-        found[group_of(name)] = found.get(group_of(name), 0.0) + used
+            continue  # gone (e.g. a kwok the fault stopped)
     return found
+
+
+def cpu_used_by_group(before: Mapping[str, float], after: Mapping[str, float]
+                      ) -> dict[str, float]:
+    """CPU seconds used between two ``cpu_by_name`` readings, summed per ``group_of``;
+    a process gone by ``after`` counts with nothing (its last seconds are unknown)."""
+    used: dict[str, float] = {}
+    for name, seconds in after.items():
+        group = group_of(name)
+        used[group] = used.get(group, 0.0) + seconds - before.get(name, seconds)
+    return used

@@ -12,6 +12,7 @@ server's audit log, NotReady from the bench's own node watch (same machine clock
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import functools
 import json
@@ -73,18 +74,34 @@ def scale_figures(not_ready: Mapping[str, dt.datetime],
     }
 
 
+def earliest_completion(not_ready: Mapping[str, dt.datetime], pods: Mapping[str, int],
+                        rate: float) -> float:
+    """Seconds from the first NotReady until an instant controller, deleting each node's
+    ``pods`` from the moment the node is seen NotReady at ``rate`` deletes/s overall (the
+    raw limit), would be done: the bound kcm's pace and the API server together set."""
+    start = min(not_ready.values())
+    arrivals = sorted(((not_ready[n] - start).total_seconds(), count)
+                      for n, count in pods.items() if n in not_ready)
+    left = sum(count for _, count in arrivals)
+    finish = 0.0
+    for at, count in arrivals:  # the queue drains last after some arrival: the latest of these
+        finish = max(finish, at + left / rate)
+        left -= count
+    return finish
+
+
 def _cpu_now(bed: LocalCluster, controller_pid: int) -> dict[str, float]:
-    """CPU seconds used so far by each group of bed processes and by the controller."""
+    """CPU seconds used so far by each bed process and by the controller."""
     pids = {name: record.pid for name, record in bed.records().items()}
-    return procstat.cpu_by_group({**pids, "controller": controller_pid})
+    return procstat.cpu_by_name({**pids, "controller": controller_pid})
 
 
 def _cost_figures(before: dict[str, float], after: dict[str, float],
                   seconds: float) -> dict[str, float]:
-    """Where the CPU went during the outage: each group's share of the wall time, and
+    """Where the CPU went during the outage: each process group's share of one core, and
     the machine's load (other work on the machine takes CPU from the bed too)."""
-    used = {f"outage_cpu_{group}_percent": (after[group] - before.get(group, 0.0)) / seconds * 100
-            for group in after}
+    used = {f"outage_cpu_{group}_percent": cpu / seconds * 100
+            for group, cpu in procstat.cpu_used_by_group(before, after).items()}
     return {**used, "outage_seconds": seconds, "load_average_1m": os.getloadavg()[0]}
 
 
@@ -113,8 +130,9 @@ def _wait_synced(replicas: ControllerReplicas, identity: str) -> None:
 
 def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
             pods: list[parallel.BarePod], progress: Progress
-            ) -> tuple[dict[str, float], list[parallel.BarePod], Path]:
-    """Zone a down under the controller; its figures, the pods it deleted, its kubeconfig."""
+            ) -> tuple[dict[str, float], list[parallel.BarePod], Path, dict[str, dt.datetime]]:
+    """Zone a down under the controller: its figures, the pods it deleted, its kubeconfig,
+    when each node was seen NotReady."""
     workdir = Path(tempfile.mkdtemp(prefix="zp-scale-"))
     replicas = ControllerReplicas(bed, _SETTINGS, workdir, replicas=1)
     replicas.start_all()
@@ -154,7 +172,8 @@ def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
                if d.code == 200 and d.pod in doomed]
     measured.update(scale_figures(not_ready, deletes))
     measured["force_deletes"] = float(len(doomed))
-    return measured, sorted(doomed.values(), key=lambda p: p.name), replicas.kubeconfig(identity)
+    return (measured, sorted(doomed.values(), key=lambda p: p.name),
+            replicas.kubeconfig(identity), not_ready)
 
 
 def _one_run(backend: LocalBackend, nodes_per_zone: int, count: int, progress: Progress
@@ -169,7 +188,7 @@ def _one_run(backend: LocalBackend, nodes_per_zone: int, count: int, progress: P
         all_nodes = [n for ns in spec.nodes_by_zone().values() for n in ns]
         pods = _pods(all_nodes, count)
         rate, _ = _create(c, pods, progress, "pods")
-        measured, deleted, identity = _outage(bed, spec, c, pods, progress)
+        measured, deleted, identity, not_ready = _outage(bed, spec, c, pods, progress)
         _, uids = _create(c, deleted, progress, "pods again (the ones force-deleted)")
         as_controller = parallel.Client(identity)  # its API priority level, not the admin's
         try:
@@ -178,11 +197,15 @@ def _one_run(backend: LocalBackend, nodes_per_zone: int, count: int, progress: P
             as_controller.close()
         progress(f"raw parallel force delete of {len(uids)} pods as the controller's user: "
                  f"{raw_s:.2f}s ({len(uids) / raw_s:.0f}/s, {as_controller.threads} threads)")
+        per_node = collections.Counter(p.node for p in deleted)
+        bound = earliest_completion(not_ready, per_node, len(uids) / raw_s)
         measured.update({
             "pods_created_per_second": rate,
             "raw_delete_seconds": raw_s,
             "raw_deletes_per_second": len(uids) / raw_s,
             "completion_to_raw_ratio": measured["zone_completion_seconds"] / raw_s,
+            "earliest_completion_seconds": bound,
+            "completion_to_earliest_ratio": measured["zone_completion_seconds"] / bound,
         })
         return measured
     finally:

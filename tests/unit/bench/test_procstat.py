@@ -18,16 +18,20 @@ def test_groups() -> None:
         "etcd", "kwok", "kube-apiserver"]
 
 
-def test_cpu_by_group_sums_and_skips_gone_processes() -> None:
-    me = os.getpid()
-    got = procstat.cpu_by_group({"etcd-0": me, "etcd-1": me, "kwok-gone": 2**22 + 7})
-    assert set(got) == {"etcd"}
-    assert got["etcd"] >= 2 * procstat.cpu_seconds(me) - 0.1
+def test_cpu_by_name_skips_gone_processes() -> None:
+    got = procstat.cpu_by_name({"etcd-0": os.getpid(), "kwok-gone": 2**22 + 7})
+    assert set(got) == {"etcd-0"} and got["etcd-0"] > 0
+
+
+def test_cpu_used_by_group_counts_gone_processes_with_nothing() -> None:
+    before = {"etcd-0": 1.0, "etcd-1": 2.0, "kwok-zone-a": 5.0, "kwok-zone-b": 1.0}
+    after = {"etcd-0": 1.5, "etcd-1": 3.0, "kwok-zone-b": 1.25}  # kwok-zone-a was stopped
+    assert procstat.cpu_used_by_group(before, after) == {"etcd": 1.5, "kwok": 0.25}
 
 
 def test_cost_figures_are_percent_of_one_core() -> None:
-    got = _cost_figures({"kube-apiserver": 10.0}, {"kube-apiserver": 15.0, "controller": 1.0},
-                        10.0)
+    got = _cost_figures({"kube-apiserver": 10.0, "controller": 1.0},
+                        {"kube-apiserver": 15.0, "controller": 2.0}, 10.0)
     assert got["outage_cpu_kube-apiserver_percent"] == 50.0
     assert got["outage_cpu_controller_percent"] == 10.0
     assert got["outage_seconds"] == 10.0 and got["load_average_1m"] >= 0

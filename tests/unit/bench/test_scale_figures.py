@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from zoneproof.bench.parallel import BarePod
-from zoneproof.bench.scale import _pods, scale_figures
+from zoneproof.bench.scale import _pods, earliest_completion, scale_figures
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -43,3 +43,17 @@ def test_pods_spread_over_nodes_half_matching_on_each() -> None:
         assert sorted(mine) == ["noobaa", "noobaa", "other", "other"]
     assert pods[0] == BarePod("scale", "p-0", "a", (("app", "noobaa"),))
     assert pods[0].body()["spec"]["nodeName"] == "a"
+
+
+@pytest.mark.parametrize(("arrivals", "expected"), [
+    ({"n1": (0, 10)}, 1.0),
+    ({"n1": (0, 10), "n2": (5, 10)}, 6.0),  # the server idles between the two
+    ({"n1": (0, 10), "n2": (0.5, 10)}, 2.0),  # the second waits behind the first
+    ({"n1": (3, 10), "n2": (0, 10)}, 4.0),  # order of the mapping does not matter
+])
+def test_earliest_completion_is_a_fluid_queue_at_the_raw_rate(
+        arrivals: dict[str, tuple[float, int]], expected: float) -> None:
+    not_ready = {n: at(t) for n, (t, _) in arrivals.items()}
+    pods = {n: count for n, (_, count) in arrivals.items()}
+    assert earliest_completion(not_ready, {**pods, "elsewhere": 99}, 10.0) == pytest.approx(
+        expected)
