@@ -45,9 +45,9 @@ def test_defaults() -> None:
 
 def test_scale_defaults_and_pool_size() -> None:
     opts = options()
-    assert (opts.workers, opts.qps, opts.burst) == (16, 200.0, 400)
-    # 16 delete workers + the node watch + 2 pod watches (a, b) + elector + spare
-    assert opts.connection_pool_size() == 16 + 1 + 2 + 2
+    assert (opts.workers, opts.qps, opts.burst) == (32, 200.0, 400)
+    # 32 delete workers + the node watch + 2 pod watches (a, b) + elector + spare
+    assert opts.connection_pool_size() == 32 + 1 + 2 + 2
     opts = options("--workers", "4", "--kube-api-qps", "5.5", "--kube-api-burst", "10")
     assert (opts.workers, opts.qps, opts.burst) == (4, 5.5, 10)
 
