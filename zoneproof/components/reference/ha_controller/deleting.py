@@ -3,14 +3,17 @@
 ``Deleter.delete`` runs in the pool's worker threads: it waits for the rate limiter
 first and only then asks whether this process is still the leader, so no delete goes
 out on leadership that lapsed while it queued. Every outcome is counted and logged with
-the acting identity and its fencing token (leaseTransitions).
+the acting identity and its fencing token (leaseTransitions); a ``pod-delete`` line also
+says when the request went out and how long it took (where reaction time goes).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from kubernetes import client
@@ -104,6 +107,7 @@ class Deleter:
         body = client.V1DeleteOptions(
             grace_period_seconds=self._grace,
             preconditions=client.V1Preconditions(uid=pod.uid) if pod.uid else None)
+        sent, started = datetime.now(UTC), time.monotonic()
         try:
             _discard(self._core.delete_namespaced_pod(pod.name, pod.namespace, body=body, **kwargs))
             result = "deleted"
@@ -119,7 +123,9 @@ class Deleter:
         self.counters.note(result)
         self._emit(logging.INFO, "pod-delete", lead, node=node, namespace=pod.namespace,
                    pod=pod.name, uid=pod.uid, result=result, cause=cause,
-                   grace_period_seconds=self._grace)
+                   grace_period_seconds=self._grace,
+                   sent=sent.isoformat(timespec="milliseconds"),
+                   seconds=round(time.monotonic() - started, 3))
         return True
 
     def _failed(self, pod: PodRef, node: str, cause: str, lead: leader.Leadership,

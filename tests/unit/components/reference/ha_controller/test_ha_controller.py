@@ -92,6 +92,7 @@ def test_acts_once_per_transition(status: str, caplog: pytest.LogCaptureFixture)
         ("n1", "a", "noobaa-core-0"), ("n1", "b", "noobaa-db-0")]
     assert all(x["identity"] == "replica-a" and x["lease_transitions"] == 7 for x in lines)
     assert all(x["result"] == "deleted" and x["cause"] == "transition" for x in lines)
+    assert all(x["sent"].endswith("+00:00") and x["seconds"] >= 0 for x in lines)
     transition = records(caplog, "node-transition")[0]
     assert transition["before"] == "True" and transition["after"] == status
     assert transition["acts"] is True and transition["lease_transitions"] == 7
