@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.bench import parallel, procstat
 from zoneproof.bench import samples as figures
@@ -149,6 +150,11 @@ def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
             progress(f"zone {spec.zones[0]} down: waiting for {len(doomed)} force deletes")
 
             def deleted() -> tuple[bool, int]:
+                if not replicas.alive(identity):
+                    raise errors.ZoneproofError(
+                        f"the controller exited ({replicas.wait_exit(identity, 5)}) during the "
+                        f"outage (3: it could not renew its Lease in time); its log: "
+                        f"{workdir / (identity + '.log')}")
                 done = {d.pod for d in pod_deletions(bed.audit_log(), users_prefix=identity)
                         if d.code == 200}
                 return done >= doomed.keys(), len(done)

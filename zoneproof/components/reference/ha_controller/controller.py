@@ -293,11 +293,13 @@ class Controller:
     def _delete_task(self, pod: PodRef, node: str, cause: str,
                      batch: _Batch) -> Callable[[], None]:
         def task() -> None:
-            ok = False
+            result = deleting.FAILED
             try:
-                ok = self._deleter.delete(pod, node=node, cause=cause)
+                result = self._deleter.delete(pod, node=node, cause=cause)
+                if result in deleting.GONE:
+                    self._pods.discard(pod)  # a follow-up pass must not find it again
             finally:
-                batch.finish(ok)
+                batch.finish(result != deleting.FAILED)
 
         return task
 

@@ -23,7 +23,12 @@ from zoneproof._util import jsonlog
 from zoneproof.components.reference.ha_controller import leader, ratelimit
 from zoneproof.components.reference.ha_controller.transitions import PodRef
 
-__all__ = ["Counters", "Deleter", "Emitter", "PodDeleteApi"]
+__all__ = ["FAILED", "GONE", "SKIPPED", "Counters", "Deleter", "Emitter", "PodDeleteApi"]
+
+FAILED = "failed"
+SKIPPED = "skipped"
+GONE = frozenset({"deleted", "not-found", "replaced"})
+"""Outcomes after which the pod (that uid) no longer exists."""
 
 log = logging.getLogger("zoneproof.components.reference.ha_controller.controller")
 
@@ -89,18 +94,20 @@ class Deleter:
         self.closed = False
         self.counters = Counters()
 
-    def delete(self, pod: PodRef, *, node: str, cause: str) -> bool:
-        """Force-delete ``pod`` if still leader; False only when it should be retried."""
+    def delete(self, pod: PodRef, *, node: str, cause: str) -> str:
+        """Force-delete ``pod`` if still leader. The outcome: ``deleted``, ``not-found``,
+        ``replaced`` (a new pod owns the name), ``skipped`` (not leader, or stopping) or
+        ``failed`` (the only one to retry)."""
         if self._limiter is not None:
             self._limiter.acquire()
         if self.closed:
-            return True
+            return SKIPPED
         lead = self._gate.current()
         if lead is None:
             self.counters.note("skipped-not-leader")
             self._emit(logging.INFO, "pod-delete-skipped", node=node, namespace=pod.namespace,
                        pod=pod.name, cause=cause, why="not-leader")
-            return True
+            return SKIPPED
         kwargs: dict[str, Any] = {"_request_timeout": self._timeout_s, "_preload_content": False}
         if self._grace is not None:
             kwargs["grace_period_seconds"] = self._grace
@@ -126,14 +133,14 @@ class Deleter:
                    grace_period_seconds=self._grace,
                    sent=sent.isoformat(timespec="milliseconds"),
                    seconds=round(time.monotonic() - started, 3))
-        return True
+        return result
 
     def _failed(self, pod: PodRef, node: str, cause: str, lead: leader.Leadership,
-                exc: BaseException) -> bool:
-        self.counters.note("failed")
+                exc: BaseException) -> str:
+        self.counters.note(FAILED)
         self._emit(logging.ERROR, "pod-delete-failed", lead, node=node, namespace=pod.namespace,
                    pod=pod.name, uid=pod.uid, cause=cause, error=str(exc).strip())
-        return False
+        return FAILED
 
 
 def _discard(response: Any) -> None:

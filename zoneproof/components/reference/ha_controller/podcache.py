@@ -8,7 +8,10 @@ WaitForCacheSync), so a catch-up at start never misses a pod.
 
 A cached pod can be stale by a watch event; deleting it is still safe: the delete
 carries the pod's uid as a precondition, so a pod recreated under the same name is
-never hit (409), and a pod already gone answers 404.
+never hit (409), and a pod already gone answers 404. ``discard`` drops a pod this
+process has just deleted without waiting for its DELETED event (a loaded API server
+delivers it seconds later, and a follow-up pass would delete it again); until that event
+or the next list, a late event about that uid does not bring it back.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class PodCache:
         self._listed: set[str | None] = set()
         self._pods: dict[_Key, PodRef] = {}
         self._by_node: dict[str, dict[_Key, PodRef]] = {}
+        self._gone: dict[str, str] = {}
+        """uid → namespace of pods discarded here whose DELETED event has not come yet."""
         self._lock = threading.Lock()
         self.synced = threading.Event()
 
@@ -47,8 +52,12 @@ class PodCache:
         with self._lock:
             for key in [k for k in self._pods if scope is None or k[0] == scope]:
                 self._remove(key)
+            listed = {r.uid for r in fresh}
+            self._gone = {uid: ns for uid, ns in self._gone.items()  # the rest are gone
+                          if uid in listed or (scope is not None and ns != scope)}
             for ref in fresh:
-                self._put(ref)
+                if ref.uid not in self._gone:
+                    self._put(ref)
             self._listed.add(scope)
             if self._listed >= self._scopes:
                 self.synced.set()
@@ -57,9 +66,22 @@ class PodCache:
         """One watch event (ADDED, MODIFIED, DELETED) of a pod dict or model."""
         ref = transitions.pod_ref(pod)
         with self._lock:
+            if event_type == "DELETED":
+                self._gone.pop(ref.uid or "", None)
+            elif ref.uid in self._gone:
+                return  # a late event about a pod deleted here
             self._remove((ref.namespace, ref.name))
             if event_type != "DELETED":
                 self._put(ref)
+
+    def discard(self, ref: PodRef) -> None:
+        """``ref`` was deleted (or found gone): forget it, if the cache still has that uid."""
+        with self._lock:
+            cached = self._pods.get((ref.namespace, ref.name))
+            if cached is not None and cached.uid == ref.uid:
+                self._remove((ref.namespace, ref.name))
+            if ref.uid:
+                self._gone[ref.uid] = ref.namespace
 
     def on_node(self, node: str) -> list[PodRef]:
         """The cached pods bound to ``node``, sorted by namespace and name."""

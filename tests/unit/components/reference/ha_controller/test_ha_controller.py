@@ -207,7 +207,7 @@ def test_repeated_delete_is_idempotent() -> None:
     rig.set_ready("n1", "False")
     rig.ctl.process_pending()
     ref = transitions.PodRef("a", "noobaa-core-0", "uid-noobaa-core-0", "n1")
-    assert rig.ctl._deleter.delete(ref, node="n1", cause="test")
+    assert rig.ctl._deleter.delete(ref, node="n1", cause="test") == "not-found"
     assert rig.ctl.counters.by_result == {"deleted": 2, "not-found": 1}
 
 
@@ -263,6 +263,17 @@ def test_a_pod_the_cache_has_not_seen_yet_is_left_alone() -> None:
     rig.ctl.process_pending()
     assert ("a", "noobaa-unseen") not in rig.deleted()
     assert len(rig.deleted()) == 2
+
+
+def test_a_follow_up_does_not_delete_again_what_the_watch_still_shows() -> None:
+    rig = Rig()
+    rig.core.pod_listeners.clear()  # the watch lags: no DELETED events reach the cache
+    rig.set_ready("n1", "Unknown")
+    rig.ctl.process_pending()
+    rig.ctl.process(controller.FollowUp("n1", again=False))
+    rig.ctl.process_pending()
+    assert rig.deleted() == [("a", "noobaa-core-0"), ("b", "noobaa-db-0")]
+    assert rig.ctl.counters.by_result == {"deleted": 2}
 
 
 def test_a_delete_in_flight_is_not_queued_twice() -> None:

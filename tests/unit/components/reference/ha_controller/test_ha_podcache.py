@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from zoneproof.components.reference.ha_controller.podcache import PodCache
 from zoneproof.components.reference.ha_controller.testing import pod, to_model
+from zoneproof.components.reference.ha_controller.transitions import pod_ref
 
 
 def names(cache: PodCache, node: str) -> list[str]:
@@ -60,3 +61,38 @@ def test_a_relist_replaces_only_its_own_scope() -> None:
     cache.replace("b", [pod("b", "q", "n1")])
     cache.replace("a", [pod("a", "p", "n1")])  # after a 410: "a/gone" was deleted meanwhile
     assert names(cache, "n1") == ["a/p", "b/q"]
+
+
+def test_discard_forgets_a_deleted_pod_until_its_deleted_event() -> None:
+    cache = PodCache([None])
+    cache.replace(None, [pod("a", "p", "n1", uid="u1"), pod("a", "q", "n1", uid="u2")])
+    (p, _) = cache.on_node("n1")
+    cache.discard(p)
+    assert names(cache, "n1") == ["a/q"]
+    cache.apply("MODIFIED", pod("a", "p", "n1", uid="u1"))  # late (e.g. kcm's status update)
+    assert names(cache, "n1") == ["a/q"], "a late event must not bring it back"
+    cache.apply("DELETED", pod("a", "p", "n1", uid="u1"))
+    cache.apply("ADDED", pod("a", "p", "n2", uid="u3"))  # recreated: a new uid is welcome
+    assert names(cache, "n2") == ["a/p"]
+
+
+def test_discard_leaves_a_recreated_pod_alone() -> None:
+    cache = PodCache([None])
+    cache.replace(None, [pod("a", "db-0", "n1", uid="old")])
+    cache.apply("DELETED", pod("a", "db-0", "n1", uid="old"))
+    cache.apply("ADDED", pod("a", "db-0", "n2", uid="new"))
+    cache.discard(pod_ref(pod("a", "db-0", "n1", uid="old")))  # a late answer for the old one
+    assert names(cache, "n2") == ["a/db-0"]
+
+
+def test_a_relist_trusts_the_list_but_not_for_pods_deleted_here() -> None:
+    cache = PodCache(["a", "b"])
+    cache.replace("a", [pod("a", "p", "n1", uid="u1")])
+    cache.replace("b", [pod("b", "q", "n1", uid="u2")])
+    for ref in cache.on_node("n1"):
+        cache.discard(ref)
+    cache.replace("a", [pod("a", "p", "n1", uid="u1")])  # a list a beat older than the delete
+    assert names(cache, "n1") == []
+    cache.replace("a", [])  # u1 confirmed gone: forgotten; b's u2 still remembered
+    cache.apply("MODIFIED", pod("b", "q", "n1", uid="u2"))
+    assert names(cache, "n1") == []
