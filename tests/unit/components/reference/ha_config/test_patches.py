@@ -56,4 +56,3 @@ def test_apply_supports_rfc_6902_examples() -> None:
 def test_apply_rejects_bad_operations(op: dict[str, Any]) -> None:
     with pytest.raises(patches.PatchError):
         patches.apply({"a": [1]}, [op])
-
