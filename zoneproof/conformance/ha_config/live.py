@@ -32,7 +32,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
-from zoneproof.conformance.ha_config import cases, direct, expectations
+from zoneproof.conformance.ha_config import cases, direct, expectations, validation
 from zoneproof.specs.ha_config import configuration, facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
@@ -303,24 +303,34 @@ def _hpa_body(hpa: facts.HpaInfo) -> JsonObject:
                      "maxReplicas": hpa.max_replicas}}
 
 
-Probe = Callable[[], tuple[JsonObject | None, str]]
-"""The sync probe Deployment as the webhook mutated it, or (None, why not)."""
+class ProbeAnswer(NamedTuple):
+    """What the sync probe says: whether the webhook answered for the namespace, the probe
+    Deployment as it mutated it (None when not shown), and why not."""
+
+    known: bool
+    mutated: JsonObject | None
+    why: str
+
+
+Probe = Callable[[], ProbeAnswer]
 
 
 def _dry_run_probe(api: client.ApiClient, namespace: str) -> Probe:
     """The probe through the API server: a dry-run CREATE (the webhook is called, nothing stored)."""
     probes = _Objects(api, "Deployment", namespace)
 
-    def probe() -> tuple[JsonObject | None, str]:
-        stored, refused, _status = probes.create(_sync_probe(), dry_run=True)
-        return stored, f"dry-run probe refused: {refused}"
+    def probe() -> ProbeAnswer:
+        stored, refused, status = probes.create(_sync_probe(), dry_run=True)
+        # 422: admission passed and validation refused the webhook's output (e.g. zones " a")
+        return ProbeAnswer(stored is not None or status == validation.UNPROCESSABLE, stored,
+                           f"dry-run probe refused: {refused}")
 
     return probe
 
 
 def _review_probe(send: direct.Send, namespace: str) -> Probe:
     """The probe posted to the webhook itself."""
-    def probe() -> tuple[JsonObject | None, str]:
+    def probe() -> ProbeAnswer:
         obj = _sync_probe()
         obj["metadata"] = {**_map(obj, "metadata"), "namespace": namespace}
         uid = str(uuid.uuid4())
@@ -328,7 +338,8 @@ def _review_probe(send: direct.Send, namespace: str) -> Probe:
                                                namespace=namespace, name=SYNC_NAME,
                                                operation="CREATE", obj=obj))
         answer = direct.judge_answer(direct.API_VERSIONS[0], uid, obj, status, body)
-        return answer.stored, f"probe review: {answer.denial or '; '.join(answer.failures)}"
+        return ProbeAnswer(answer.stored is not None, answer.stored,
+                           f"probe review: {answer.denial or '; '.join(answer.failures)}")
 
     return probe
 
@@ -348,8 +359,8 @@ def _wait_webhook_synced(api: client.ApiClient, namespace: str, case: cases.Case
     hpas = _Objects(api, "HorizontalPodAutoscaler", namespace)
 
     def known() -> tuple[bool, JsonObject | str]:
-        stored, why = probe()
-        return (True, stored) if stored is not None else (False, why)
+        answer = probe()
+        return answer.known, answer.mutated if answer.mutated is not None else answer.why
 
     waiting.wait_for(known, what=f"the webhook to know namespace {namespace}", timeout_s=timeout_s)
     if not case.hpas:
@@ -443,7 +454,7 @@ def _delete_hpa_step(run: _Run, index: int, before: JsonObject | None) -> LiveSt
     failures: list[str] = []
 
     def forgotten() -> tuple[bool, JsonObject | str]:
-        stored, why = run.probe()
+        _known, stored, why = run.probe()
         return stored is not None and not _sees_sync_hpa(stored), stored if stored is not None else why
 
     try:
