@@ -115,10 +115,9 @@ class BedWebhook:
     case: cases.Case
 
     def restart(self, count: int) -> None:
-        """Stop the webhook, set the Node count, start it again (``live.Restart``)."""
-        self.running.stop()
-        self.nodes.set_count(count, self.case.cluster.zones)
-        self.running.start()
+        """Stop the webhook's process, set the Node count, start it again behind its
+        registration (``live.Restart``)."""
+        self.running.restart(lambda: self.nodes.set_count(count, self.case.cluster.zones))
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import copy
 import ssl
 import sys
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,8 @@ class RunningWebhook:
         self.url = component.source.url if isinstance(component.source, Url) else ""
         self.ca_bundle = b""
         """PEM of the CA that signs the webhook's serving certificate (after ``start``)."""
+        self.registered: dict[str, Any] = {}
+        """The configuration as the API server stored it (after ``start``)."""
         self.started: started.Started | None = None
         """What the last ``start`` ran (None before)."""
         workdir.mkdir(parents=True, exist_ok=True)
@@ -93,10 +96,16 @@ class RunningWebhook:
         argv = self.component.argv(
             {"python": sys.executable, "kubeconfig": self.cluster.kubeconfig, "port": port,
              "cert_file": cert_file, "key_file": key_file, "host": host}, self.extra_args)
-        self.started = started.of_command(self.component, argv, log=self.workdir / "webhook.log")
-        record = self.record = daemons.start("webhook", argv, self.workdir / "webhook.log")
         self.url = config.webhook_url(host, port, self._path())
-        context = ssl.create_default_context(cadata=ca.cert_pem.decode())
+        self._launch(argv, ca.cert_pem)
+        return ca.cert_pem
+
+    def _launch(self, argv: list[str], ca_pem: bytes) -> None:
+        """Start ``argv`` (noted in the ledger) and wait until its /readyz answers 200."""
+        log_file = self.workdir / "webhook.log"
+        self.started = started.of_command(self.component, argv, log=log_file)
+        record = self.record = daemons.start("webhook", argv, log_file)
+        context = ssl.create_default_context(cadata=ca_pem.decode())
         pool = urllib3.PoolManager(ssl_context=context, retries=False,
                                    timeout=urllib3.Timeout(connect=0.5, read=2))
         split = urllib.parse.urlsplit(self.url)
@@ -105,7 +114,7 @@ class RunningWebhook:
         def ready() -> tuple[bool, str]:
             if not daemons.alive(record):
                 raise errors.ProvisionError(f"the webhook exited during start-up; log: "
-                                            f"{self.workdir / 'webhook.log'}:\n{self.log()[-1500:]}")
+                                            f"{log_file}:\n{self.log()[-1500:]}")
             try:
                 status = pool.request("GET", f"{base}/readyz").status
             except urllib3.exceptions.HTTPError as exc:
@@ -113,7 +122,20 @@ class RunningWebhook:
             return status == 200, f"/readyz {status}"
 
         waiting.wait_for(ready, what="the webhook's /readyz", timeout_s=_READY_TIMEOUT_S)
-        return ca.cert_pem
+
+    def restart(self, meanwhile: Callable[[], None] = lambda: None) -> None:
+        """Stop the process and start the same command again (same URL, certificate and
+        registration, as when a webhook's pod restarts); ``meanwhile`` runs while it is down."""
+        if self.record is None:
+            raise errors.ConfigError(f"the {self.component.label()} was not started by the suite: "
+                                     "it cannot be restarted")
+        daemons.stop(self.record, timeout_s=10)
+        meanwhile()
+        try:
+            self._launch(list(self.record.argv), self.ca_bundle)
+        finally:
+            if self.started is not None:
+                started.note(self.started.with_registration(self.url, self.registered))
 
     def log(self) -> str:
         """The webhook process's output so far ('' for an external webhook)."""
@@ -180,7 +202,8 @@ class RunningWebhook:
                 ca_bundle = self._serve()
             self.ca_bundle = ca_bundle
             assert self.started is not None
-            self.started = self.started.with_registration(self.url, self._register(ca_bundle))
+            self.registered = self._register(ca_bundle)
+            self.started = self.started.with_registration(self.url, self.registered)
         finally:
             if self.started is not None:
                 started.note(self.started)

@@ -406,7 +406,8 @@ def _judge(case: cases.Case, expect: cases.Expectation, submitted: JsonObject, s
 
 
 Restart = Callable[[int], None]
-"""Stop the webhook, set the Node count, start the webhook again (a bed's own webhook)."""
+"""Stop the webhook's process, set the Node count, start it again behind its unchanged
+registration (a bed's own webhook, as when its pod restarts)."""
 
 
 @dataclass(frozen=True, slots=True)
