@@ -80,6 +80,9 @@ def _add_components(parser: argparse.ArgumentParser) -> None:
                        help="a webhook under test already running at this https URL")
     group.add_argument("--webhook-ca-bundle", default="", metavar="FILE",
                        help="the PEM CA that signed --webhook-url's serving certificate")
+    group.add_argument("--webhook-registration", default="", metavar="FILE",
+                       help="the webhook's own MutatingWebhookConfiguration (YAML/JSON), registered "
+                            "under the suite's name with each entry's clientConfig filled in")
 
 
 def _components(args: argparse.Namespace) -> Components:
@@ -88,7 +91,8 @@ def _components(args: argparse.Namespace) -> Components:
             return str(getattr(args, f"{kind}_{name}", "") or "")
 
         return component.from_choices(kind, variant=value("variant"), command=value("command"),
-                                      url=value("url"), ca_bundle=value("ca_bundle"), flag="--")
+                                      url=value("url"), ca_bundle=value("ca_bundle"),
+                                      registration=value("registration"), flag="--")
 
     return Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
 
