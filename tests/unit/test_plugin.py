@@ -63,6 +63,21 @@ def test_unit_tests_start_no_cluster(pytester: pytest.Pytester) -> None:
     assert "never-made" not in result.stdout.str().replace("cluster=never-made", "")
 
 
+def test_a_module_that_cannot_be_collected_is_named_in_the_summary(
+        pytester: pytest.Pytester) -> None:
+    """A suite module that fails to import (e.g. a missing dependency) is an error the
+    summary names, with its cause — not a run that reads as if the module were not there."""
+    pytester.makepyfile(test_fine="def test_fine():\n    pass\n",
+                        test_broken="import no_such_module_zp\n\ndef test_never():\n    pass\n")
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_subprocess("-n", "2", f"--zp-report-dir={reports}")
+    assert result.ret != 0
+    doc = json.loads((reports / "summary.json").read_text())
+    assert doc["verdict"] == "FAIL"
+    (failure,) = doc["failures"]
+    assert failure["test"] == "test_broken.py" and "no_such_module_zp" in failure["message"]
+
+
 def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) -> None:
     """Outcomes, SLO properties and the components the harness started reach summary.json
     also through xdist workers."""
