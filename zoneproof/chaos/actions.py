@@ -16,6 +16,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.chaos import k8s, session
+from zoneproof.cluster import sweep
 from zoneproof.components.harness import controller as controllers
 from zoneproof.components.harness import webhook as webhooks
 from zoneproof.faults import Fault, KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
@@ -467,6 +468,7 @@ def cordon_zone(zone: str = "zone-a", configuration: Configuration = None) -> li
     """Cordon every node of ``zone`` (uncordoned at the latest when the run closes)."""
     run = session.current(configuration)
     run.extras[_CORDON + zone] = _Uncordon(run.cluster.kubeconfig, zone)
+    _hold_uncordon(run, zone)
     return k8s.cordon_nodes(run.cluster.kubeconfig, f"{ZONE_LABEL}={zone}")
 
 
@@ -475,6 +477,7 @@ def drain_zone(zone: str = "zone-a", timeout_s: float = 180.0,
     """Cordon and drain every node of ``zone`` by eviction (PDBs respected, retried)."""
     run = session.current(configuration)
     run.extras[_CORDON + zone] = _Uncordon(run.cluster.kubeconfig, zone)
+    _hold_uncordon(run, zone)
     run.timeline.add("drain_started", zone)
     drained = k8s.drain_nodes(run.cluster.kubeconfig, f"{ZONE_LABEL}={zone}", timeout_s=timeout_s)
     run.timeline.add("drain_finished", zone, nodes=",".join(drained))
@@ -488,6 +491,11 @@ def uncordon_zone(zone: str = "zone-a", configuration: Configuration = None) -> 
     if extra is not None:
         extra.stop()
     return k8s.uncordon_nodes(run.cluster.kubeconfig, f"{ZONE_LABEL}={zone}")
+
+
+def _hold_uncordon(run: session.Run, zone: str) -> None:
+    """The zoneproof run uncordons the zone's nodes when it ends, however it ends."""
+    sweep.hold_uncordon(run.cluster.kubeconfig, run.cluster.nodes_by_zone().get(zone, []))
 
 
 class _DeleteNamespace:

@@ -6,7 +6,9 @@ Declare it in an experiment::
       - name: zoneproof
         provider: {type: python, module: zoneproof.chaos.control}
 
-Before the experiment it opens a run (cluster, Timeline, Injector) and starts the
+Before the experiment it checks the cluster can take every fault the experiment holds
+(``guard.check``: a refused experiment stops before its first action, status
+"interrupted", exit 1), opens a run (cluster, Timeline, Injector) and starts the
 recorders (node readiness, the run's workload pods, the controller Lease, API server and
 etcd health). Before each fault action it logs the blast radius. After the experiment
 (after the rollbacks, also on failure or Ctrl-C) it reverts every fault still active,
@@ -23,8 +25,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from chaoslib.exceptions import InterruptExecution
+
 from zoneproof import errors
-from zoneproof.chaos import actions, figures, session
+from zoneproof.chaos import actions, figures, guard, session
+from zoneproof.chaos.settings import Settings
 from zoneproof.measure import HealthRecorder, LeaseRecorder, NodeReadyRecorder, PodRecorder
 from zoneproof.report import plots
 from zoneproof.slo import SloResult, SloStatus, evaluate, judge, load_slos
@@ -40,7 +45,12 @@ _ACTIONS_MODULE = "zoneproof.chaos.actions"
 def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
-    """Open the run and start recording."""
+    """Check the experiment's needs, open the run and start recording."""
+    guard.begin(log.warning)
+    try:
+        guard.check(context, session.find_cluster(Settings.from_configuration(configuration)))
+    except errors.ZoneproofError as exc:
+        raise InterruptExecution(f"zoneproof: {exc}") from exc
     run = session.open_run(configuration)
     s = run.settings
     for recorder in (NodeReadyRecorder(run.api), PodRecorder(run.api, run.namespace, s.selector),
@@ -91,6 +101,14 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
                              configuration: dict[str, Any] | None = None,
                              **kwargs: Any) -> None:
     """Close the run (revert, stop), save the timeline, store SLO results in the journal."""
+    try:
+        _close(context, state)
+    finally:
+        for problem in guard.end(log.warning):
+            log.error("zoneproof: %s", problem)
+
+
+def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
     run = session.close_run()
     if run is None:
         return
@@ -114,7 +132,8 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
     for line in rogue:
         log.error("zoneproof: unfenced delete: %s", line)
     state[JOURNAL_KEY] = {
-        "cluster": run.cluster.name, "namespace": run.namespace, "workdir": str(run.workdir),
+        "cluster": run.cluster.name, "cluster_identity": run.identity,
+        "namespace": run.namespace, "workdir": str(run.workdir),
         "timeline": str(timeline_path), "plots": figures_written, "faults": faults,
         "problems": list(run.problems),
         "unfenced_deletes": rogue,
@@ -136,6 +155,8 @@ def _close_on_exit() -> None:
     run = session.close_run()
     if run is not None:
         log.warning("zoneproof: the chaos run was closed at exit (faults reverted)")
+    for problem in guard.end(log.warning):
+        log.error("zoneproof: %s", problem)
 
 
 atexit.register(_close_on_exit)

@@ -53,6 +53,7 @@ __all__ = [
     "current",
     "directory",
     "open_run",
+    "private_dir",
     "reap",
     "reap_dead",
     "runs",
@@ -176,6 +177,15 @@ def open_run(kind: str, *, run_id: str | None = None, keeper: bool = True) -> Ru
         owner["keeper"] = _spawn_keeper(run).to_dict()
         state.write_json(run.directory / "owner.json", owner)
     return run
+
+
+def private_dir(prefix: str) -> Path:
+    """A fresh directory (0700) for one component's secrets: in the current run's private
+    directory (removed with the run), or — outside any run — under the state root's
+    ``private/`` (the caller removes it)."""
+    run = current()
+    base = run.private() if run is not None else files.private_dir(state.state_root() / "private")
+    return files.private_dir(base / f"{prefix}-{uuid.uuid4().hex[:8]}")
 
 
 def attach(run_id: str) -> Run:

@@ -11,7 +11,7 @@ label — the Lease the controller under test creates — by name (``track_named
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ __all__ = [
     "remove_labelled",
     "remove_named",
     "track",
+    "hold_uncordon",
     "track_named",
     "uncordon",
 ]
@@ -46,7 +47,7 @@ def labels() -> dict[str, str]:
     return {RUN_LABEL: run.id} if run is not None else {}
 
 
-def labelled(body: dict[str, Any]) -> dict[str, Any]:
+def labelled(body: Mapping[str, Any]) -> dict[str, Any]:
     """``body`` (an object to create) with the run's label added to its metadata."""
     metadata = dict(body.get("metadata") or {})
     metadata["labels"] = {**(metadata.get("labels") or {}), **labels()}
@@ -68,6 +69,15 @@ def track_named(kubeconfig: Path, kind: str, namespace: str, name: str) -> None:
         path = str(kubeconfig.resolve())
         run.hold("object", f"{path}:{kind}:{namespace}/{name}", kubeconfig=path,
                  object={"kind": kind, "namespace": namespace, "name": name})
+
+
+def hold_uncordon(kubeconfig: Path, nodes: list[str]) -> None:
+    """The current run uncordons ``nodes`` when it ends (it is about to cordon them)."""
+    run = runs.current()
+    if run is not None and nodes:
+        path = str(kubeconfig.resolve())
+        run.hold("uncordon", f"{path}:{','.join(sorted(nodes))}", kubeconfig=path,
+                 nodes=sorted(nodes))
 
 
 @dataclass(frozen=True, slots=True)

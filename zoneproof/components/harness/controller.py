@@ -3,7 +3,9 @@
 The reference controller is one command template among others: a vendor passes their
 own template (same placeholders) and is tested by the same suite. Every replica gets its
 own client identity (a certificate from the cluster's CSR API, CN = its holderIdentity),
-so the API server's audit log says which replica deleted what.
+so the API server's audit log says which replica deleted what. Their kubeconfigs live in
+the run's private directory; the RBAC is labelled with the run and the Lease held by it
+(both removed when the run ends, however it ends).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import daemons, kube, waiting
+from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Cluster
 
 __all__ = ["GROUP", "REFERENCE_COMMAND", "ControllerReplicas", "ControllerSettings", "lease_holder"]
@@ -103,7 +106,7 @@ def _ensure_rbac(api: client.ApiClient) -> None:
     for create, body in ((rbac.create_cluster_role, role),
                          (rbac.create_cluster_role_binding, binding)):
         try:
-            create(body)
+            create(sweep.labelled(body))
         except client.ApiException as exc:
             if exc.status != 409:
                 raise
@@ -118,12 +121,15 @@ class ControllerReplicas:
         self.identities = [f"{prefix}-{i}" for i in range(replicas)]
         self.records: dict[str, daemons.DaemonRecord] = {}
         self.api = kube.api_client(cluster.kubeconfig)
+        self.secrets = runs.private_dir("controller")
         workdir.mkdir(parents=True, exist_ok=True)
         _ensure_rbac(self.api)
+        sweep.track_named(cluster.kubeconfig, "Lease", settings.lease_namespace,
+                          settings.lease_name)
 
     def kubeconfig(self, identity: str) -> Path:
-        """The replica's own kubeconfig (issued once)."""
-        path = self.workdir / f"{identity}.kubeconfig"
+        """The replica's own kubeconfig (issued once, in the run's private directory)."""
+        path = self.secrets / f"{identity}.kubeconfig"
         if not path.is_file():
             self.cluster.client_kubeconfig(identity, (GROUP,), path)
         return path

@@ -4,12 +4,15 @@ Three ways, one code path for registration: the reference webhook (a command tem
 started on the cluster's ``host_address`` — loopback, or the docker gateway a kind node
 reaches this host by — with a serving certificate from a CA made at deploy time), a vendor's
 command (same template placeholders), or a webhook already running at a URL with its CA
-bundle. The MutatingWebhookConfiguration is the spec's (§3) for the chosen variant.
+bundle. The MutatingWebhookConfiguration is the spec's (§3) for the chosen variant,
+labelled with the run (removed with it, whatever ends it). Certificates and keys live in
+the run's private directory and expire after ``runs.CREDENTIAL_LIFETIME_S``.
 """
 
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import shlex
 import ssl
 import sys
@@ -22,6 +25,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import certs, daemons, kube, ports, waiting
+from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.reference.ha_config import variants as ha_variants
 from zoneproof.specs.ha_config import keys
@@ -98,11 +102,13 @@ class RunningWebhook:
 
     def _serve_once(self) -> bytes:
         """Start the webhook process with a fresh CA and serving cert; the CA bundle."""
-        ca = certs.make_ca("zoneproof-webhook-ca")
+        lifetime = dt.timedelta(seconds=runs.CREDENTIAL_LIFETIME_S)
+        ca = certs.make_ca("zoneproof-webhook-ca", validity=lifetime)
         host = self.cluster.host_address  # loopback, or e.g. a docker gateway for kind
         sans = tuple(dict.fromkeys((host, "127.0.0.1", "localhost")))
         cert_file, key_file = certs.issue_cert(
-            ca, "zoneproof-webhook", sans=sans).write(self.workdir, "serving")
+            ca, "zoneproof-webhook", sans=sans, validity=lifetime).write(
+                runs.private_dir("webhook"), "serving")
         port = ports.choose_base(1, explicit=None, start=20000, stop=21000,
                                  free=lambda p: ports.is_free(p, host))
         argv = shlex.split(self.settings.command.format(
@@ -146,20 +152,21 @@ class RunningWebhook:
         body = config.render_webhook_configuration(
             ca_bundle=ca_bundle, url=self.url, name=self.settings.configuration_name,
             selection=ha_variants.selection(ha_variants.VARIANTS[self.settings.variant]))
+        labelled = sweep.labelled(body)
         try:
-            admission.create_mutating_webhook_configuration(body)
+            admission.create_mutating_webhook_configuration(labelled)
         except client.ApiException as exc:
             if exc.status != 409:
                 raise
             admission.replace_mutating_webhook_configuration(
-                self.settings.configuration_name, body)
+                self.settings.configuration_name, labelled)
 
     def start(self) -> RunningWebhook:
         """Serve (unless external), register, and wait until admissions really go through it."""
         core = client.CoreV1Api(self.api)
         try:
-            core.create_namespace({"metadata": {"name": PROBE_NAMESPACE,
-                                                "labels": {keys.LABEL_CONSIDER: "true"}}})
+            core.create_namespace(sweep.labelled({"metadata": {
+                "name": PROBE_NAMESPACE, "labels": {keys.LABEL_CONSIDER: "true"}}}))
         except client.ApiException as exc:
             if exc.status != 409:
                 raise

@@ -28,6 +28,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
+from zoneproof.cluster import sweep
 from zoneproof.components.reference.ha_config import mutation
 from zoneproof.conformance.ha_config import cases, simulation
 from zoneproof.specs.ha_config import facts, keys
@@ -240,9 +241,9 @@ class NodeSet:
         zone_cycle = zones or ("zone-a",)
         for index in range(len(names), count):
             name = f"zp-hac-node-{uuid.uuid4().hex[:6]}"
-            self._core.create_node({"metadata": {"name": name, "labels": {
+            self._core.create_node(sweep.labelled({"metadata": {"name": name, "labels": {
                 keys.TOPOLOGY_ZONE: zone_cycle[index % len(zone_cycle)], keys.TOPOLOGY_HOSTNAME: name,
-                EXTRA_NODE_LABEL: "true"}}}, _request_timeout=_REQUEST_TIMEOUT_S)
+                EXTRA_NODE_LABEL: "true"}}}), _request_timeout=_REQUEST_TIMEOUT_S)
         waiting.wait_for(lambda: (len(found := self.names()) == count, found),
                          what=f"{count} Node object(s)", timeout_s=_TIMEOUT_S)
 
@@ -355,9 +356,10 @@ def run_case(api: client.ApiClient, case: cases.Case, *, nodes: NodeSet | None =
     cases with ``nodes`` steps (on a bed of their own).
     """
     namespace = namespace_name(case, suffix or uuid.uuid4().hex[:6])
-    client.CoreV1Api(api).create_namespace(
+    client.CoreV1Api(api).create_namespace(sweep.labelled(
         {"metadata": {"name": namespace, "labels": dict(case.namespace.labels),
-                      "annotations": dict(case.namespace.annotations)}}, _request_timeout=_REQUEST_TIMEOUT_S)
+                      "annotations": dict(case.namespace.annotations)}}),
+        _request_timeout=_REQUEST_TIMEOUT_S)
     try:
         _wait_webhook_synced(api, namespace, case, timeout_s)
         return LiveResult(case.id, namespace, _apply_steps(api, case, namespace, nodes, timeout_s))

@@ -1,0 +1,99 @@
+"""Before an experiment touches anything: its run, and everything it needs checked up front.
+
+``chaos run`` is a zoneproof run of its own (``zoneproof.cluster.runs``: a killed run is
+cleaned up by its keeper) unless the process already belongs to one (pytest runs
+experiments in-process). ``needs`` reads the whole experiment — every fault action in its
+method and rollbacks — so that a cluster that cannot or must not take one of them (a
+user's cluster without ``zoneproof_allow_destructive``, a backend without kubelets to stop)
+is refused before the first action deploys anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from zoneproof.cluster import facets, runs
+from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.faults import KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
+from zoneproof.faults.components import KillControllerLeader, StopWebhook
+
+__all__ = ["ACTIONS_MODULE", "begin", "check", "end", "needs"]
+
+ACTIONS_MODULE = "zoneproof.chaos.actions"
+Progress = Callable[[str], None]
+
+#: Action → the fault it injects (what it requires of the cluster).
+_FAULTS: dict[str, type] = {
+    "zone_outage": ZoneOutage, "stop_kubelets": StopKubelets,
+    "kill_etcd_member": KillEtcdMember, "kill_etcd_members": KillEtcdMembers,
+    "kill_controller_leader": KillControllerLeader, "stop_webhook": StopWebhook,
+}
+#: Actions that disrupt a cluster without the fault library (scheduling).
+_DISRUPTING = ("cordon_zone", "drain_zone")
+
+
+def _requires(fault: type) -> frozenset[Capability]:
+    found = {f.name: f.default for f in dataclasses.fields(fault)}.get("requires")
+    return found if isinstance(found, frozenset) else frozenset()
+
+
+def _activities(experiment: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    for key in ("method", "rollbacks"):
+        yield from experiment.get(key) or []
+
+
+def needs(experiment: Mapping[str, Any]) -> dict[str, frozenset[Capability]]:
+    """Fault activity name → what it needs of the cluster (every fault disrupts it:
+    DESTRUCTIVE, plus the fault's own capabilities)."""
+    found = {}
+    for activity in _activities(experiment):
+        provider = activity.get("provider") or {}
+        func = str(provider.get("func", ""))
+        if provider.get("module") != ACTIONS_MODULE:
+            continue
+        if func in _FAULTS:
+            found[str(activity.get("name", func))] = (
+                _requires(_FAULTS[func]) | {Capability.DESTRUCTIVE})
+        elif func in _DISRUPTING:
+            found[str(activity.get("name", func))] = frozenset({Capability.DESTRUCTIVE})
+    return found
+
+
+def check(experiment: Mapping[str, Any], cluster: Cluster) -> None:
+    """FaultError (naming the activities, what is missing and who has it) unless ``cluster``
+    can take every fault of ``experiment``."""
+    wanted = needs(experiment)
+    if not wanted:
+        return
+    everything = frozenset().union(*wanted.values())
+    title = experiment.get("title", "the experiment")
+    facets.require(cluster, everything,
+                   what=f"experiment {title!r} (fault actions: {', '.join(wanted)}), refused "
+                        "before any of its actions ran,")
+
+
+class _Opened:
+    run: runs.Run | None = None
+
+
+_opened = _Opened()
+
+
+def begin(progress: Progress) -> None:
+    """Open a run for this chaos run unless the process already belongs to one (after
+    reaping what dead runs left)."""
+    if runs.current() is not None:
+        return
+    for problem in runs.reap_dead(progress):
+        progress(f"warning: {problem}")
+    _opened.run = runs.open_run("chaos")
+
+
+def end(progress: Progress) -> list[str]:
+    """Close the run ``begin`` opened (undoing what is still held); the problems met."""
+    if _opened.run is None:
+        return []
+    _opened.run = None
+    return runs.close(progress)
