@@ -46,7 +46,7 @@ def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
     """Check the experiment's needs, open the run and start recording."""
-    guard.begin(log.warning)
+    guard.begin(log.info)
     try:
         guard.check(context, session.find_cluster(Settings.from_configuration(configuration)))
     except errors.ZoneproofError as exc:
@@ -104,7 +104,7 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
     try:
         _close(context, state)
     finally:
-        for problem in guard.end(log.warning):
+        for problem in guard.end(log.info):
             log.error("zoneproof: %s", problem)
 
 
@@ -155,7 +155,7 @@ def _close_on_exit() -> None:
     run = session.close_run()
     if run is not None:
         log.warning("zoneproof: the chaos run was closed at exit (faults reverted)")
-    for problem in guard.end(log.warning):
+    for problem in guard.end(log.info):
         log.error("zoneproof: %s", problem)
 
 

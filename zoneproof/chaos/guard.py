@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from zoneproof import errors
 from zoneproof.cluster import facets, runs
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.faults import KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
@@ -69,9 +70,14 @@ def check(experiment: Mapping[str, Any], cluster: Cluster) -> None:
         return
     everything = frozenset().union(*wanted.values())
     title = experiment.get("title", "the experiment")
-    facets.require(cluster, everything,
-                   what=f"experiment {title!r} (fault actions: {', '.join(wanted)}), refused "
-                        "before any of its actions ran,")
+    try:
+        facets.require(cluster, everything,
+                       what=f"experiment {title!r} (fault actions: {', '.join(wanted)}), "
+                            "refused before any of its actions ran,")
+    except errors.FaultError as exc:
+        hint = (" (in an experiment: configuration zoneproof_allow_destructive: true)"
+                if Capability.DESTRUCTIVE in everything - cluster.capabilities else "")
+        raise errors.FaultError(f"{exc}{hint}") from None
 
 
 class _Opened:
