@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build test test-local test-kind lint unit qualify down clean
+.PHONY: setup build test test-local test-kind test-long test-signals lint unit qualify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,15 @@ test: test-local test-kind
 
 # Unit, test-bed integration, conformance and chaos, on real local beds (no docker needed).
 test-local: lint build
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind"
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind and not long"
+
+# The slow variants left out above (every signal at every phase, ...), on local beds.
+test-long: build
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "long and not kind"
+
+# Every signal (SIGINT, SIGTERM, SIGKILL) at every phase (up, conformance, fault, revert).
+test-signals: build
+	$(BIN)/pytest -p no:cacheprovider tests/integration/test_signals.py
 
 # The kind backend on this machine: docker (set up if needed, as root), the offline node
 # image (built once, ~11 min cold), the kind tests on real kind clusters, then the same

@@ -103,9 +103,8 @@ class Host:
         return self.leftovers(keep_beds=keep_beds)
 
 
-@pytest.fixture
-def host() -> Iterator[Host]:
-    """A state root of the test's own; whatever it leaves is removed afterwards."""
+@contextlib.contextmanager
+def _own_host() -> Iterator[Host]:
     root = state.state_root() / "t" / uuid.uuid4().hex[:8]
     (root / "state").mkdir(parents=True)
     found = Host(root / "state")
@@ -116,3 +115,17 @@ def host() -> Iterator[Host]:
             found.cli("down", "--name", bed)
         reaping.terminate(found.processes(), grace_s=5)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def host() -> Iterator[Host]:
+    """A state root of the test's own; whatever it leaves is removed afterwards."""
+    with _own_host() as found:
+        yield found
+
+
+@pytest.fixture(scope="module")
+def module_host() -> Iterator[Host]:
+    """``host`` for a whole module (a bed its tests share)."""
+    with _own_host() as found:
+        yield found

@@ -108,7 +108,7 @@ def _markers(backend: Backend) -> str:
     qualifying that backend."""
     others = [cluster.backend_type(name).traits.tests_marker for name in cluster.backend_names()
               if name != backend.name]
-    return " and ".join(f"not {marker}" for marker in ["mutants", *others] if marker)
+    return " and ".join(f"not {marker}" for marker in ["mutants", "long", *others] if marker)
 
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
