@@ -311,19 +311,22 @@ def _wait_owner_gone(run: Run) -> bool:
     """Block until the owner ends (True) or the run is closed normally (False)."""
     owner = run.owner()
     if owner is None:
-        return run.directory.is_dir()
+        return False  # owner.json is written before the keeper starts: the run is gone
     process = reaping.ProcessId.from_dict(owner["process"])
-    try:
+    handle = None
+    with contextlib.suppress(OSError):  # no pidfd (old kernel): poll
         handle = os.pidfd_open(process.pid)
-    except OSError:
-        return run.directory.is_dir()
     try:
         while process.alive():
             if not run.directory.is_dir():
                 return False
-            select.select([handle], [], [], 1.0)
+            if handle is not None:
+                select.select([handle], [], [], 1.0)
+            else:
+                time.sleep(1.0)
     finally:
-        os.close(handle)
+        if handle is not None:
+            os.close(handle)
     return run.directory.is_dir()
 
 

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from zoneproof import errors
-from zoneproof._util import processes
-from zoneproof.cluster import audit_policy, state
+from zoneproof._util import files, processes
+from zoneproof.cluster import audit_policy, ownership, runs, state
 from zoneproof.cluster._common import StateDirBackend, Step, no_interrupts, run_creation
 from zoneproof.cluster.interface import BackendConfig, Capability, Progress, Traits
 from zoneproof.cluster.kind import config, docker, tools
@@ -79,7 +79,12 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             return existing
         if missing := _missing_images(spec, image):
             raise errors.ProvisionError("; and ".join(missing))
-        paths = self._allocate(spec, image)
+        made = ownership.claim(self.name, spec.name)
+        try:
+            paths = self._allocate(spec, image, made)
+        except BaseException:
+            self._release_claim(spec.name)
+            raise
         cluster = KindCluster(paths)
         count = spec.etcd_members + spec.nodes_per_zone * len(spec.zones)
         steps: list[Step] = [
@@ -93,6 +98,9 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
             kept_hint=f"`kind export logs --name {cluster.kind_name}`; remove it with "
                       f"`zoneproof down --backend kind --name {spec.name}`")
+        data = state.read_json(paths.state)
+        data[ownership.STATE_KEY] = ownership.settle(self.name, spec.name, made).to_dict()
+        state.write_json(paths.state, data)
         progress(f"cluster {spec.name!r} (kind {cluster.kind_name}) up in {seconds:.1f}s; "
                  f"kubeconfig: {paths.kubeconfig}")
         return cluster
@@ -125,11 +133,19 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
         return cluster
 
-    def _allocate(self, spec: ClusterSpec, image: str) -> KindPaths:
-        """State directory: spec, rendered config, audit policy; written before kind runs."""
+    def _release_claim(self, name: str) -> None:
+        run = runs.current()
+        if run is not None:
+            run.release("bed", f"{self.name}/{name}")
+
+    def _allocate(self, spec: ClusterSpec, image: str, made: ownership.Ownership) -> KindPaths:
+        """State directory (0700): spec, ownership, rendered config, audit policy; written
+        before kind runs."""
         paths = self.paths(spec.name)
         try:
-            paths.audit_dir.mkdir(parents=True)
+            files.private_dir(self.root())
+            paths.root.mkdir(mode=files.DIR_MODE)
+            paths.audit_dir.mkdir()
         except OSError as exc:
             raise errors.ConfigError(f"cannot create {paths.root} ({exc.strerror}): set "
                                      "ZONEPROOF_STATE to a writable directory") from exc
@@ -139,7 +155,8 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         doc = config.render(spec, cgroup_v1=docker.cgroup_v1(), audit=audit)
         paths.config.write_text(config.to_yaml(doc, header=f"zoneproof cluster {spec.name}"))
         state.write_json(paths.state, {"spec": spec.to_dict(), "image": image,
-                                       "kind_name": config.cluster_name(spec.name)})
+                                       "kind_name": config.cluster_name(spec.name),
+                                       ownership.STATE_KEY: made.to_dict()})
         return paths
 
     def _kind_create(self, kind: Path, cluster: KindCluster, retain: bool) -> None:
@@ -168,4 +185,5 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             if docker.remove_network_if_unused():
                 progress(f"removed docker network {docker.NETWORK} (no cluster uses it)")
             shutil.rmtree(paths.root, ignore_errors=True)
+            self._release_claim(paths.root.name)
             progress(f"deleted kind cluster {kind_name} in {time.monotonic() - started:.1f}s")
