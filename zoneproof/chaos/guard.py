@@ -2,10 +2,11 @@
 
 ``chaos run`` is a zoneproof run of its own (``zoneproof.cluster.runs``: a killed run is
 cleaned up by its keeper) unless the process already belongs to one (pytest runs
-experiments in-process). ``needs`` reads the whole experiment — every fault action in its
-method and rollbacks — so that a cluster that cannot or must not take one of them (a
-user's cluster without ``zoneproof_allow_destructive``, a backend without kubelets to stop)
-is refused before the first action deploys anything.
+experiments in-process); SIGTERM interrupts it like Ctrl-C. ``needs`` reads the whole
+experiment — every fault action in its method and rollbacks — so that a cluster that
+cannot or must not take one of them (a user's cluster without
+``zoneproof_allow_destructive``, a backend without kubelets to stop) is refused before the
+first action deploys anything.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from zoneproof import errors
+from zoneproof._util import reaping
 from zoneproof.cluster import facets, runs
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.faults import KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
@@ -88,8 +90,11 @@ _opened = _Opened()
 
 
 def begin(progress: Progress) -> None:
-    """Open a run for this chaos run unless the process already belongs to one (after
-    reaping what dead runs left)."""
+    """SIGTERM takes Ctrl-C's path from here on (chaoslib's own handler raises inside the
+    running activity, which then merely fails: the experiment went on and ended
+    "completed"); open a run for this chaos run unless the process already belongs to one
+    (after reaping what dead runs left)."""
+    reaping.interrupt_on_terminate()
     if runs.current() is not None:
         return
     for problem in runs.reap_dead(progress):
