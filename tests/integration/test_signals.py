@@ -57,6 +57,16 @@ def _records(host, name: str) -> dict[str, daemons.DaemonRecord]:
     return {n: daemons.DaemonRecord.from_dict(r) for n, r in data["processes"].items()}
 
 
+def _wait_apiserver_started(host, name: str, up) -> None:
+    """Until ``up`` (still running) has started the bed's API server: mid-creation."""
+    def started() -> tuple[bool, None]:
+        assert up.poll() is None, host.log("up.log")[-3000:]
+        return "kube-apiserver" in _records(host, name), None
+
+    waiting.wait_for(started, what="up to start the API server", timeout_s=600,
+                     interval_s=0.2, ignore=(ValueError, OSError))
+
+
 def _ended(proc, sig: signal.Signals, timeout_s: float = 600) -> int:
     proc.send_signal(sig)
     return int(proc.wait(timeout=timeout_s))
@@ -65,9 +75,7 @@ def _ended(proc, sig: signal.Signals, timeout_s: float = 600) -> int:
 @pytest.mark.parametrize("sig", _signals("up"))
 def test_signal_during_up(host, sig: signal.Signals) -> None:
     up = host.start([*CLI, "up", "--name", "sig"], "up.log")
-    waiting.wait_for(lambda: ("kube-apiserver" in _records(host, "sig"), None),
-                     what="up to start the API server", timeout_s=600, interval_s=0.2,
-                     ignore=(ValueError, OSError))
+    _wait_apiserver_started(host, "sig", up)
     host.remember_ports("sig")
     code = _ended(up, sig)
     assert code == (-9 if sig is signal.SIGKILL else 130), host.log("up.log")
@@ -184,9 +192,7 @@ def test_the_next_command_reaps_when_the_keeper_died_too(host) -> None:
     """SIGKILL of ``up`` and of its keeper: ``zoneproof list`` says what leaked, and the next
     command that starts anything (here ``up`` of another bed) removes it first."""
     up = host.start([*CLI, "up", "--name", "orphan"], "up.log")
-    waiting.wait_for(lambda: ("kube-apiserver" in _records(host, "orphan"), None),
-                     what="up to start the API server", timeout_s=600, interval_s=0.2,
-                     ignore=(ValueError, OSError))
+    _wait_apiserver_started(host, "orphan", up)
     host.remember_ports("orphan")
     run = next((host.state / "runs").iterdir())
     keeper = reaping.ProcessId.from_dict(state.read_json(run / "owner.json")["keeper"])
