@@ -143,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
     mutants_p.add_argument("component", choices=sorted(mutants.TARGETS))
     mutants_p.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
-    mutants_p.set_defaults(handler=lambda a: mutants.main(a.component, a.only, _progress))
+    mutants_p.set_defaults(handler=_mutants)
 
     _add_cluster_commands(sub)
     return parser
@@ -206,7 +206,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
         return _build(args)
     if args.command == "bench":
-        bench.BENCHES[args.what](args.runs, _progress, args.json)
+        _reap(runs.reap_dead(_progress))
+        with _opened("bench"):
+            bench.BENCHES[args.what](args.runs, _progress, args.json)
         return 0
     backend = cluster.get_backend(args.backend, kubeconfig=args.kubeconfig,
                                   allow_destructive=getattr(args, "allow_destructive", False),
@@ -285,6 +287,12 @@ def _down(args: argparse.Namespace, backend: cluster.Backend) -> int:
     for run in shared.forget_cluster(args.name):
         _progress(f"forgot test run {run} that used {args.name!r}")
     return 0
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    _reap(runs.reap_dead(_progress))
+    with _opened("mutants"):
+        return mutants.main(args.component, args.only, _progress)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -44,10 +44,12 @@ __all__ = [
     "check_name",
     "claim",
     "disturbed",
+    "faulting_run",
     "judge",
     "keeping",
     "process_liveness",
     "settle",
+    "unclaim",
     "survey",
     "view",
 ]
@@ -144,13 +146,18 @@ def claim(backend: str, name: str) -> Ownership:
                      run_id, False)
 
 
+def unclaim(backend: str, name: str) -> None:
+    """The current run no longer holds bed ``name`` (removed, or kept for debugging)."""
+    run = runs.current()
+    if run is not None:
+        run.release("bed", f"{backend}/{name}")
+
+
 def settle(backend: str, name: str, made: Ownership) -> Ownership:
     """``made`` complete; kept past its run when created inside ``keeping`` (or outside any
     run), else owned by its run."""
-    run = runs.current()
-    if _keep_beds.get() or run is None:
-        if run is not None:
-            run.release("bed", f"{backend}/{name}")
+    if _keep_beds.get() or runs.current() is None:
+        unclaim(backend, name)
         return replace(made, complete=True, owner_run=None)
     return replace(made, complete=True)
 
@@ -161,6 +168,17 @@ def disturbed(backend: str, name: str, made: Ownership) -> None:
     run = runs.current()
     if run is not None and made.owner_run is None:
         run.hold("repair", f"{backend}/{name}", backend=backend, name=name)
+
+
+def faulting_run(backend: str, name: str) -> str | None:
+    """The id of a live run (not this process's) whose faults disturb bed ``name`` now."""
+    mine = runs.current()
+    for run in runs.runs():
+        if (mine is None or run.id != mine.id) and run.owner_alive() and any(
+                h.get("kind") == "repair" and h.get("key") == f"{backend}/{name}"
+                for h in run.holdings()):
+            return run.id
+    return None
 
 
 class Health(enum.StrEnum):

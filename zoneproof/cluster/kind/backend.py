@@ -15,7 +15,7 @@ from pathlib import Path
 
 from zoneproof import errors
 from zoneproof._util import files, processes
-from zoneproof.cluster import audit_policy, ownership, runs, state
+from zoneproof.cluster import audit_policy, ownership, state
 from zoneproof.cluster._common import StateDirBackend, Step, no_interrupts, run_creation
 from zoneproof.cluster.interface import BackendConfig, Capability, Progress, Traits
 from zoneproof.cluster.kind import config, docker, tools
@@ -83,7 +83,7 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         try:
             paths = self._allocate(spec, image, made)
         except BaseException:
-            self._release_claim(spec.name)
+            ownership.unclaim(self.name, spec.name)
             raise
         cluster = KindCluster(paths)
         count = spec.etcd_members + spec.nodes_per_zone * len(spec.zones)
@@ -93,11 +93,16 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
              f"{paths.create_log})", lambda: self._kind_create(kind, cluster, keep_on_failure)),
             (f"waiting for {count} nodes Ready and the default ServiceAccount", cluster.wait_ready),
         ]
-        seconds = run_creation(
-            steps, what=f"kind cluster {cluster.kind_name!r}", progress=progress,
-            keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
-            kept_hint=f"`kind export logs --name {cluster.kind_name}`; remove it with "
-                      f"`zoneproof down --backend kind --name {spec.name}`")
+        try:
+            seconds = run_creation(
+                steps, what=f"kind cluster {cluster.kind_name!r}", progress=progress,
+                keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
+                kept_hint=f"`kind export logs --name {cluster.kind_name}`; remove it with "
+                          f"`zoneproof down --backend kind --name {spec.name}`")
+        except BaseException:
+            if keep_on_failure:  # kept for debugging: no longer the run's to remove
+                ownership.unclaim(self.name, spec.name)
+            raise
         data = state.read_json(paths.state)
         data[ownership.STATE_KEY] = ownership.settle(self.name, spec.name, made).to_dict()
         state.write_json(paths.state, data)
@@ -133,10 +138,6 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
         return cluster
 
-    def _release_claim(self, name: str) -> None:
-        run = runs.current()
-        if run is not None:
-            run.release("bed", f"{self.name}/{name}")
 
     def _allocate(self, spec: ClusterSpec, image: str, made: ownership.Ownership) -> KindPaths:
         """State directory (0700): spec, ownership, rendered config, audit policy; written
@@ -185,5 +186,5 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             if docker.remove_network_if_unused():
                 progress(f"removed docker network {docker.NETWORK} (no cluster uses it)")
             shutil.rmtree(paths.root, ignore_errors=True)
-            self._release_claim(paths.root.name)
+            ownership.unclaim(self.name, paths.root.name)
             progress(f"deleted kind cluster {kind_name} in {time.monotonic() - started:.1f}s")

@@ -31,7 +31,7 @@ from zoneproof import errors
 from zoneproof._util import daemons, files, processes, reaping, waiting
 from zoneproof._util import ports as free_ports
 from zoneproof.cluster import _etcd as etcd
-from zoneproof.cluster import audit_policy, ownership, runs, state
+from zoneproof.cluster import audit_policy, ownership, state
 from zoneproof.cluster._common import (
     HOSTNAME_LABEL,
     REGION_LABEL,
@@ -400,17 +400,6 @@ def _stop_together(records: list[daemons.DaemonRecord], sig: signal.Signals) -> 
         thread.join()
 
 
-def _faulting_run(name: str) -> str | None:
-    """The id of a live run (not this process's) that holds bed ``name`` for repair."""
-    mine = runs.current()
-    for run in runs.runs():
-        if (mine is None or run.id != mine.id) and run.owner_alive() and any(
-                h.get("kind") == "repair" and h.get("key") == f"{NAME}/{name}"
-                for h in run.holdings()):
-            return run.id
-    return None
-
-
 class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
     """Makes local beds under ``<state root>/local/<name>``, laid out by ``options``."""
 
@@ -445,7 +434,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         try:
             paths = self._allocate(spec, made)
         except BaseException:
-            self._release_claim(spec.name)
+            ownership.unclaim(self.name, spec.name)
             raise
         cluster = LocalCluster(paths)
         steps: list[Step] = [
@@ -459,18 +448,19 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
              f"{', '.join(spec.zones)}", lambda: cluster.create_nodes(bins)),
             ("waiting for controllers, nodes Ready, default ServiceAccount", cluster.wait_ready),
         ]
-        seconds = run_creation(
-            steps, what=f"local cluster {spec.name!r}", progress=progress,
-            keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
-            kept_hint=f"logs: {paths.logs}; remove it with `zoneproof down --name {spec.name}`")
+        try:
+            seconds = run_creation(
+                steps, what=f"local cluster {spec.name!r}", progress=progress,
+                keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
+                kept_hint=f"logs: {paths.logs}; remove it with `zoneproof down --name {spec.name}`")
+        except BaseException:
+            if keep_on_failure:  # kept for debugging: no longer the run's to remove
+                ownership.unclaim(self.name, spec.name)
+            raise
         cluster.set_ownership(ownership.settle(self.name, spec.name, made))
         progress(f"cluster {spec.name!r} up in {seconds:.1f}s; kubeconfig: {paths.kubeconfig}")
         return cluster
 
-    def _release_claim(self, name: str) -> None:
-        run = runs.current()
-        if run is not None:
-            run.release("bed", f"{self.name}/{name}")
 
     def _existing(self, spec: ClusterSpec, progress: Progress) -> LocalCluster | None:
         """The bed ``spec`` names if it is up (repaired if partial); None if there is none.
@@ -500,7 +490,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
                 f"{cluster.options}); run `zoneproof down --name {spec.name}` first, or pick "
                 "another --name")
         if health is not ownership.Health.HEALTHY:
-            if (holder := _faulting_run(spec.name)) is not None:
+            if (holder := ownership.faulting_run(NAME, spec.name)) is not None:
                 raise errors.ProvisionError(
                     f"cluster {spec.name!r} is {health} ({reason}) because run {holder} is "
                     "faulting it: wait until that run ends (it restores the bed), or end it")
@@ -587,5 +577,5 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
                                                grace_s=_STOP_TIMEOUT_S):
                     progress(f"stopped unrecorded process {stray.pid} of {paths.root.name}")
             shutil.rmtree(paths.root, ignore_errors=True)
-            self._release_claim(paths.root.name)
+            ownership.unclaim(self.name, paths.root.name)
             progress(f"removed {paths.root} in {time.monotonic() - started:.1f}s")
