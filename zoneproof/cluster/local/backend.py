@@ -510,6 +510,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         """Pick ports; make the bed's directory (0700, never an existing one) with its state
         (ownership first), PKI and kubeconfigs; under a global lock."""
         root = self.root()
+        keys = pki.make()  # slow (RSA): before the ports are chosen, not after
         try:
             files.private_dir(root)
         except OSError as exc:
@@ -530,7 +531,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
             state.write_json(paths.state, {"spec": spec.to_dict(), "ports": bed_ports.to_dict(),
                                            "options": self.options.to_dict(), "processes": {},
                                            ownership.STATE_KEY: made.to_dict()})
-            pki.write_pki(paths)
+            pki.write(paths, keys)
             files.private_dir(paths.logs)
             files.write_private(paths.kubeconfig,
                                 render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths))
