@@ -62,9 +62,24 @@ def experiment_of(item: pytest.Item) -> str | None:
     return str(case[0]) if isinstance(case, tuple) else None
 
 
+def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) -> None:
+    """A broken-controller twin (``case`` = experiment, variant, SLO) is skipped, before its
+    bed is made, when the controller under test cannot be started as that variant."""
+    for item in items:
+        params = getattr(item, "callspec", None) and item.callspec.params
+        case = params.get("case") if params else None
+        if isinstance(case, tuple) and len(case) == 3:
+            reason = s.components.controller.cannot_be(case[1])
+            if reason is not None:
+                item.add_marker(pytest.mark.skip(
+                    reason=f"no broken twin to prove {case[0]} can fail: {reason}"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect experiments per --zp-experiments / --zp-skip-experiments; unknown names fail."""
+    """Deselect experiments per --zp-experiments / --zp-skip-experiments (unknown names
+    fail); skip the broken twins the controller under test has no variant for."""
     s = config.stash[settings.KEY]
+    _skip_twins_without_variant(s, items)
     if not s.experiments and not s.skip_experiments:
         return
     known = sorted(p.stem for p in Path(__file__).parent.glob("*.yaml"))

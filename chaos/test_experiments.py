@@ -9,8 +9,7 @@ the JUnit properties (and so to summary.json); the journal, timeline and its plo
 
 from __future__ import annotations
 
-import dataclasses
-import json
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,24 +23,25 @@ from zoneproof_fixtures.settings import Settings
 
 from zoneproof.chaos import control
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components.harness.controller import REFERENCE_COMMAND, ControllerSettings
-from zoneproof.report import summary
-from zoneproof.slo import SloResult, SloStatus, Verdict, judge
+from zoneproof.components.harness.component import Component, Components
+from zoneproof.components.harness.controller import ControllerSettings
+from zoneproof.report import artefacts, junit
+from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, judge, load_slos
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
 ROLLBACKS_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.glob("*.yaml"))]
 
 
-def _overrides(bed: Cluster, settings: ControllerSettings, workdir: Path,
-               slo_file: Path | None) -> dict[str, Any]:
-    """Configuration that points an experiment at ``bed`` and the controller under test."""
+def _overrides(bed: Cluster, webhook: Component, controller: ControllerSettings, workdir: Path,
+               slos: SloSet) -> dict[str, Any]:
+    """Configuration that points an experiment at ``bed``, the components under test and
+    the run's SLO file (configuration is data: the file, not the loaded SloSet)."""
     return {"zoneproof_backend": bed.backend, "zoneproof_cluster": bed.name,
-            "zoneproof_slo_file": str(slo_file or ""),
-            "zoneproof_workdir": str(workdir), "zoneproof_controller_variant": settings.variant,
-            "zoneproof_controller_command": "" if settings.command == REFERENCE_COMMAND
-            else settings.command, "zoneproof_selector": settings.selector,
-            "zoneproof_lease": f"{settings.lease_namespace}/{settings.lease_name}"}
+            "zoneproof_slo_file": str(slos.source or ""), "zoneproof_workdir": str(workdir),
+            "zoneproof_components": Components(webhook, controller.component).to_dict(),
+            "zoneproof_selector": controller.selector,
+            "zoneproof_lease": f"{controller.lease_namespace}/{controller.lease_name}"}
 
 
 def _attach(journal_path: Path, recorded: dict[str, Any]) -> None:
@@ -69,27 +69,29 @@ class Outcome:
                 f"{self.journal_path}")
 
 
-def _run(path: Path, bed: Cluster, *, controller: ControllerSettings, workdir: Path,
-         slo_file: Path | None, record_property: Callable[[str, object], None]) -> Outcome:
-    """Run one experiment in-process with the zoneproof control; record its SLOs."""
-    experiment = load_experiment(str(path))
+def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
+         controller: ControllerSettings, workdir: Path, slos: SloSet,
+         record_property: Callable[[str, object], None]) -> Outcome:
+    """Run one experiment (a file, or one given as data) in-process with the zoneproof
+    control; record its SLOs."""
+    experiment = load_experiment(str(path)) if isinstance(path, Path) else path
     ensure_experiment_is_valid(experiment)
+    control.check_faults(experiment)
     # set, not passed as experiment_vars: chaoslib drops vars the experiment does not declare
     experiment.setdefault("configuration", {}).update(
-        _overrides(bed, controller, workdir, slo_file))
+        _overrides(bed, webhook, controller, workdir, slos))
     # rollbacks run whatever happened (chaoslib's default skips them when the hypothesis fails)
     journal: dict[str, Any] = run_experiment(experiment, settings=ROLLBACKS_ALWAYS)
-    journal_path = workdir / "journal.json"
-    journal_path.write_text(json.dumps(journal, indent=1, default=str))
+    journal_path = artefacts.save_journal(workdir, journal)
     assert control.JOURNAL_KEY in journal, "the zoneproof control did not record this run"
     results = control.slo_results(journal)
     for result in results:
-        record_property(*summary.slo_property(result.name, str(result.status), result.observed,
-                                              result.threshold, result.unit))
-    print("\n".join(r.message for r in results))
+        record_property(*junit.slo_property(result))
+    checks = control.effect_checks(journal)
+    print("\n".join([c.message for c in checks] + [r.message for r in results]))
     recorded = journal[control.JOURNAL_KEY]
     _attach(journal_path, recorded)
-    return Outcome(journal_path, results, judge(journal, results),
+    return Outcome(journal_path, results, judge(journal, results, checks),
                    list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))
 
 
@@ -97,8 +99,9 @@ def _run(path: Path, bed: Cluster, *, controller: ControllerSettings, workdir: P
 def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
                     experiment_workdir: Path, record_property: Callable[[str, object], None]
                     ) -> None:
-    run = _run(path, module_bed, controller=zp_settings.controller, workdir=experiment_workdir,
-               slo_file=zp_settings.slo_file, record_property=record_property)
+    run = _run(path, module_bed, webhook=zp_settings.components.webhook,
+               controller=zp_settings.controller, workdir=experiment_workdir,
+               slos=zp_settings.slos, record_property=record_property)
     assert run.verdict.passed and not run.problems, f"{path.name}: {run.explain()}"
 
 
@@ -115,15 +118,55 @@ CAUGHT = [
 def test_experiment_catches_a_broken_controller(
         case: tuple[str, str, str], module_bed: Cluster, zp_settings: Settings,
         tmp_path: Path) -> None:
-    """The same experiment fails, naming the breached SLO, when the controller is broken."""
+    """The same experiment fails, naming the breached SLO, when the controller under test
+    is started as its broken variant (conftest skips this when its source has no such
+    variant)."""
     experiment, variant, slo = case
-    if zp_settings.controller.command != REFERENCE_COMMAND:
-        pytest.skip("broken variants are variants of the reference controller")
-    broken = dataclasses.replace(zp_settings.controller, variant=variant)
-    run = _run(Path(__file__).parent / f"{experiment}.yaml", module_bed, controller=broken,
-               workdir=tmp_path, slo_file=None, record_property=lambda *_: None)
+    broken = zp_settings.controller.with_component(
+        zp_settings.controller.component.with_variant(variant))
+    run = _run(Path(__file__).parent / f"{experiment}.yaml", module_bed,
+               webhook=zp_settings.components.webhook, controller=broken, workdir=tmp_path,
+               slos=load_slos(), record_property=lambda *_: None)
     assert not run.verdict.passed, f"{experiment} passed against the {variant} controller"
     breached = {r.name: r for r in run.results if r.status is not SloStatus.PASS}
     assert slo in breached, f"{slo} did not catch {variant}: {run.explain()}"
     assert slo in run.verdict.summary(), "the verdict names the breached SLO"
+    assert not run.problems, f"rollback/cleanup failed: {run.problems}"
+
+
+def _provider(module: str, func: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "python", "module": f"zoneproof.chaos.{module}", "func": func,
+            "arguments": arguments}
+
+
+#: A misconfigured experiment (krkn#1394's "exits 0, nothing happened"): the kubelet is
+#: stopped for 1 s, far less than the node-monitor grace period, so no node ever turns
+#: NotReady. chaostoolkit calls it completed, the steady state holds, no SLO is declared.
+INEFFECTIVE = {
+    "version": "1.0.0", "title": "A kubelet stopped for 1 s", "description": "misconfigured",
+    "tags": ["zoneproof"], "configuration": {"zoneproof_slos": []},
+    "controls": [{"name": "zoneproof", "provider": {"type": "python",
+                                                    "module": "zoneproof.chaos.control"}}],
+    "steady-state-hypothesis": {"title": "every node Ready", "probes": [
+        {"type": "probe", "name": "all-nodes-ready", "tolerance": True,
+         "provider": _provider("probes", "nodes_ready")}]},
+    "method": [{"type": "action", "name": "stop-a-kubelet-for-a-second",
+                "provider": _provider("actions", "inject_fault", fault="stop-kubelets",
+                                      parameters={"count": 1, "zones": ["zone-a"]},
+                                      max_duration_s=1),
+                "pauses": {"after": 3}}],
+    "rollbacks": [{"type": "action", "name": "revert-every-fault",
+                   "provider": _provider("actions", "revert_faults")}],
+}
+
+
+def test_a_fault_that_did_not_take_effect_fails(module_bed: Cluster, zp_settings: Settings,
+                                                 tmp_path: Path) -> None:
+    """Only the effect check catches a fault that never took effect: everything else holds."""
+    run = _run(copy.deepcopy(INEFFECTIVE), module_bed, webhook=zp_settings.components.webhook,
+               controller=zp_settings.controller, workdir=tmp_path, slos=load_slos(),
+               record_property=lambda *_: None)
+    assert not run.verdict.passed, "a fault that never took effect passed"
+    assert {f.kind for f in run.verdict.findings} == {"fault-not-effective"}, run.explain()
+    assert "nodes-not-ready of stop-kubelets" in run.verdict.summary()
     assert not run.problems, f"rollback/cleanup failed: {run.problems}"

@@ -11,7 +11,6 @@ adding or deleting Node objects through the API, and a webhook is started for ea
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from kubernetes import client
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import webhook as webhooks
+from zoneproof.components.harness.component import Component
 from zoneproof.conformance.ha_config import cases, live
 
 pytestmark = pytest.mark.cluster
@@ -92,11 +92,11 @@ def ha_bed(module_private_bed: Callable[..., Cluster]) -> Cluster:
 
 
 @pytest.fixture
-def bed_webhook(request: pytest.FixtureRequest, webhook_settings: webhooks.WebhookSettings,
+def bed_webhook(request: pytest.FixtureRequest, webhook_component: Component,
                 tmp_path: Path) -> Iterator[client.ApiClient]:
     """The case's Node count on the private bed, then its webhook (configured per case) started."""
     case: cases.Case = request.node.callspec.params["case"]
-    if webhook_settings.url:
+    if webhook_component.external:
         pytest.skip("--zp-webhook-url: an external webhook reads its own cluster, not the private bed "
                     "this case needs; use --zp-webhook-command")
     ha_bed: Cluster = request.getfixturevalue("ha_bed")
@@ -107,9 +107,8 @@ def bed_webhook(request: pytest.FixtureRequest, webhook_settings: webhooks.Webho
         pytest.skip(f"the case needs {case.fewest_nodes} Node(s); this {ha_bed.backend} bed "
                     f"has {own} of its own")
     nodes.set_count(case.cluster.nodes, case.cluster.zones)
-    settings = dataclasses.replace(
-        webhook_settings, command=live.command_with_settings(webhook_settings.command, case.settings))
-    running = webhooks.RunningWebhook(ha_bed, settings, tmp_path / "webhook").start()
+    running = webhooks.RunningWebhook(ha_bed, webhook_component, tmp_path / "webhook",
+                                      extra_args=live.settings_args(case.settings)).start()
     try:
         yield api
     finally:

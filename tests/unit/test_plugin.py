@@ -1,6 +1,7 @@
 """The pytest plugin's options, validated before any cluster is touched (pytester)."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,16 +45,27 @@ def test_unit_tests_start_no_cluster(pytester: pytest.Pytester) -> None:
 
 
 def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) -> None:
-    """Outcomes and SLO properties reach summary.json also through xdist workers."""
+    """Outcomes, SLO properties and the components the harness started reach summary.json
+    also through xdist workers."""
     pytester.makepyfile(test_slos='''
+        import sys
         import pytest
-        from zoneproof.report.summary import slo_property
+        from zoneproof.components.harness import started
+        from zoneproof.components.harness.component import Command, Component
+        from zoneproof.components.harness.registry import Kind
+        from zoneproof.report.junit import slo_property
+        from zoneproof.slo import SloResult, SloStatus
 
         def test_held(record_property):
-            record_property(*slo_property("lease-failover", "PASS", 4.0, 9.0, "seconds"))
+            record_property(*slo_property(SloResult(
+                "lease-failover", SloStatus.PASS, 4.0, 9.0, "seconds", "")))
+            vendor = Component(Kind.CONTROLLER, Command("{python} my.py {kubeconfig} {identity}"))
+            for identity in ("a", "b"):
+                started.note(started.of_command(vendor, [sys.executable, "my.py", "k", identity]))
 
         def test_breached(record_property):
-            record_property(*slo_property("etcd-write-error-window", "FAIL", 7.5, 5.0, "seconds"))
+            record_property(*slo_property(SloResult(
+                "etcd-write-error-window", SloStatus.FAIL, 7.5, 5.0, "seconds", "")))
 
         @pytest.mark.skip(reason="not here")
         def test_skipped():
@@ -68,7 +80,14 @@ def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) 
         ("lease-failover", True), ("etcd-write-error-window", False)}
     assert doc["counts"] == {"passed": 2, "skipped": 1}
     assert doc["versions"]["python"]["chaostoolkit-lib"].startswith("1.44")
-    assert doc["versions"]["components"]["controller"]["variant"] == "reference"
+    ran = doc["versions"]["components"]
+    (controller,) = ran["controller"]["ran"]
+    assert controller["component"] == {"kind": "controller", "source": "command",
+                                       "command": "{python} my.py {kubeconfig} {identity}"}
+    assert controller["starts"] == 2 and controller["tests"] == ["test_slos.py::test_held"]
+    assert controller["executable"] == str(Path(sys.executable).resolve())
+    assert controller["sha256"] == binaries.sha256_of(Path(sys.executable).resolve())
+    assert ran["webhook"] == {"starts": 0, "ran": [], "note": "no webhook was started in this run"}
     assert doc["versions"]["binaries"]["kind"]["version"] == binaries.PINS.kind
 
 
@@ -134,3 +153,25 @@ def test_a_session_is_a_run_that_sigterm_ends_cleanly(pytester: pytest.Pytester,
     from zoneproof.cluster import runs
 
     assert not runs.directory(flag.read_text()).exists()
+
+
+def test_broken_twins_run_only_where_the_controller_has_the_variant(pytester: pytest.Pytester
+                                                                     ) -> None:
+    """chaos/conftest.py skips a twin at collection (no bed made) when the controller under
+    test cannot be started as its broken variant, and says why."""
+    chaos = pytester.path / "chaos"
+    chaos.mkdir()
+    (chaos / "conftest.py").write_text(
+        (Path(__file__).parents[2] / "chaos" / "conftest.py").read_text())
+    (chaos / "test_twins.py").write_text(
+        "import pytest\n\n"
+        "@pytest.fixture(autouse=True)\n"
+        "def restore_bed():  # overrides the conftest's: no bed here\n    yield\n\n"
+        "@pytest.mark.parametrize('case', [('zone-outage', 'graceful-delete', 'slo')])\n"
+        "def test_twin(case):\n    pass\n")
+    pytester.runpytest_subprocess("chaos").assert_outcomes(passed=1)
+    vendor = pytester.runpytest_subprocess(
+        "chaos", "-rs", "--zp-controller-command", "ctl {kubeconfig} {identity}")
+    vendor.assert_outcomes(skipped=1)
+    vendor.stdout.fnmatch_lines(["*no broken twin to prove zone-outage can fail: the controller "
+                                 "command 'ctl {kubeconfig} {identity}' has no variants*"])

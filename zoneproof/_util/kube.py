@@ -10,21 +10,28 @@ __all__ = ["api_client"]
 
 
 def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
-               retries: int | None = None) -> client.ApiClient:
+               retries: int | None = None, temp_dir: Path | None = None) -> client.ApiClient:
     """An ApiClient for ``kubeconfig`` (None: $KUBECONFIG / ~/.kube/config, or in-cluster).
 
     ``retries`` bounds urllib3's connection retries (0 for health probes that must answer
-    at once); None keeps the client's default.
+    at once); None keeps the client's default. ``temp_dir``: where the loader writes the
+    certificate and key files of embedded ``*-data`` (default: the system's temp dir, removed
+    only by an atexit hook, which ``os._exit`` and signals skip).
     """
     configuration = client.Configuration()
     if kubeconfig is None:
         try:
-            config.load_kube_config(context=context, client_configuration=configuration)
+            config.load_kube_config(context=context, client_configuration=configuration,
+                                    temp_file_path=_temp_path(temp_dir))
         except config.ConfigException:
             config.load_incluster_config(client_configuration=configuration)
     else:
         config.load_kube_config(config_file=str(kubeconfig), context=context,
-                                client_configuration=configuration)
+                                client_configuration=configuration, temp_file_path=_temp_path(temp_dir))
     if retries is not None:
         configuration.retries = retries
     return client.ApiClient(configuration)
+
+
+def _temp_path(temp_dir: Path | None) -> str | None:
+    return None if temp_dir is None else str(temp_dir)

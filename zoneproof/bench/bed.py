@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from pathlib import Path
@@ -20,14 +19,6 @@ from zoneproof.cluster.spec import ClusterSpec
 __all__ = ["bench_bed"]
 
 _IDLE_WINDOW_S = 10.0
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
 def _rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -38,9 +29,9 @@ def _rss_mib(pid: int) -> float:
 def _idle(bed: LocalCluster) -> tuple[float, float]:
     """(total RSS MiB, CPU % of one core) of every bed process over an idle window."""
     pids = [r.pid for r in bed.records().values()]
-    before = sum(_cpu_seconds(p) for p in pids)
+    before = sum(figures.cpu_seconds(p) for p in pids)
     time.sleep(_IDLE_WINDOW_S)  # measuring idle load: nothing to wait for
-    cpu = (sum(_cpu_seconds(p) for p in pids) - before) / _IDLE_WINDOW_S * 100
+    cpu = (sum(figures.cpu_seconds(p) for p in pids) - before) / _IDLE_WINDOW_S * 100
     return sum(_rss_mib(p) for p in pids), cpu
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from pathlib import Path
 
 from zoneproof.cluster.interface import Progress
 
-__all__ = ["Samples", "Summary", "percentile", "summarize"]
+__all__ = ["Samples", "Summary", "cpu_seconds", "percentile", "summarize"]
 
 Summary = dict[str, dict[str, float]]
 
@@ -40,3 +41,9 @@ def percentile(values: list[float], q: float) -> float:
         raise ValueError("percentile of no values")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

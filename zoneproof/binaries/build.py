@@ -7,10 +7,14 @@ staging module by its published ``v0.<minor>.<patch>`` twin. etcd is built throu
 The kind backend's node image adds kubelet, kubeadm, kubectl and kube-proxy (the same
 wrapper module), kind, coredns and local-path-provisioner (``go install``) and pause
 (gobuild/pause/main.go, zoneproof's own: a static PID 1 that reaps and waits for a signal).
+The linearizability checker ``porcupine-check`` is zoneproof's thin command (gobuild/porcupine:
+the register model and JSON I/O) over the pinned porcupine module; its cache directory
+carries a digest of those sources (``source_digest``), so a changed model is rebuilt.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -30,6 +34,7 @@ __all__ = [
     "build_project",
     "kube_ldflags",
     "render_kubernetes_gomod",
+    "source_digest",
     "staging_modules",
 ]
 
@@ -223,6 +228,33 @@ def _build_tcplb(go: str, version: str, work: Path, out: Path, progress: Progres
           [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "tcplb"), "."], "build.log")
 
 
+#: Projects built from zoneproof's own Go sources that hold logic (not just a ``main``).
+OWN_SOURCES = {"porcupine": "porcupine"}
+
+
+def source_digest(project: str) -> str:
+    """12 hex digits of the SHA-256 of ``project``'s own Go sources ('' for upstream-only ones)."""
+    folder = OWN_SOURCES.get(project)
+    if folder is None:
+        return ""
+    digest = hashlib.sha256()
+    for path in sorted((_GOBUILD_DIR / folder).glob("*.go")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def _build_porcupine(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    for source in sorted((_GOBUILD_DIR / "porcupine").glob("*.go")):
+        shutil.copy(source, work / source.name)
+    (work / "go.mod").write_text(
+        f"module zoneproof.local/porcupine-check\n\ngo {_go_version(go)}\n\n"
+        f"require github.com/anishathalye/porcupine {version}\n")
+    _step(progress, "go mod tidy (porcupine)", work, [go, "mod", "tidy"], "tidy.log")
+    _step(progress, f"go build porcupine-check (porcupine {version})", work,
+          [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "porcupine-check"), "."],
+          "build.log")
+
+
 def _installer(project: str) -> Builder:
     package, _ = GO_INSTALL[project]
 
@@ -236,7 +268,7 @@ Builder = Callable[[str, str, Path, Path, Progress], None]
 _BUILDERS: dict[str, Builder] = {
     "kubernetes": _build_kubernetes, "kubernetes-node": _build_kubernetes_node,
     "etcd": _build_etcd, "kwok": _build_kwok, "pause": _build_pause,
-    "tcplb": _build_tcplb,
+    "tcplb": _build_tcplb, "porcupine": _build_porcupine,
     **{project: _installer(project) for project in GO_INSTALL},
 }
 

@@ -28,6 +28,9 @@ class Pins:
     tcplb: str = "v1.36.2"
     #: Allure 3 report generator from npm (no Java): reports' HTML.
     allure: str = "3.18.0"
+    #: The linearizability checker (github.com/anishathalye/porcupine, newest on the module
+    #: proxy), built into zoneproof's gobuild/porcupine command ``porcupine-check``.
+    porcupine: str = "v1.3.1"
 
     def version_of(self, project: str) -> str:
         """The pinned version of ``project`` (``kubernetes``, ``etcd``, ``kind``, …).
@@ -58,6 +61,7 @@ BINARIES: dict[str, str] = {
     "local-path-provisioner": "local-path-provisioner",
     "pause": "pause",
     "tcplb": "tcplb",
+    "porcupine-check": "porcupine",
 }
 
 #: Images that kind ``PINS.kind`` itself names (pkg/build/nodeimage, pkg/cluster/internal/

@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import filelock
+
 from zoneproof import errors
 from zoneproof.binaries import build
 from zoneproof.binaries.pins import BINARIES, PINS, Pins
@@ -62,7 +64,8 @@ def sha256_of(path: Path) -> str:
 
 
 def _project_dir(root: Path, project: str, version: str) -> Path:
-    return root / "bin" / f"{project}-{version}"
+    digest = build.source_digest(project)
+    return root / "bin" / (f"{project}-{version}" + (f"-{digest}" if digest else ""))
 
 
 def _names_of(project: str) -> list[str]:
@@ -110,6 +113,16 @@ def _ensure_project(project: str, version: str, root: Path, *, force: bool,
     if not force and verify_cached(target, names):
         return target
     _writable(root)
+    (root / "work").mkdir(exist_ok=True)
+    with filelock.FileLock(str(root / "work" / f"{project}-{version}.lock")):
+        if not force and verify_cached(target, names):  # built meanwhile by another process
+            return target
+        return _build_into(project, version, root, target, progress=progress)
+
+
+def _build_into(project: str, version: str, root: Path, target: Path, *,
+                progress: build.Progress) -> Path:
+    names = _names_of(project)
     progress(f"building {project} {version} from its Go modules (takes minutes on a cold cache)")
     start = time.monotonic()
     staging = target.with_name(target.name + ".partial")

@@ -6,21 +6,24 @@ Declare it in an experiment::
       - name: zoneproof
         provider: {type: python, module: zoneproof.chaos.control}
 
-Before the experiment it checks the cluster can take every fault the experiment holds
-(``guard.check``: a refused experiment stops before its first action, status
-"interrupted", exit 1), opens a run (cluster, Timeline, Injector) and starts the
-recorders (node readiness, the run's workload pods, the controller Lease, API server and
-etcd health). Before each fault action it logs the blast radius. After the experiment
-(after the rollbacks, also on failure or Ctrl-C) it reverts every fault still active,
-stops what the run started, saves the timeline and its plot (PNG, SVG), computes the SLOs named by
-``configuration.zoneproof_slos`` and stores them in ``journal["zoneproof"]``.
+Before the experiment it checks every ``inject_fault`` activity against the fault
+registry (an unknown fault or parameter interrupts the run before anything is touched)
+and that the cluster can take every fault the experiment holds (``guard.check``: a
+refused experiment stops before its first action, status "interrupted", exit 1), opens
+a run (cluster, Timeline, Injector) and starts the recorders (node readiness and
+cordons, the run's workload pods, the controller Lease, API server and etcd health).
+Before each fault action it logs the blast radius. After the experiment (after the
+rollbacks, also on failure or Ctrl-C) it reverts every fault still active, stops what
+the run started, has ``report.artefacts`` save the timeline, fault records and plots,
+checks that every fault took effect, computes the SLOs named by
+``configuration.zoneproof_slos`` from the run's ``slo.Evidence`` and stores all of it in
+``journal["zoneproof"]``.
 """
 
 from __future__ import annotations
 
 import atexit
-import dataclasses
-import json
+import datetime as dt
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -28,26 +31,55 @@ from typing import Any
 from chaoslib.exceptions import InterruptExecution
 
 from zoneproof import errors
-from zoneproof.chaos import actions, figures, guard, session
+from zoneproof.chaos import actions, guard, session
 from zoneproof.chaos.settings import Settings
-from zoneproof.measure import HealthRecorder, LeaseRecorder, NodeReadyRecorder, PodRecorder
-from zoneproof.report import plots
-from zoneproof.slo import SloResult, SloStatus, evaluate, judge, load_slos
+from zoneproof.components.harness import controller
+from zoneproof.measure import (
+    HealthRecorder,
+    LeaseRecorder,
+    NodeReadyRecorder,
+    PodRecorder,
+    pod_deletions,
+)
+from zoneproof.report import artefacts
+from zoneproof.slo import (
+    EffectCheck,
+    Evidence,
+    SloResult,
+    SloStatus,
+    effects,
+    evaluate,
+    figures,
+    judge,
+)
 
 __all__ = ["after_experiment_control", "before_activity_control", "before_experiment_control",
-           "slo_results"]
+           "check_faults", "effect_checks", "slo_results"]
 
 log = logging.getLogger("chaostoolkit")
 JOURNAL_KEY = "zoneproof"
-_ACTIONS_MODULE = "zoneproof.chaos.actions"
+
+
+def check_faults(experiment: Mapping[str, Any]) -> None:
+    """ConfigError naming every ``inject_fault`` activity whose fault is not registered or
+    whose parameters its kind does not take (chaoslib checks only the action's own)."""
+    problems = []
+    for name, provider in guard.actions_of(experiment):
+        try:
+            actions.planned_fault(provider.get("func", ""), provider.get("arguments") or {})
+        except errors.ConfigError as exc:
+            problems.append(f"activity {name!r}: {exc}")
+    if problems:
+        raise errors.ConfigError("; ".join(problems))
 
 
 def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
-    """Check the experiment's needs, open the run and start recording."""
+    """Check the faults and the experiment's needs, open the run and start recording."""
     guard.begin(log.info)
     try:
+        check_faults(context)
         guard.check(context, session.find_cluster(Settings.from_configuration(configuration)))
     except errors.ZoneproofError as exc:
         raise InterruptExecution(f"zoneproof: {exc}") from exc
@@ -67,15 +99,14 @@ def before_activity_control(context: Mapping[str, Any],
                             **kwargs: Any) -> None:
     """Log the blast radius of a fault action before it runs."""
     provider = context.get("provider") or {}
-    if provider.get("module") != _ACTIONS_MODULE:
+    if provider.get("module") != guard.ACTIONS_MODULE:
         return
     run = session.current(configuration)
     try:
-        fault = actions.planned_fault(run, provider.get("func", ""),
-                                      provider.get("arguments") or {})
+        fault = actions.planned_fault(provider.get("func", ""), provider.get("arguments") or {})
         if fault is None:
             return
-        targets = run.injector.check(fault)
+        targets = run.injector.check(fault, actions.fault_context(run))
     except errors.ZoneproofError as exc:
         log.warning("zoneproof: %s: cannot resolve its blast radius: %s", context.get("name"), exc)
         return
@@ -84,23 +115,35 @@ def before_activity_control(context: Mapping[str, Any],
              ", ".join(targets))
 
 
-def _evaluate(run: session.Run) -> list[SloResult]:
-    slos = load_slos(run.settings.slo_file)
+def _evidence(run: session.Run) -> Evidence:
+    """What the closed run leaves to be judged by (audited deletes read now)."""
+    audit = run.cluster.audit_log()
+    deletions = None
+    if audit is not None:
+        since = dt.datetime.fromisoformat(run.timeline.start_wall)
+        deletions = tuple(d for d in pod_deletions(audit, users_prefix=controller.REPLICA_PREFIX)
+                          if d.namespace == run.namespace and d.at >= since)
+    return Evidence(run.timeline, tuple(run.injector.records), run.namespace,
+                    lease=run.settings.lease, deletions=deletions)
+
+
+def _evaluate(run: session.Run, evidence: Evidence) -> list[SloResult]:
     results = []
     for name in run.settings.slos:
         try:
-            slo = slos.get(name)
+            slo = run.settings.slo_set.get(name)
         except errors.ConfigError as exc:
             results.append(SloResult(name, SloStatus.INVALID, None, 0.0, "", str(exc)))
             continue
-        results.append(evaluate(slo, figures.compute(slo.metric, run)))
+        results.append(evaluate(slo, figures.compute(slo.metric, evidence)))
     return results
 
 
 def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
                              configuration: dict[str, Any] | None = None,
                              **kwargs: Any) -> None:
-    """Close the run (revert, stop), save the timeline, store SLO results in the journal."""
+    """Close the run (revert, stop), save its artefacts, store the effect checks and SLO
+    results in the journal; then close the zoneproof run ``guard.begin`` opened."""
     try:
         _close(context, state)
     finally:
@@ -112,43 +155,47 @@ def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
     run = session.close_run()
     if run is None:
         return
-    timeline_path = run.workdir / "timeline.json"
-    run.timeline.save(timeline_path)
-    faults = [dataclasses.asdict(r) for r in run.injector.records]
-    (run.workdir / "faults.json").write_text(json.dumps(faults, indent=1))
-    try:
-        figures_written = [str(p) for p in plots.plot_timeline(
-            run.timeline.events, run.injector.records, run.workdir / "timeline",
-            title=str(context.get("title", "")))]
-    except Exception as exc:  # a plot is a report, not a verdict: say so and go on
-        log.warning("zoneproof: timeline plot failed: %s: %s", type(exc).__name__, exc)
-        figures_written = []
-    results = _evaluate(run)
+    evidence = _evidence(run)
+    checks = effects.check(evidence.faults, evidence.timeline.events)
+    results = _evaluate(run, evidence)
+    saved = artefacts.save_run(run.workdir, run.timeline, run.injector.records,
+                               title=str(context.get("title", "")), slos=results)
+    for check in checks:
+        (log.info if check.effective else log.error)("zoneproof: fault effect: %s", check.message)
     for result in results:
         log.info("zoneproof: SLO %s %s: %s", result.name, result.status, result.message)
     for problem in run.problems:
         log.error("zoneproof: %s", problem)
-    rogue = figures.unfenced(run) if "concurrent-actors" in run.settings.slos else []
+    rogue = figures.unfenced(evidence) if "concurrent-actors" in run.settings.slos else []
     for line in rogue:
         log.error("zoneproof: unfenced delete: %s", line)
     state[JOURNAL_KEY] = {
         "cluster": run.cluster.name, "cluster_identity": run.identity,
         "namespace": run.namespace, "workdir": str(run.workdir),
-        "timeline": str(timeline_path), "plots": figures_written, "faults": faults,
+        "timeline": str(saved.timeline), "plots": [str(p) for p in saved.plots],
+        "faults": [r.to_dict() for r in evidence.faults],
+        "effects": [c.to_dict() for c in checks],
         "problems": list(run.problems),
         "unfenced_deletes": rogue,
-        "slos": [dataclasses.asdict(r) for r in results],
+        "slos": [r.to_dict() for r in results],
     }
-    verdict = judge(state, results)
+    verdict = judge(state, results, checks)
     state[JOURNAL_KEY]["verdict"] = verdict.summary()
     log.info("zoneproof: verdict %s", verdict.summary())
 
 
+def _recorded(journal: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    return list((journal.get(JOURNAL_KEY) or {}).get(key, []))
+
+
 def slo_results(journal: Mapping[str, Any]) -> list[SloResult]:
     """The SLO results this control stored in ``journal``."""
-    return [SloResult(r["name"], SloStatus(r["status"]), r["observed"], r["threshold"],
-                      r["unit"], r["message"])
-            for r in (journal.get(JOURNAL_KEY) or {}).get("slos", [])]
+    return [SloResult.from_dict(r) for r in _recorded(journal, "slos")]
+
+
+def effect_checks(journal: Mapping[str, Any]) -> list[EffectCheck]:
+    """The fault effect checks this control stored in ``journal``."""
+    return [EffectCheck.from_dict(c) for c in _recorded(journal, "effects")]
 
 
 def _close_on_exit() -> None:

@@ -6,61 +6,45 @@ experiments in-process); SIGTERM interrupts it like Ctrl-C. ``needs`` reads the 
 experiment — every fault action in its method and rollbacks — so that a cluster that
 cannot or must not take one of them (a user's cluster without
 ``zoneproof_allow_destructive``, a backend without kubelets to stop) is refused before the
-first action deploys anything.
+first action deploys anything. Each ``inject_fault`` activity names a registered fault kind
+(``faults.registry``), whose ``requires`` says what it needs.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from zoneproof import errors
 from zoneproof._util import reaping
+from zoneproof.chaos import actions
 from zoneproof.cluster import facets, runs
 from zoneproof.cluster.interface import Capability, Cluster
-from zoneproof.faults import KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
-from zoneproof.faults.components import KillControllerLeader, StopWebhook
 
-__all__ = ["ACTIONS_MODULE", "begin", "check", "end", "needs"]
+__all__ = ["ACTIONS_MODULE", "actions_of", "begin", "check", "end", "needs"]
 
 ACTIONS_MODULE = "zoneproof.chaos.actions"
 Progress = Callable[[str], None]
 
-#: Action → the fault it injects (what it requires of the cluster).
-_FAULTS: dict[str, type] = {
-    "zone_outage": ZoneOutage, "stop_kubelets": StopKubelets,
-    "kill_etcd_member": KillEtcdMember, "kill_etcd_members": KillEtcdMembers,
-    "kill_controller_leader": KillControllerLeader, "stop_webhook": StopWebhook,
-}
-#: Actions that disrupt a cluster without the fault library (scheduling).
-_DISRUPTING = ("cordon_zone", "drain_zone")
 
-
-def _requires(fault: type) -> frozenset[Capability]:
-    found = {f.name: f.default for f in dataclasses.fields(fault)}.get("requires")
-    return found if isinstance(found, frozenset) else frozenset()
-
-
-def _activities(experiment: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
-    for key in ("method", "rollbacks"):
-        yield from experiment.get(key) or []
+def actions_of(experiment: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(activity name, provider) of every activity of ours in the method and rollbacks."""
+    for section in ("method", "rollbacks"):
+        for activity in experiment.get(section) or []:
+            provider = activity.get("provider") or {}
+            if provider.get("module") == ACTIONS_MODULE:
+                yield str(activity.get("name", provider.get("func", ""))), provider
 
 
 def needs(experiment: Mapping[str, Any]) -> dict[str, frozenset[Capability]]:
     """Fault activity name → what it needs of the cluster (every fault disrupts it:
-    DESTRUCTIVE, plus the fault's own capabilities)."""
+    DESTRUCTIVE, plus its kind's ``requires``). ConfigError for an unknown fault."""
     found = {}
-    for activity in _activities(experiment):
-        provider = activity.get("provider") or {}
-        func = str(provider.get("func", ""))
-        if provider.get("module") != ACTIONS_MODULE:
-            continue
-        if func in _FAULTS:
-            found[str(activity.get("name", func))] = (
-                _requires(_FAULTS[func]) | {Capability.DESTRUCTIVE})
-        elif func in _DISRUPTING:
-            found[str(activity.get("name", func))] = frozenset({Capability.DESTRUCTIVE})
+    for name, provider in actions_of(experiment):
+        fault = actions.planned_fault(str(provider.get("func", "")),
+                                      provider.get("arguments") or {})
+        if fault is not None:
+            found[name] = fault.requires | {Capability.DESTRUCTIVE}
     return found
 
 

@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,7 +27,7 @@ from zoneproof.chaos import k8s
 from zoneproof.chaos.settings import Settings
 from zoneproof.cluster import identity, runs, sweep
 from zoneproof.cluster.interface import Cluster
-from zoneproof.faults import Fault, FaultRecord, Injector
+from zoneproof.faults import Fault, FaultContext, FaultRecord, Injector
 from zoneproof.measure import Recorder, Timeline
 
 __all__ = ["Extra", "Run", "close_run", "current", "find_cluster", "open_run"]
@@ -55,24 +56,21 @@ class Run:
     """This run's workload namespace: ``<zoneproof_namespace>-<run id>``."""
     recorders: list[Recorder] = field(default_factory=list)
     extras: dict[str, Extra] = field(default_factory=dict)
-    faults: dict[int, str] = field(default_factory=dict)
-    """Injector key → fault name of every fault started in this run."""
     problems: list[str] = field(default_factory=list)
     """What failed while closing the run (a revert, a stop): the verdict must fail."""
     identity: dict[str, Any] = field(default_factory=dict)
     """The cluster as reports name it (``cluster.identity``)."""
 
-    def start_fault(self, fault: Fault, max_duration_s: float) -> tuple[str, ...]:
-        """Inject ``fault`` (reverted at the latest when the run closes); its targets."""
-        key = self.injector.start(fault, max_duration_s=max_duration_s)
-        self.faults[key] = fault.name
-        event = list(self.timeline.select("fault_injected", fault.name))[-1]
-        return tuple(t for t in event.detail.get("targets", "").split(",") if t)
+    def start_fault(self, fault: Fault, max_duration_s: float,
+                    context: FaultContext | None = None) -> tuple[str, ...]:
+        """Inject ``fault`` acting on ``context`` (reverted at the latest when the run
+        closes); its targets."""
+        key = self.injector.start(fault, max_duration_s=max_duration_s, context=context)
+        return self.injector.record(key).targets
 
-    def stop_faults(self, name: str = "") -> list[FaultRecord]:
-        """Revert the active faults called ``name`` (all when empty); their records."""
-        keys = [k for k, n in self.faults.items() if not name or n == name]
-        return [r for k in keys if (r := self.injector.stop(k)) is not None]
+    def stop_faults(self, kind: str = "") -> list[FaultRecord]:
+        """Revert the active faults of ``kind`` (all when empty); their records."""
+        return self.injector.revert_all(kind)
 
     def extra(self, key: str) -> Any:
         """The extra registered as ``key``; FaultError says which action registers it."""
@@ -161,9 +159,11 @@ def close_run() -> Run | None:
         run, _state.run = _state.run, None
     if run is None:
         return None
-    for step, undo in [("revert faults", run.injector.revert_all),
-                       *((f"stop {key}", extra.stop) for key, extra in reversed(run.extras.items())),
-                       *((f"stop {type(r).__name__}", r.stop) for r in reversed(run.recorders))]:
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("revert faults", run.injector.revert_all),
+        *((f"stop {key}", extra.stop) for key, extra in reversed(run.extras.items())),
+        *((f"stop {type(r).__name__}", r.stop) for r in reversed(run.recorders))]
+    for step, undo in steps:
         try:
             undo()
         except Exception as exc:  # kept in run.problems (fails the verdict): all steps run

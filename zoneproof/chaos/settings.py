@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
+from zoneproof.components.harness.component import Components
+from zoneproof.slo.spec import SloSet, load_slos
 
 __all__ = ["Settings"]
 
@@ -26,10 +28,13 @@ class Settings:
     """Where workloads live (the controller acts here; pods there are recorded)."""
     selector: str = "app=noobaa"
     lease: str = "default/zoneproof-ha-controller"
-    controller_variant: str = "reference"
-    controller_command: str = ""
+    components: Components = field(default_factory=Components)
+    """The webhook and controller under test (``zoneproof_components``: ``Components.to_dict``
+    or its JSON; default: the reference ones)."""
     slos: tuple[str, ...] = ()
-    slo_file: Path | None = None
+    """Names of the SLOs to judge."""
+    slo_set: SloSet = field(default_factory=load_slos)
+    """The SLOs by name: the defaults with ``zoneproof_slo_file`` over them, loaded once."""
     workdir: Path | None = None
 
     @property
@@ -44,7 +49,7 @@ class Settings:
 
     @classmethod
     def from_configuration(cls, configuration: Mapping[str, Any] | None) -> Settings:
-        """Read ``zoneproof_*`` keys; ConfigError names every bad one."""
+        """Read ``zoneproof_*`` keys (and load the SLO file); ConfigError names every bad one."""
         conf, d = dict(configuration or {}), cls()
 
         def text(key: str, default: str) -> str:
@@ -65,6 +70,16 @@ class Settings:
         lease = text("lease", d.lease)
         if lease.count("/") != 1 or not all(lease.split("/")):
             problems.append(f"zoneproof_lease {lease!r} must be NAMESPACE/NAME")
+        try:
+            components = Components.from_dict(conf.get("zoneproof_components"))
+            found = components.problems()
+        except errors.ConfigError as exc:
+            components, found = d.components, [str(exc)]
+        problems += [f"zoneproof_components: {p}" for p in found]
+        try:
+            slo_set = load_slos(path("slo_file"))
+        except errors.ConfigError as exc:
+            problems.append(f"zoneproof_slo_file: {exc}")
         if problems:
             raise errors.ConfigError("; ".join(problems))
         return cls(backend=text("backend", d.backend), cluster=text("cluster", d.cluster),
@@ -72,6 +87,5 @@ class Settings:
                    allow_destructive=text("allow_destructive", "").lower() in _BOOL_TRUE,
                    namespace=text("namespace", d.namespace),
                    selector=text("selector", d.selector), lease=lease,
-                   controller_variant=text("controller_variant", d.controller_variant),
-                   controller_command=text("controller_command", ""), slos=tuple(slos),
-                   slo_file=path("slo_file"), workdir=path("workdir"))
+                   components=components, slos=tuple(slos),
+                   slo_set=slo_set, workdir=path("workdir"))

@@ -1,4 +1,4 @@
-"""``zoneproof build|up|down|list|status|kubeconfig|qualify|...``."""
+"""``zoneproof build|up|down|list|status|kubeconfig|kind-config|qualify|certify|verify|bench|mutants``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ from zoneproof.binaries import nodeimage
 from zoneproof.cluster import interface, ownership, registry, runs, shared
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
-from zoneproof.suites import mutants, qualify
+from zoneproof.components.harness import component
+from zoneproof.components.harness.component import Components
+from zoneproof.components.harness.registry import Kind
+from zoneproof.report import attestation
+from zoneproof.suites import certify, mutants, profile, qualify
 
 __all__ = ["main"]
 
@@ -77,6 +81,97 @@ def _backend_options(args: argparse.Namespace) -> dict[str, str]:
             for flag in options if (value := getattr(args, _option_dest(flag), None)) is not None}
 
 
+def _add_components(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("components under test (default: the reference ones)")
+    for kind in Kind:
+        group.add_argument(f"--{kind}-command", default="", metavar="TEMPLATE",
+                           help=f"the {kind} under test, started by this command template; "
+                                f"placeholders {component.placeholders(kind)}")
+        group.add_argument(f"--{kind}-variant", default="", metavar="NAME",
+                           help=f"a variant of the reference {kind}")
+    group.add_argument("--webhook-url", default="", metavar="URL",
+                       help="a webhook under test already running at this https URL")
+    group.add_argument("--webhook-ca-bundle", default="", metavar="FILE",
+                       help="the PEM CA that signed --webhook-url's serving certificate")
+
+
+def _components(args: argparse.Namespace) -> Components:
+    def chosen(kind: Kind) -> component.Component:
+        def value(name: str) -> str:
+            return str(getattr(args, f"{kind}_{name}", "") or "")
+
+        return component.from_choices(kind, variant=value("variant"), command=value("command"),
+                                      url=value("url"), ca_bundle=value("ca_bundle"), flag="--")
+
+    return Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
+
+
+def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
+    _add_target(qual)
+    qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    qual.add_argument("--slo", type=Path, metavar="FILE",
+                      help="SLO file whose entries replace or add to the defaults by name")
+    qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="run only these chaos experiments (chaos/*.yaml stems)")
+    qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="do not run these chaos experiments")
+    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
+    qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout)")
+    qual.add_argument("--allow-destructive", action="store_true",
+                      help="allow disruptive faults on a cluster zoneproof did not make")
+    _add_components(qual)
+    qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+
+
+def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cert = sub.add_parser("certify", help="qualify a vendor's components as a certification "
+                          "profile says; write the signed bundle (exit 0 only on PASS)")
+    cert.add_argument("profile", type=Path, help="certification profile (YAML, kind "
+                      "CertificationProfile; see certification/profile.example.yaml)")
+    cert.add_argument("--key", type=Path, required=True, metavar="PEM",
+                      help="the vendor's private signing key (Ed25519 or ECDSA P-256/P-384, PEM; "
+                           f"password in ${attestation.PASSWORD_ENV} if encrypted)")
+    cert.add_argument("-o", "--output", type=Path, metavar="BUNDLE",
+                      help="bundle path (default: <reports>/<product>-<version>-<run>"
+                           ".certification.tar.gz)")
+    cert.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    cert.add_argument("--reports", type=Path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout)")
+    cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    cert.set_defaults(handler=_certify)
+    ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
+                         "print what it attests (exit 0 verified PASS, 1 not verified, "
+                         "2 verified FAIL)")
+    ver.add_argument("bundle", type=Path, help="the .certification.tar.gz")
+    ver.add_argument("--key", type=Path, required=True, metavar="PEM",
+                     help="the vendor's public key (PEM)")
+    ver.set_defaults(handler=_verify)
+
+
+def _certify(args: argparse.Namespace) -> int:
+    chosen = profile.load(args.profile)
+    _reap(runs.reap_dead(_progress))
+    with _opened("certify"):
+        return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
+                               keep_cluster=args.keep_cluster, reports=args.reports,
+                               progress=_progress).code
+
+
+def _verify(args: argparse.Namespace) -> int:
+    try:
+        verified = certify.verify(args.bundle, args.key)
+    except errors.VerificationError as exc:
+        print(f"{args.bundle}: NOT VERIFIED")
+        for problem in str(exc).splitlines():
+            print(f"  - {problem}")
+        return 1
+    print("\n".join(certify.describe(args.bundle, verified)))
+    return 0 if verified.verdict == "PASS" else 2
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -118,22 +213,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="write the committed configs into DIR instead")
     kind_p.set_defaults(handler=_kind_config)
 
-    qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
-    _add_target(qual)
-    qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
-    qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
-    qual.add_argument("--slo", type=Path, metavar="FILE",
-                      help="SLO file whose entries replace or add to the defaults by name")
-    qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="run only these chaos experiments (chaos/*.yaml stems)")
-    qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="do not run these chaos experiments")
-    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
-    qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout)")
-    qual.add_argument("--allow-destructive", action="store_true",
-                      help="allow disruptive faults on a cluster zoneproof did not make")
-    qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    _add_qualify(sub)
+    _add_certify(sub)
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
     bench_p.add_argument("what", choices=sorted(bench.BENCHES))
@@ -141,8 +222,11 @@ def _parser() -> argparse.ArgumentParser:
     bench_p.add_argument("--json", type=Path, help="also write the figures to this file")
 
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
-    mutants_p.add_argument("component", choices=sorted(mutants.TARGETS))
+    mutants_p.add_argument("component", choices=sorted(mutants.SUITES))
     mutants_p.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
+    mutants_p.add_argument("--implementation", default=mutants.REFERENCE, metavar="NAME",
+                           help="registered implementation whose variants to run (entry-point "
+                                "group zoneproof.components; default: %(default)s)")
     mutants_p.set_defaults(handler=_mutants)
 
     _add_cluster_commands(sub)
@@ -226,7 +310,7 @@ def _run(args: argparse.Namespace) -> int:
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
             reports=args.reports, allow_destructive=args.allow_destructive,
-            pytest_args=list(args.pytest_args))
+            components=_components(args), pytest_args=list(args.pytest_args))
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         with _opened("qualify"):
             return qualify.qualify(backend, spec, options,
@@ -259,7 +343,12 @@ _STARTERS = ("up", "qualify", "down")
 
 @contextlib.contextmanager
 def _opened(kind: str) -> Iterator[runs.Run]:
-    """This command's run: what it makes is undone if it dies half-way (its keeper)."""
+    """This command's run: what it makes is undone if it dies half-way (its keeper). Called
+    inside another run (in-process, from a test), that run holds it instead."""
+    outer = runs.current()
+    if outer is not None:
+        yield outer
+        return
     run = runs.open_run(kind)
     try:
         yield run
@@ -292,7 +381,7 @@ def _down(args: argparse.Namespace, backend: cluster.Backend) -> int:
 def _mutants(args: argparse.Namespace) -> int:
     _reap(runs.reap_dead(_progress))
     with _opened("mutants"):
-        return mutants.main(args.component, args.only, _progress)
+        return mutants.main(args.component, args.only, _progress, args.implementation)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from zoneproof._util import certs, files, kube, waiting
 from zoneproof.cluster import ownership, runs, state, sweep
 from zoneproof.cluster.interface import Capability, Progress
 from zoneproof.cluster.spec import NAME_PATTERN
+from zoneproof.specs import kubernetes
 
 __all__ = [
     "ZONE_LABEL",
@@ -37,9 +38,8 @@ __all__ = [
 #: A named creation step.
 Step = tuple[str, Callable[[], None]]
 
-ZONE_LABEL = "topology.kubernetes.io/zone"
-REGION_LABEL = "topology.kubernetes.io/region"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL, REGION_LABEL, HOSTNAME_LABEL = (kubernetes.ZONE_LABEL, kubernetes.REGION_LABEL,
+                                           kubernetes.HOSTNAME_LABEL)
 
 
 def node_ready(node: Any) -> bool:

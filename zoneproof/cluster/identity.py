@@ -9,7 +9,8 @@ every cluster it tests (``record``) so its reports can list them (``recorded``).
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,11 @@ class ClusterIdentity:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClusterIdentity:
+        """The identity ``to_dict`` wrote."""
+        return cls(**{f.name: str(data[f.name]) for f in fields(cls) if f.name in data})
 
     def describe(self) -> str:
         """One line for people."""
@@ -68,9 +74,9 @@ def record(found: ClusterIdentity) -> None:
     state.write_json(directory / f"{found.kube_system_uid}-{found.name}.json", found.to_dict())
 
 
-def recorded(run: runs.Run) -> list[dict[str, Any]]:
+def recorded(run: runs.Run) -> list[ClusterIdentity]:
     """Every cluster ``run`` recorded, the one under test first."""
     directory: Path = run.directory / "clusters"
-    found = [state.read_json(p) for p in sorted(directory.glob("*.json"))] \
-        if directory.is_dir() else []
-    return sorted(found, key=lambda c: (c.get("role") != "under test", c.get("name", "")))
+    found = [ClusterIdentity.from_dict(state.read_json(p))
+             for p in sorted(directory.glob("*.json"))] if directory.is_dir() else []
+    return sorted(found, key=lambda c: (c.role != "under test", c.name))

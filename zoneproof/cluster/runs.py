@@ -382,4 +382,4 @@ def _remove_object(holding: dict[str, Any], progress: Progress) -> None:
 def _uncordon(holding: dict[str, Any], progress: Progress) -> None:
     from zoneproof.cluster import sweep
 
-    sweep.uncordon(Path(holding["kubeconfig"]), list(holding["nodes"]), progress)
+    sweep.uncordon(Path(holding["kubeconfig"]), str(holding["selector"]), progress)

@@ -71,13 +71,14 @@ def track_named(kubeconfig: Path, kind: str, namespace: str, name: str) -> None:
                  object={"kind": kind, "namespace": namespace, "name": name})
 
 
-def hold_uncordon(kubeconfig: Path, nodes: list[str]) -> None:
-    """The current run uncordons ``nodes`` when it ends (it is about to cordon them)."""
+def hold_uncordon(kubeconfig: Path, label_selector: str) -> None:
+    """The current run uncordons the nodes of ``label_selector`` when it ends (it is about
+    to cordon them)."""
     run = runs.current()
-    if run is not None and nodes:
+    if run is not None:
         path = str(kubeconfig.resolve())
-        run.hold("uncordon", f"{path}:{','.join(sorted(nodes))}", kubeconfig=path,
-                 nodes=sorted(nodes))
+        run.hold("uncordon", f"{path}:{label_selector}", kubeconfig=path,
+                 selector=label_selector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,13 +162,14 @@ def remove_named(kubeconfig: Path, obj: dict[str, str], progress: Progress) -> N
     progress(f"removed Lease {obj['namespace']}/{obj['name']} from the cluster of {kubeconfig}")
 
 
-def uncordon(kubeconfig: Path, nodes: list[str], progress: Progress) -> None:
-    """Make ``nodes`` schedulable again (those that still exist)."""
+def uncordon(kubeconfig: Path, label_selector: str, progress: Progress) -> None:
+    """Make the nodes of ``label_selector`` schedulable again."""
     api = _api(kubeconfig)
     if api is None:
         return
     with api:
         core = client.CoreV1Api(api)
+        nodes = [n.metadata.name for n in core.list_node(label_selector=label_selector).items]
         for node in nodes:
             try:
                 core.patch_node(node, {"spec": {"unschedulable": None}})

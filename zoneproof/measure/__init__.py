@@ -1,13 +1,17 @@
 """Measurement: recorders append timestamped events to one Timeline. Records, never judges.
 
 Belongs here: watch-based recorders (node readiness, pods, lease holders) and polled
-health (etcd members, API server), the Timeline they share, its JSON form, and pure
-attribution of audited deletes to Lease tenures. Not here:
+health (etcd members, API server), the Timeline they share, its JSON form, the recorded
+register history of the traffic's clients (``history``), the Lease history model
+(``lease``: windows of ability, overlaps, hand-overs) and pure attribution of audited
+deletes to Lease tenures. Not here:
 thresholds and verdicts (slo), injecting faults (cluster, faults).
 """
 
 from zoneproof.measure.attribution import UnfencedDelete, unfenced_deletes
 from zoneproof.measure.audit import PodDeletion, pod_deletions
+from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode
+from zoneproof.measure.lease import LeaseHistory, LeaseObservation, observations
 from zoneproof.measure.recorders import (
     HealthRecorder,
     LeaseRecorder,
@@ -21,13 +25,21 @@ from zoneproof.measure.timeline import Event, Timeline
 __all__ = [
     "Event",
     "HealthRecorder",
+    "History",
+    "LeaseHistory",
+    "LeaseObservation",
     "LeaseRecorder",
     "NodeReadyRecorder",
+    "OpKind",
+    "Operation",
+    "Outcome",
     "PodDeletion",
     "PodRecorder",
+    "ReadMode",
     "Recorder",
     "Timeline",
     "UnfencedDelete",
+    "observations",
     "pod_deletions",
     "recording",
     "unfenced_deletes",

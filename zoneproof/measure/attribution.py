@@ -11,37 +11,25 @@ be audited slightly *before* its tenure was recorded, and a tenure is recorded a
 slightly late. ``CLOCK_TOLERANCE_S`` widens every tenure by that much on both sides; it
 is far below the seconds a lame duck or a second actor acts outside its tenure.
 
-Limit: a tenure lasts until the *holder* changes, so a holder whose Lease expired but
-nobody took it over yet (e.g. a frozen process) still counts as holding it.
+Limit: without recorded renewals a tenure lasts until the *holder* changes, so a holder
+whose Lease expired but nobody took it over yet (e.g. a frozen process) still counts as
+holding it; with ``lease_renewed`` events it ends at the last renewal plus the duration
+(see ``zoneproof.measure.lease``).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from zoneproof.measure.audit import PodDeletion
+from zoneproof.measure.lease import LeaseHistory, Tenure, observations
 from zoneproof.measure.timeline import Event
 
 __all__ = ["CLOCK_TOLERANCE_S", "Tenure", "UnfencedDelete", "tenures", "unfenced_deletes"]
 
 CLOCK_TOLERANCE_S = 0.5
 """Seconds each tenure is widened by on both sides (see the module docstring)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Tenure:
-    """``holder`` held the Lease from ``start`` to ``end`` (None: still at the end of recording)."""
-
-    holder: str
-    start: dt.datetime
-    end: dt.datetime | None
-
-    def covers(self, at: dt.datetime, tolerance_s: float) -> bool:
-        """True if ``at`` falls in this tenure widened by ``tolerance_s``."""
-        slack = dt.timedelta(seconds=tolerance_s)
-        return self.start - slack <= at and (self.end is None or at <= self.end + slack)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,21 +49,7 @@ class UnfencedDelete:
 
 def tenures(events: Iterable[Event]) -> list[Tenure]:
     """Holder tenures from ``lease_holder`` events (other kinds are ignored); empty holders drop."""
-    changes = sorted((e for e in events if e.kind == "lease_holder"), key=lambda e: e.t)
-    found: list[Tenure] = []
-    for current, following in zip(changes, [*changes[1:], None], strict=False):
-        holder = current.detail.get("holder", "")
-        if holder:
-            end = None if following is None else dt.datetime.fromisoformat(following.wall)
-            found.append(Tenure(holder, dt.datetime.fromisoformat(current.wall), end))
-    return found
-
-
-def _holder_at(held: list[Tenure], at: dt.datetime) -> str:
-    for tenure in held:
-        if tenure.covers(at, 0.0):
-            return tenure.holder
-    return ""
+    return list(LeaseHistory(observations(events)).tenures)
 
 
 def unfenced_deletes(deletions: Iterable[PodDeletion], events: Iterable[Event], *,
@@ -84,9 +58,9 @@ def unfenced_deletes(deletions: Iterable[PodDeletion], events: Iterable[Event], 
     """Deletes by users starting with ``users_prefix`` made outside their own tenure.
 
     Every delete counts, whatever its HTTP code: a request is an action. Pass only the
-    deletions the check is about (e.g. the test's namespaces).
+    deletions the check is about (e.g. the test's namespaces). This is the Lease model's
+    ``unfenced`` question (``zoneproof.measure.lease``) asked of audited deletes.
     """
-    held = tenures(events)
-    return [UnfencedDelete(d, _holder_at(held, d.at)) for d in deletions
-            if d.user.startswith(users_prefix)
-            and not any(t.holder == d.user and t.covers(d.at, tolerance_s) for t in held)]
+    history = LeaseHistory(observations(events))
+    return [UnfencedDelete(d, history.holder_at(d.at)) for d in deletions
+            if d.user.startswith(users_prefix) and not history.fenced(d.user, d.at, tolerance_s)]

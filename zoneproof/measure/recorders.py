@@ -1,9 +1,9 @@
 """Recorders: threads that watch the API (or poll health) and append events to a Timeline.
 
 Event kinds (stable names used by SLOs and plots):
-``node_ready`` {status, zone} · ``pod_created`` / ``pod_scheduled`` / ``pod_ready`` /
-``pod_deleting`` / ``pod_deleted`` {uid, node} · ``lease_holder`` {holder, transitions} ·
-``apiserver_ready`` {ready} · ``etcd_member`` {healthy}.
+``node_ready`` {status, zone} · ``node_schedulable`` {schedulable} · ``pod_created`` /
+``pod_scheduled`` / ``pod_ready`` / ``pod_deleting`` / ``pod_deleted`` {uid, node} ·
+``lease_holder`` {holder, transitions} · ``apiserver_ready`` {ready} · ``etcd_member`` {healthy}.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from kubernetes import client, watch
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.measure.timeline import Timeline
+from zoneproof.specs import kubernetes
 
 __all__ = [
     "HealthRecorder",
@@ -116,12 +117,14 @@ class _WatchRecorder:
 
 
 class NodeReadyRecorder(_WatchRecorder):
-    """``node_ready`` each time a node's Ready condition changes (and once initially)."""
+    """``node_ready`` each time a node's Ready condition changes, ``node_schedulable`` each
+    time it is cordoned or uncordoned (both once initially)."""
 
     def __init__(self, api: client.ApiClient) -> None:
         super().__init__(api)
         self.core = client.CoreV1Api(api)
         self._last: dict[str, str | None] = {}
+        self._schedulable: dict[str, bool] = {}
 
     def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
         return self.core.list_node, (), {}
@@ -131,8 +134,13 @@ class NodeReadyRecorder(_WatchRecorder):
         status = "Deleted" if event_type == "DELETED" else _condition(obj, "Ready") or "None"
         if self._last.get(name) != status:
             self._last[name] = status
-            zone = (obj.metadata.labels or {}).get("topology.kubernetes.io/zone", "")
+            zone = (obj.metadata.labels or {}).get(kubernetes.ZONE_LABEL, "")
             self.timeline.add("node_ready", name, status=status, zone=zone,
+                              initial=str(initial))
+        schedulable = event_type != "DELETED" and not obj.spec.unschedulable
+        if self._schedulable.get(name) != schedulable:
+            self._schedulable[name] = schedulable
+            self.timeline.add("node_schedulable", name, schedulable=str(schedulable),
                               initial=str(initial))
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "not_ready_detection",
     "pdb_budget_exceeded",
     "pod_ready_elsewhere",
+    "ready_elsewhere",
     "write_error_window",
 ]
 
@@ -84,6 +85,14 @@ def pod_ready_elsewhere(timeline: Timeline, fault: FaultRecord, pods: Iterable[s
                        if e.detail.get("node") not in fault.targets)
         waits.append(ready.t - fault.injected_at if ready else None)
     return _max(waits)
+
+
+def ready_elsewhere(timeline: Timeline, fault: FaultRecord, prefix: str) -> float | None:
+    """Seconds from injection until some pod whose name starts with ``prefix`` (``ns/core-``:
+    any pod of a workload, whatever its name) is Ready on a node the fault did not hit."""
+    ready = _first(e for e in timeline.select("pod_ready", after=fault.injected_at)
+                   if e.subject.startswith(prefix) and e.detail.get("node") not in fault.targets)
+    return ready.t - fault.injected_at if ready else None
 
 
 def lease_failover(timeline: Timeline, fault: FaultRecord, lease: str) -> float | None:
@@ -151,34 +160,36 @@ def failed_admissions(timeline: Timeline, faults: Iterable[FaultRecord]) -> floa
                      and not any(start <= e.t <= end for start, end in windows)))
 
 
-def pdb_budget_exceeded(timeline: Timeline, workloads: Iterable[str], replicas: int,
-                        max_unavailable: int) -> float | None:
-    """Most pods of one workload unavailable beyond its PDB during a drain (0: it held).
+def pdb_budget_exceeded(timeline: Timeline, drain: FaultRecord, workloads: Iterable[str],
+                        replicas: int, max_unavailable: int) -> float:
+    """Most pods of one workload unavailable beyond its PDB during ``drain`` (0: it held).
 
     Workloads are pod-name prefixes (``ns/db-``). A pod is available from ``pod_ready``
     until ``pod_deleting``/``pod_deleted`` (a pod being evicted no longer counts, as for
-    the PDB). The window runs from ``drain_started`` to the next ``workloads_ready``
-    (the timeline's end without one). None without a ``drain_started`` event.
+    the PDB). The window runs from the drain's injection to the next ``workloads_ready``
+    (the timeline's end without one).
     """
-    drain = timeline.first("drain_started")
-    if drain is None:
-        return None
-    done = _first(timeline.select("workloads_ready", after=drain.t))
+    start = drain.injected_at
+    done = _first(timeline.select("workloads_ready", after=start))
     end = done.t if done else float("inf")
     worst = 0.0
     for prefix in workloads:
         available: set[str] = set()
+        started = False
         for event in timeline.events:
             if event.t > end:
                 break
-            if event is drain:
+            if event.t >= start and not started:  # what the drain began with
+                started = True
                 worst = max(worst, float(replicas - len(available) - max_unavailable))
-            elif event.subject.startswith(prefix):
+            if event.subject.startswith(prefix):
                 uid = event.detail.get("uid", event.subject)
                 if event.kind == "pod_ready":
                     available.add(uid)
                 elif event.kind in ("pod_deleting", "pod_deleted"):
                     available.discard(uid)
-                if event.t >= drain.t:
+                if started:
                     worst = max(worst, float(replicas - len(available) - max_unavailable))
+        if not started:
+            worst = max(worst, float(replicas - len(available) - max_unavailable))
     return worst

@@ -13,6 +13,8 @@ A user file overrides the defaults by name (fields given replace the default's) 
 add SLOs. ``metric`` must be one zoneproof measures: the defaults file bounds each of them
 once, so its metrics are the known ones (a misspelled metric would never have data). ``max``
 must be a finite number >= 0 (``.nan`` compares false with everything, so it would pass).
+``load_slos`` is the one place an SLO file is read and validated: the pytest plugin, the
+chaos control and ``zoneproof qualify`` all call it and pass the ``SloSet`` on.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class SloSet:
     """The SLOs of a run, by name."""
 
     slos: tuple[Slo, ...]
+    source: Path | None = None
+    """The user's file merged over the defaults (None: the defaults alone)."""
 
     def get(self, name: str) -> Slo:
         """The SLO called ``name``; ConfigError lists the known ones."""
@@ -114,11 +118,13 @@ def known_metrics(defaults: Path = DEFAULTS) -> frozenset[str]:
     return frozenset(str(e["metric"]) for e in entries if "metric" in e)
 
 
-def load_slos(override: Path | None = None, *, defaults: Path = DEFAULTS) -> SloSet:
-    """The default SLOs, with ``override``'s entries replacing or adding by name.
+def load_slos(override: str | Path | None = None, *, defaults: Path = DEFAULTS) -> SloSet:
+    """The default SLOs, with ``override``'s entries replacing or adding by name (an empty
+    ``override``: the defaults alone).
 
     Raises ConfigError listing every problem in both files.
     """
+    override = Path(override).expanduser().resolve() if override else None
     merged: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     for path in (defaults, override) if override is not None else (defaults,):
@@ -136,5 +142,5 @@ def load_slos(override: Path | None = None, *, defaults: Path = DEFAULTS) -> Slo
             slos.append(slo)
     if problems:
         raise errors.ConfigError("invalid SLO file:\n  - " + "\n  - ".join(problems))
-    return SloSet(tuple(slos))
+    return SloSet(tuple(slos), override)
 

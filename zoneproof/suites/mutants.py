@@ -1,11 +1,12 @@
 """``zoneproof mutants webhook|controller``: prove a conformance suite catches every broken variant.
 
-The suite runs once per variant, each in its own pytest process (``-x``: it stops at the
-first failing test), all on one local cluster made once (or adopted if it runs; deleted
-at the end only if made here). The verdict of a run comes from its exit code and its
-JUnit report: a broken variant is *caught* only if pytest exits 1 with a test *failure*
-(a setup error, a usage or collection error or a timeout is no verdict). The reference
-must pass.
+The variants are those of a registered implementation (the component registry; default
+the reference). The suite runs once per variant, each in its own pytest process (``-x``:
+it stops at the first failing test) given the component as ``--zp-components``, all on
+one local cluster made once (or adopted if it runs; deleted at the end only if made
+here). The verdict of a run comes from its exit code and its JUnit report: a broken
+variant is *caught* only if pytest exits 1 with a test *failure* (a setup error, a usage
+or collection error or a timeout is no verdict). The correct variant must pass.
 """
 
 from __future__ import annotations
@@ -24,14 +25,15 @@ from pathlib import Path
 from zoneproof import cluster, errors
 from zoneproof._util import processes
 from zoneproof.cluster.interface import Progress
-from zoneproof.components.reference.ha_config import variants as webhook_variants
-from zoneproof.components.reference.ha_controller import variants as controller_variants
+from zoneproof.components.harness import registry
+from zoneproof.components.harness.component import Component, Components, Registered
+from zoneproof.components.harness.registry import REFERENCE, Kind
 from zoneproof.suites import qualify
 
-__all__ = ["DEFAULT_CLUSTER", "REFERENCE", "TARGETS", "MutantRun", "Target", "Verdict",
-           "format_table", "junit_outcomes", "main", "problems", "run_mutants", "run_variant"]
+__all__ = ["DEFAULT_CLUSTER", "REFERENCE", "SUITES", "MutantRun", "Target", "Verdict",
+           "format_table", "junit_outcomes", "main", "problems", "run_mutants", "run_variant",
+           "target"]
 
-REFERENCE = "reference"
 DEFAULT_CLUSTER = "zp-mutants"
 _RUN_TIMEOUT_S = 1200.0
 _INTERRUPT_GRACE_S = 60.0
@@ -39,26 +41,48 @@ _TESTS_FAILED = 1
 _TIMED_OUT = -1
 
 
+#: The conformance suite of each kind of component (paths relative to the checkout).
+SUITES: dict[Kind, tuple[str, ...]] = {
+    Kind.WEBHOOK: ("conformance/ha_config/test_cases.py",),
+    Kind.CONTROLLER: ("conformance/ha_controller/test_controller.py",),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A component's suite (paths relative to the checkout), its variant option, its variants."""
+    """A suite and the variants of a registered implementation it runs against."""
 
     suite: tuple[str, ...]
-    option: str
-    variants: tuple[str, ...]
+    kind: Kind
+    implementation: str = REFERENCE
+    variants: tuple[str, ...] = ()
+    """The implementation's variants, the correct one first."""
+
+    @property
+    def correct(self) -> str:
+        """The variant that must pass."""
+        return self.variants[0]
 
     @property
     def mutants(self) -> tuple[str, ...]:
         """Every broken variant."""
-        return tuple(v for v in self.variants if v != REFERENCE)
+        return self.variants[1:]
+
+    def pytest_args(self, variant: str) -> list[str]:
+        """The option that puts ``variant`` under test (the other kind: the reference)."""
+        component = Component(self.kind, Registered(self.implementation, variant))
+        chosen = (Components(webhook=component) if self.kind is Kind.WEBHOOK
+                  else Components(controller=component))
+        return [f"--zp-components={chosen.to_json()}"]
 
 
-TARGETS: dict[str, Target] = {
-    "webhook": Target(("conformance/ha_config/test_cases.py",), "--zp-webhook-variant",
-                      tuple(webhook_variants.VARIANTS)),
-    "controller": Target(("conformance/ha_controller/test_controller.py",),
-                         "--zp-controller-variant", tuple(controller_variants.VARIANTS)),
-}
+def target(kind: str, implementation: str = REFERENCE) -> Target:
+    """The suite of ``kind`` against ``implementation``'s variants (from the registry)."""
+    if kind not in SUITES:
+        raise errors.ConfigError(f"unknown component kind {kind!r}: choose one of "
+                                 f"{', '.join(SUITES)}")
+    found = registry.implementation(Kind(kind), implementation)
+    return Target(SUITES[Kind(kind)], Kind(kind), implementation, found.variants)
 
 
 class Verdict(enum.StrEnum):
@@ -84,6 +108,8 @@ class MutantRun:
     errored_tests: tuple[str, ...]
     output: str
     """The tail of pytest's output."""
+    correct: str = REFERENCE
+    """The variant of the implementation that must pass."""
 
     @property
     def verdict(self) -> Verdict:
@@ -96,15 +122,15 @@ class MutantRun:
 
     @property
     def expected(self) -> Verdict:
-        """The reference must pass; every broken variant must fail."""
-        return Verdict.PASSED if self.variant == REFERENCE else Verdict.FAILED
+        """The correct variant must pass; every broken variant must fail."""
+        return Verdict.PASSED if self.variant == self.correct else Verdict.FAILED
 
     @property
     def outcome(self) -> str:
         """A word for the table: ok / caught / SURVIVED / BROKEN REFERENCE / INVALID RUN."""
         if self.verdict is Verdict.INVALID:
             return "INVALID RUN"
-        if self.variant == REFERENCE:
+        if self.variant == self.correct:
             return "ok" if self.verdict is Verdict.PASSED else "BROKEN REFERENCE"
         return "caught" if self.verdict is Verdict.FAILED else "SURVIVED"
 
@@ -149,27 +175,28 @@ def run_variant(target: Target, variant: str, *, cluster_name: str, workdir: Pat
     junit = workdir / f"{variant}.xml"
     junit.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "pytest", *target.suite, "-x", "-q", "-p", "no:cacheprovider",
-            f"{target.option}={variant}", f"--zp-cluster-name={cluster_name}",
+            *target.pytest_args(variant), f"--zp-cluster-name={cluster_name}",
             f"--junitxml={junit}", *extra_args]
     log_file = workdir / f"{variant}.log"
     started = time.monotonic()
     code = _run_suite(argv, log_file, timeout_s)
     failed, errored = junit_outcomes(junit)
     return MutantRun(variant, code, time.monotonic() - started, failed, errored,
-                     processes.tail(log_file.read_text(errors="replace"), 40))
+                     processes.tail(log_file.read_text(errors="replace"), 40), target.correct)
 
 
 def run_mutants(component: str, names: Sequence[str] | None = None, *, workdir: Path,
-                cluster_name: str = DEFAULT_CLUSTER, progress: Progress = lambda _: None,
-                extra_args: Sequence[str] = (), timeout_s: float = _RUN_TIMEOUT_S
-                ) -> list[MutantRun]:
-    """The reference and then each mutant of ``names`` (default: all) on one cluster."""
-    target = TARGETS[component]
-    unknown = sorted(set(names or ()) - set(target.mutants))
+                implementation: str = REFERENCE, cluster_name: str = DEFAULT_CLUSTER,
+                progress: Progress = lambda _: None, extra_args: Sequence[str] = (),
+                timeout_s: float = _RUN_TIMEOUT_S) -> list[MutantRun]:
+    """The correct variant of ``implementation`` and then each mutant of ``names`` (default:
+    all) on one cluster."""
+    suite = target(component, implementation)
+    unknown = sorted(set(names or ()) - set(suite.mutants))
     if unknown:
-        raise errors.ConfigError(f"unknown {component} mutant(s) {', '.join(unknown)}: choose "
-                                 f"from {', '.join(target.mutants)}")
-    chosen = [REFERENCE, *(m for m in target.mutants if not names or m in names)]
+        raise errors.ConfigError(f"unknown {component} mutant(s) {', '.join(unknown)} of "
+                                 f"{implementation!r}: choose from {', '.join(suite.mutants)}")
+    chosen = [suite.correct, *(m for m in suite.mutants if not names or m in names)]
     workdir.mkdir(parents=True, exist_ok=True)
     backend = cluster.get_backend(cluster.DEFAULT_BACKEND)
     created = backend.get(cluster_name) is None
@@ -178,7 +205,7 @@ def run_mutants(component: str, names: Sequence[str] | None = None, *, workdir: 
     try:
         runs = []
         for name in chosen:
-            runs.append(run_variant(target, name, cluster_name=cluster_name, workdir=workdir,
+            runs.append(run_variant(suite, name, cluster_name=cluster_name, workdir=workdir,
                                     extra_args=extra_args, timeout_s=timeout_s))
             progress(f"{component} {name}: {runs[-1].outcome} ({runs[-1].failed_test or '-'}, "
                      f"{runs[-1].seconds:.0f}s)")
@@ -203,19 +230,21 @@ def format_table(runs: Sequence[MutantRun]) -> str:
     lines += [f"{r.variant:<{width}}  {r.outcome:<11}  {r.seconds:7.1f}  {r.failed_test or '-'}"
               for r in runs]
     caught = sum(r.outcome == "caught" for r in runs)
-    broken = sum(r.variant != REFERENCE for r in runs)
+    broken = sum(r.variant != r.correct for r in runs)
     lines.append(f"{caught}/{broken} broken variants caught; "
                  f"{sum(r.seconds for r in runs):.0f}s of pytest runs")
     return "\n".join(lines)
 
 
-def main(component: str, only: Sequence[str] | None, progress: Progress) -> int:
-    """CLI body: logs in reports/mutants-<UTC>/; 0 only when the reference passes and every
-    mutant is caught."""
+def main(component: str, only: Sequence[str] | None, progress: Progress,
+         implementation: str = REFERENCE) -> int:
+    """CLI body: logs in reports/mutants-<UTC>/; 0 only when the correct variant passes and
+    every mutant is caught."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     workdir = qualify.repo_root() / "reports" / f"mutants-{component}-{stamp}"
-    progress(f"{component} mutants: logs in {workdir}")
-    runs = run_mutants(component, only, workdir=workdir, progress=progress)
+    progress(f"{component} {implementation!r} mutants: logs in {workdir}")
+    runs = run_mutants(component, only, workdir=workdir, implementation=implementation,
+                       progress=progress)
     print(format_table(runs))
     found = problems(runs)
     for problem in found:

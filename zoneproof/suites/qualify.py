@@ -1,7 +1,7 @@
 """``zoneproof qualify``: the release gate — build, up, conformance + chaos, reports, down.
 
 Everything lands in ``reports/<UTC run>/``: junit.xml, allure-results and the allure HTML
-report, summary.json (verdict, each SLO's target/measured/pass, versions) and, per chaos
+report, summary.json (verdict, each SLO result, versions) and, per chaos
 experiment, its chaostoolkit journal, timeline and timeline plots. The exit code is 0
 only if every test passed, every SLO held and the reports were written; the verdict and
 summary.json name the cluster tested (URL, kube-system UID, version). On a backend that
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -27,10 +26,11 @@ from zoneproof._util import reaping
 from zoneproof.cluster import identity, ownership
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
-from zoneproof.report import allure_html
+from zoneproof.components.harness.component import Components
+from zoneproof.report import allure_html, summary
 from zoneproof.slo import load_slos
 
-__all__ = ["SUITES", "Options", "experiments", "qualify", "repo_root"]
+__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -49,6 +49,8 @@ class Options:
     allow_destructive: bool = False
     reports: Path | None = None
     """Parent of the run's report directory (default: reports/ in the checkout)."""
+    components: Components = field(default_factory=Components)
+    """The webhook and controller under test (passed to pytest as ``--zp-components``)."""
     pytest_args: list[str] = field(default_factory=list)
 
 
@@ -117,7 +119,8 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
             "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",
             f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
             f"--zp-report-dir={reports}", f"--junitxml={reports / 'junit.xml'}",
-            f"--alluredir={reports / 'allure-results'}"]
+            f"--alluredir={reports / 'allure-results'}",
+            f"--zp-components={options.components.to_json()}"]
     if kubeconfig is not None:
         argv.append(f"--zp-kubeconfig={kubeconfig}")
     if options.allow_destructive:
@@ -131,19 +134,37 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
     return [*argv, *options.pytest_args]
 
 
-def describe(summary: dict[str, Any]) -> list[str]:
+def experiment_of(test: str) -> str:
+    """The experiment a chaos test id names (its parameter: ``...[zone-outage]``)."""
+    return test.rsplit("[", 1)[-1].rstrip("]")
+
+
+def describe(run: summary.Summary) -> list[str]:
     """Lines for the terminal: each SLO, each chaos experiment's wall time, failures."""
     lines = [f"{'SLO':<34}{'experiment':<36}{'target':>9}{'measured':>10}  result"]
-    for row in summary.get("slos", []):
-        measured = "-" if row["measured"] is None else f"{row['measured']:.2f}"
-        experiment = row["test"].rsplit("[", 1)[-1].rstrip("]")
-        lines.append(f"{row['name']:<34}{experiment:<36}{row['target']:>9g}{measured:>10}  "
-                     f"{'PASS' if row['pass'] else row['status']}")
-    walls = [t for t in summary.get("tests", []) if "chaos/" in t["test"]]
-    lines += [f"experiment {t['test'].rsplit('[', 1)[-1].rstrip(']')}: {t['outcome']} in "
-              f"{t['duration_s']:.1f} s" for t in walls]
-    lines += [f"FAILED {f['test']}" for f in summary.get("failures", [])]
+    for test, result in run.slos:
+        measured = "-" if result.observed is None else f"{result.observed:.2f}"
+        lines.append(f"{result.name:<34}{experiment_of(test):<36}{result.threshold:>9g}"
+                     f"{measured:>10}  {result.status}")
+    lines += [f"experiment {experiment_of(o.nodeid)}: {o.outcome} in {o.duration_s:.1f} s"
+              for o in run.outcomes if "chaos/" in o.nodeid]
+    lines += [f"FAILED {o.nodeid}" for o in run.failures]
+    lines += [f"cluster {c.role}: {c.describe()}" for c in run.clusters]
+    ran = run.versions.get("components", {})
+    for kind in ("webhook", "controller"):
+        if kind in ran:
+            lines += [f"{kind} under test: {_ran(entry)}" for entry in ran[kind]["ran"]] or [
+                f"{kind} under test: {ran[kind].get('note', 'never started')}"]
     return lines
+
+
+def _ran(entry: dict[str, Any]) -> str:
+    """One component that ran, for the terminal."""
+    what = entry["component"]
+    source = {"registered": f"{what.get('name')} variant {what.get('variant')}",
+              "command": f"command {what.get('command')!r}", "url": f"at {what.get('url')}"}
+    digest = f", {entry['executable']} sha256 {entry['sha256'][:16]}…" if "sha256" in entry else ""
+    return f"{source.get(what['source'], what['source'])}{digest} ({entry['starts']} starts)"
 
 
 def _report(reports: Path, options: Options, progress: Progress) -> bool:
@@ -152,8 +173,12 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
     if not summary_path.is_file():
         progress(f"no {summary_path}: the suite did not finish its run")
         return False
-    summary = json.loads(summary_path.read_text())
-    for line in describe(summary):
+    try:
+        run = summary.load(summary_path)
+    except errors.ConfigError as exc:
+        progress(str(exc))
+        return False
+    for line in describe(run):
         progress(line)
     if not options.html:
         return True
@@ -167,9 +192,23 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A finished qualification: its exit code and report directory."""
+
+    code: int
+    reports: Path
+
+
 def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
             progress: Progress) -> int:
     """Run the qualification; 0 only if everything passed and the reports were written."""
+    return execute(backend, spec, options, kubeconfig=kubeconfig, progress=progress).code
+
+
+def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
+            progress: Progress) -> Run:
+    """``qualify``, returning where the reports are too (certify packs them)."""
     root = repo_root()
     _check(options, root, backend)
     reports = _reports_dir(options, root)
@@ -198,4 +237,4 @@ def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
         code = 1
     progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}) for "
              f"{tested.describe()}; reports: {reports}")
-    return code
+    return Run(code, reports)

@@ -19,7 +19,9 @@ from kubernetes import client
 from zoneproof._util import kube, waiting
 from zoneproof.cluster.interface import WORKLOAD_IMAGE, Component
 from zoneproof.cluster.kind import KindCluster, docker
+from zoneproof.components.harness import component
 from zoneproof.components.harness import webhook as webhooks
+from zoneproof.components.harness.registry import Kind
 from zoneproof.measure import audit
 
 ZONE = "topology.kubernetes.io/zone"
@@ -188,7 +190,7 @@ def test_killed_apiserver_is_unready_until_restarted(kc: KindCluster) -> None:
 def test_webhook_on_the_host_is_called_by_the_apiserver_in_the_node(
         kc: KindCluster, tmp_path: Path) -> None:
     """The reference webhook binds the docker gateway; the API server calls it there."""
-    running = webhooks.RunningWebhook(kc, webhooks.WebhookSettings(), tmp_path)
+    running = webhooks.RunningWebhook(kc, component.Component(Kind.WEBHOOK), tmp_path)
     try:
         running.start()  # returns once a dry-run Deployment came back mutated
         assert running.url.startswith(f"https://{kc.host_address}:")

@@ -1,4 +1,8 @@
-"""The Kubernetes wrapper module and the version stamp."""
+"""The Kubernetes wrapper module, the version stamp, and zoneproof's own Go sources."""
+
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +49,12 @@ def test_ldflags_stamp_version_and_strip() -> None:
     flags = build.kube_ldflags("v1.37.2")
     assert "-X k8s.io/component-base/version.gitVersion=v1.37.2" in flags
     assert "gitMinor=37" in flags and flags.startswith("-s -w")
+
+
+def test_zoneproofs_own_go_sources_are_gofmt_clean() -> None:
+    gofmt = shutil.which("gofmt")
+    if gofmt is None:
+        pytest.skip("needs gofmt (comes with Go)")
+    gobuild = Path(build.__file__).parent / "gobuild"
+    out = subprocess.run([gofmt, "-l", str(gobuild)], capture_output=True, text=True, check=True)
+    assert out.stdout == "", f"run gofmt -w on: {out.stdout}"

@@ -62,3 +62,14 @@ def test_kind_images_are_the_ones_the_pinned_kind_names() -> None:
     for name, ref in KIND_UPSTREAM_IMAGES.items():
         assert ref in sources, f"{name}: {ref} is not what kind {PINS.kind} names"
     assert KIND_UPSTREAM_IMAGES["loadbalancer"].endswith(":" + PINS.tcplb)
+
+
+def test_the_porcupine_pin_is_served_by_the_module_proxy() -> None:
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("needs `go` to ask the module proxy")
+    out = subprocess.run([go, "list", "-m", "-versions", "github.com/anishathalye/porcupine"],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        pytest.skip(f"module proxy unreachable: {out.stderr.strip()[:200]}")
+    assert PINS.porcupine in out.stdout.split()[1:]

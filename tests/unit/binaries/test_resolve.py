@@ -1,12 +1,14 @@
 """Binary resolution: explicit paths, cache verification, and the errors that name the fix."""
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from zoneproof import errors
-from zoneproof.binaries import BINARIES, PINS, resolve
+from zoneproof.binaries import BINARIES, PINS, build, resolve
 from zoneproof.binaries.build import KWOK_STAGES
 
 
@@ -126,3 +128,48 @@ def test_unknown_binary_lists_the_known_ones(cache: Path) -> None:
 def test_node_binaries_share_the_kubernetes_pin() -> None:
     assert PINS.version_of("kubernetes-node") == PINS.kubernetes
     assert PINS.version_of("local-path-provisioner") == PINS.local_path_provisioner
+
+
+def test_a_binary_with_its_own_go_logic_is_cached_by_a_digest_of_its_sources(
+        cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """porcupine-check holds zoneproof's register model: a changed model must not reuse a
+    binary built from the old one, though the porcupine pin is the same."""
+    digest = build.source_digest("porcupine")
+    assert len(digest) == 12 and build.source_digest("etcd") == ""
+    target = cache / "bin" / f"porcupine-{PINS.porcupine}-{digest}"
+    target.mkdir(parents=True)
+    (target / "porcupine-check").write_text("#!/bin/sh\n")
+    (target / "porcupine-check").chmod(0o755)
+    (target / resolve.MANIFEST).write_text(json.dumps(
+        {"porcupine-check": resolve.sha256_of(target / "porcupine-check")}))
+    assert resolve.resolve("porcupine-check", build_missing=False) == target / "porcupine-check"
+    sources = tmp_path / "gobuild"
+    (sources / "porcupine").mkdir(parents=True)
+    (sources / "porcupine" / "model.go").write_text("package main // changed\n")
+    monkeypatch.setattr(build, "_GOBUILD_DIR", sources)
+    assert build.source_digest("porcupine") != digest
+    with pytest.raises(errors.BinaryError, match="not in the cache"):
+        resolve.resolve("porcupine-check", build_missing=False)
+
+
+def test_concurrent_resolutions_build_a_missing_project_once(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two xdist workers needing porcupine-check at once: one builds, the other waits."""
+    builds: list[str] = []
+
+    def fake_build(project: str, version: str, work: Path, out: Path, progress: object) -> None:
+        builds.append(project)
+        time.sleep(0.3)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "porcupine-check").write_text("#!/bin/sh\n")
+        (out / "porcupine-check").chmod(0o755)
+
+    monkeypatch.setattr(build, "build_project", fake_build)
+    found: list[Path] = []
+    threads = [threading.Thread(target=lambda: found.append(
+        resolve.resolve("porcupine-check", progress=lambda _: None))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert builds == ["porcupine"] and len(found) == 2 and found[0] == found[1]

@@ -42,12 +42,12 @@ def test_a_run_holds_its_clusters_objects_leases_and_cordons(run: runs.Run,
     sweep.track(kubeconfig)
     sweep.track(kubeconfig)
     sweep.track_named(kubeconfig, "Lease", "default", "zoneproof-ha-controller")
-    sweep.hold_uncordon(kubeconfig, ["zone-a-node-2", "zone-a-node-1"])
+    sweep.hold_uncordon(kubeconfig, "topology.kubernetes.io/zone=zone-a")
     held = {h["kind"]: h for h in run.holdings()}
     assert sorted(held) == ["object", "objects", "uncordon"] and len(run.holdings()) == 3
     assert held["objects"]["run"] == run.id
     assert held["object"]["object"] == {"kind": "Lease", "namespace": "default",
                                         "name": "zoneproof-ha-controller"}
-    assert held["uncordon"]["nodes"] == ["zone-a-node-1", "zone-a-node-2"]
+    assert held["uncordon"]["selector"] == "topology.kubernetes.io/zone=zone-a"
     # the cluster is gone (its kubeconfig with it): undoing is a no-op, not an error
     assert runs.close(print) == []

@@ -9,6 +9,10 @@ import pytest
 from zoneproof import cluster, errors
 from zoneproof.bench.chaos import samples_of
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.components.harness.component import Command, Component, Components
+from zoneproof.components.harness.registry import Kind
+from zoneproof.report import summary
+from zoneproof.slo import SloResult, SloStatus
 from zoneproof.suites import qualify
 
 ROOT = qualify.repo_root()
@@ -42,37 +46,56 @@ def test_bad_slo_file_is_refused_first(tmp_path: Path) -> None:
 
 
 def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
+    vendor = Components(controller=Component(Kind.CONTROLLER, Command("c {kubeconfig} {identity}")))
     options = qualify.Options(slo_file=tmp_path / "s.yaml", only=("zone-outage", "zone-drain"),
                               skip=("webhook-down",), allow_destructive=True,
-                              pytest_args=["-x"])
+                              components=vendor, pytest_args=["-x"])
     argv = qualify._pytest_argv(cluster.get_backend("local"), ClusterSpec(name="zp"), tmp_path,
                                 options, kubeconfig=None)
     assert argv[-1] == "-x"
     for expected in ("--zp-backend=local", "--zp-cluster-name=zp", f"--zp-report-dir={tmp_path}",
                      f"--junitxml={tmp_path / 'junit.xml'}", "--zp-experiments=zone-outage,zone-drain",
                      "--zp-skip-experiments=webhook-down", "--zp-allow-destructive",
-                     f"--zp-slo-file={tmp_path / 's.yaml'}"):
+                     f"--zp-slo-file={tmp_path / 's.yaml'}", f"--zp-components={vendor.to_json()}"):
         assert expected in argv
 
 
+def _summary(*outcomes: summary.Outcome) -> summary.Summary:
+    return summary.build(list(outcomes), started="s", finished="f", duration_s=1.0,
+                         versions={}, exit_status=1)
+
+
+def _result(name: str, status: SloStatus, observed: float | None) -> SloResult:
+    return SloResult(name, status, observed, 9.0, "seconds", "")
+
+
 def test_describe_lists_slos_walls_and_failures() -> None:
-    lines = qualify.describe({
-        "slos": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
-                  "name": "lease-failover", "status": "NO_DATA", "target": 9.0, "measured": None,
-                  "pass": False}],
-        "tests": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
-                   "outcome": "failed", "duration_s": 21.5}],
-        "failures": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]"}]})
+    lines = qualify.describe(_summary(summary.Outcome(
+        "chaos/test_experiments.py::test_experiment[zone-outage]", "failed", 21.5,
+        [_result("lease-failover", SloStatus.NO_DATA, None)])))
     assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
     assert lines[2] == "experiment zone-outage: failed in 21.5 s"
     assert lines[3].startswith("FAILED chaos/")
 
 
+def test_describe_names_the_components_that_ran() -> None:
+    vendor = {"component": {"kind": "webhook", "source": "command", "command": "hook {port}"},
+              "executable": "/usr/bin/hook", "sha256": "ab" * 32, "starts": 2}
+    lines = qualify.describe(summary.build([], started="s", finished="f", duration_s=1.0,
+                                           versions={"components": {
+        "webhook": {"starts": 2, "ran": [vendor]},
+        "controller": {"starts": 0, "ran": [], "note": "no controller was started in this run"}}},
+                                           exit_status=0))
+    assert lines[1:] == [
+        "webhook under test: command 'hook {port}', /usr/bin/hook sha256 abababababababab… (2 starts)",
+        "controller under test: no controller was started in this run"]
+
+
 def test_bench_chaos_samples_every_measured_slo_and_wall_time() -> None:
     test = "chaos/test_experiments.py::test_experiment[zone-outage]"
-    samples = samples_of({
-        "slos": [{"test": test, "name": "lease-failover", "measured": 6.5},
-                 {"test": test, "name": "concurrent-actors", "measured": None}],
-        "tests": [{"test": test, "duration_s": 20.5},
-                  {"test": "conformance/x.py::test_y", "duration_s": 1.0}]})
+    samples = samples_of(_summary(
+        summary.Outcome(test, "passed", 20.5, [
+            _result("lease-failover", SloStatus.PASS, 6.5),
+            _result("concurrent-actors", SloStatus.NO_DATA, None)]),
+        summary.Outcome("conformance/x.py::test_y", "passed", 1.0)))
     assert samples == {"zone-outage lease-failover": [6.5], "zone-outage wall s": [20.5]}

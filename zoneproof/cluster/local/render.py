@@ -11,6 +11,7 @@ import yaml
 from zoneproof.cluster.local.options import KwokPer
 from zoneproof.cluster.local.ports import Ports
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.specs import kubernetes
 
 __all__ = [
     "SERVICE_CIDR",
@@ -200,7 +201,7 @@ def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Pa
     if kwok_per == "node":
         manage = ["--manage-single-node", group]
     else:
-        manage = ["--manage-nodes-with-label-selector", f"topology.kubernetes.io/zone={group}"]
+        manage = ["--manage-nodes-with-label-selector", kubernetes.zone_selector(group)]
     return [
         str(binary), "--kubeconfig", str(paths.kwok_kubeconfig),
         "--config", ",".join(str(s) for s in (*stages, *OWN_KWOK_STAGES)),

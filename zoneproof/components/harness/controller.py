@@ -1,16 +1,16 @@
-"""Run an HA controller under test as N replicas on a cluster: reference or a vendor's command.
+"""Run an HA controller under test as N replicas on a cluster, whatever its source.
 
-The reference controller is one command template among others: a vendor passes their
-own template (same placeholders) and is tested by the same suite. Every replica gets its
-own client identity (a certificate from the cluster's CSR API, CN = its holderIdentity),
-so the API server's audit log says which replica deleted what. Their kubeconfigs live in
-the run's private directory; the RBAC is labelled with the run and the Lease held by it
-(both removed when the run ends, however it ends).
+The component (``component.Component``) says what runs: a registered implementation
+(the reference and its variants) or a vendor's command template, started the same way.
+Every replica gets its own client identity (a certificate from the cluster's CSR API,
+CN = its holderIdentity), so the API server's audit log says which replica deleted what.
+Their kubeconfigs live in the run's private directory; the RBAC is labelled with the run
+and the Lease held by it (both removed when the run ends, however it ends). Every start
+is described (``started.Started``) and noted in the ledger reports use.
 """
 
 from __future__ import annotations
 
-import shlex
 import signal
 import sys
 from dataclasses import dataclass, field, replace
@@ -22,12 +22,18 @@ from zoneproof import errors
 from zoneproof._util import daemons, kube, waiting
 from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Cluster
+from zoneproof.components.harness import started
+from zoneproof.components.harness.component import Component
+from zoneproof.components.harness.registry import Kind
 
-__all__ = ["GROUP", "REFERENCE_COMMAND", "ControllerReplicas", "ControllerSettings", "lease_holder"]
+__all__ = ["GROUP", "REPLICA_PREFIX", "ControllerReplicas", "ControllerSettings", "lease_holder"]
 
 #: Group of every controller identity; RBAC is bound to it.
 GROUP = "zoneproof:ha-controllers"
 ROLE = "zoneproof-ha-controller"
+#: Every replica's identity (its Lease holderIdentity and client user name) starts so:
+#: ``zp-hac-0``, ``zp-hac-1``...; the audit log attributes deletes by it.
+REPLICA_PREFIX = "zp-hac"
 
 def lease_holder(api: client.ApiClient, namespace: str, name: str) -> str:
     """holderIdentity of Lease ``namespace/name`` now ('' if free or absent)."""
@@ -40,18 +46,9 @@ def lease_holder(api: client.ApiClient, namespace: str, name: str) -> str:
     return str(lease.spec.holder_identity or "")
 
 
-REFERENCE_COMMAND = (
-    "{python} -m zoneproof.components.reference.ha_controller --kubeconfig {kubeconfig} "
-    "--identity {identity} --namespaces {namespaces} --selector {selector} "
-    "--lease-name {lease_name} --lease-namespace {lease_namespace} "
-    "--lease-duration {lease_duration} --renew-deadline {renew_deadline} "
-    "--retry-period {retry_period} --variant {variant}"
-)
-
-
 @dataclass(frozen=True, slots=True)
 class ControllerSettings:
-    """What the controller under test is told, and how it is started."""
+    """The controller under test and what it is told."""
 
     namespaces: tuple[str, ...]
     selector: str = "app=noobaa"
@@ -61,31 +58,30 @@ class ControllerSettings:
     lease_duration_s: int = 6
     renew_deadline_s: float = 4.0
     retry_period_s: float = 1.0
-    variant: str = "reference"
-    command: str = REFERENCE_COMMAND
+    component: Component = field(default_factory=lambda: Component(Kind.CONTROLLER))
     extra_env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.component.kind is not Kind.CONTROLLER:
+            raise errors.ConfigError(f"ControllerSettings needs a controller, got the "
+                                     f"{self.component.label()}")
 
     def argv(self, *, kubeconfig: Path, identity: str) -> list[str]:
         """The command line of one replica (placeholders filled in)."""
-        try:
-            text = self.command.format(
-                python=shlex.quote(sys.executable), kubeconfig=shlex.quote(str(kubeconfig)),
-                identity=identity, namespaces=",".join(self.namespaces),
-                selector=shlex.quote(self.selector), lease_name=self.lease_name,
-                lease_namespace=self.lease_namespace, lease_duration=self.lease_duration_s,
-                renew_deadline=self.renew_deadline_s, retry_period=self.retry_period_s,
-                variant=self.variant)
-        except KeyError as exc:
-            raise errors.ConfigError(
-                f"controller command has unknown placeholder {exc}: use {{kubeconfig}}, "
-                "{identity}, {namespaces}, {selector}, {lease_name}, {lease_namespace}, "
-                "{lease_duration}, {renew_deadline}, {retry_period}, {variant}, {python}"
-            ) from None
-        return shlex.split(text)
+        return self.component.argv({
+            "python": sys.executable, "kubeconfig": kubeconfig, "identity": identity,
+            "namespaces": ",".join(self.namespaces), "selector": self.selector,
+            "lease_name": self.lease_name, "lease_namespace": self.lease_namespace,
+            "lease_duration": self.lease_duration_s, "renew_deadline": self.renew_deadline_s,
+            "retry_period": self.retry_period_s})
 
     def with_namespaces(self, *namespaces: str) -> ControllerSettings:
         """A copy acting in ``namespaces``."""
         return replace(self, namespaces=tuple(namespaces))
+
+    def with_component(self, component: Component) -> ControllerSettings:
+        """A copy starting ``component``."""
+        return replace(self, component=component)
 
 
 def _ensure_rbac(api: client.ApiClient) -> None:
@@ -116,7 +112,8 @@ class ControllerReplicas:
     """N replicas of the controller under test on ``cluster``; stop_all() ends them all."""
 
     def __init__(self, cluster: Cluster, settings: ControllerSettings, workdir: Path, *,
-                 replicas: int = 2, prefix: str = "zp-hac") -> None:
+                 replicas: int = 2, prefix: str = REPLICA_PREFIX) -> None:
+        settings.component.validate()
         self.cluster, self.settings, self.workdir = cluster, settings, workdir
         self.identities = [f"{prefix}-{i}" for i in range(replicas)]
         self.records: dict[str, daemons.DaemonRecord] = {}
@@ -137,6 +134,8 @@ class ControllerReplicas:
     def start(self, identity: str) -> daemons.DaemonRecord:
         """Start replica ``identity`` (again)."""
         argv = self.settings.argv(kubeconfig=self.kubeconfig(identity), identity=identity)
+        started.note(started.of_command(self.settings.component, argv,
+                                        env=self.settings.extra_env or None))
         record = daemons.start(identity, argv, self.workdir / f"{identity}.log",
                                env=self.settings.extra_env)
         self.records[identity] = record

@@ -1,22 +1,22 @@
 """Run the high-availability-config webhook under test on a cluster and register it.
 
-Three ways, one code path for registration: the reference webhook (a command template,
-started on the cluster's ``host_address`` — loopback, or the docker gateway a kind node
-reaches this host by — with a serving certificate from a CA made at deploy time), a vendor's
-command (same template placeholders), or a webhook already running at a URL with its CA
-bundle. The MutatingWebhookConfiguration is the spec's (§3) for the chosen variant,
-labelled with the run (removed with it, whatever ends it). Certificates and keys live in
-the run's private directory and expire after ``runs.CREDENTIAL_LIFETIME_S``.
+One code path for every source of ``component.Component``: a registered implementation
+(the reference and its variants) or a vendor's command is started on the cluster's
+``host_address`` — loopback, or the docker gateway a kind node reaches this host by —
+with a serving certificate from a CA made at deploy time; a webhook already running at a
+URL is used with its CA bundle. The MutatingWebhookConfiguration is the spec's (§3), with
+the selection the component's registered variant wants, labelled with the run (removed
+with it, whatever ends it). Certificates and keys live in the run's private directory and
+expire after ``runs.CREDENTIAL_LIFETIME_S``. Every start is described
+(``started.Started``) and noted in the ledger reports are built from.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
-import shlex
 import ssl
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,44 +27,17 @@ from zoneproof import errors
 from zoneproof._util import certs, daemons, kube, ports, waiting
 from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components.reference.ha_config import variants as ha_variants
+from zoneproof.components.harness import started
+from zoneproof.components.harness.component import Component, Url
+from zoneproof.components.harness.registry import Kind
 from zoneproof.specs.ha_config import keys
 from zoneproof.specs.ha_config import registration as config
 
-__all__ = ["REFERENCE_COMMAND", "RunningWebhook", "WebhookSettings", "release"]
+__all__ = ["PROBE_NAMESPACE", "RunningWebhook", "release"]
 
-REFERENCE_COMMAND = (
-    "{python} -m zoneproof.components.reference.ha_config --kubeconfig {kubeconfig} --bind {host} "
-    "--port {port} --cert-file {cert_file} --key-file {key_file} --variant {variant}"
-)
 PROBE_NAMESPACE = "zoneproof-webhook-probe"
 _READY_TIMEOUT_S = 60.0
 _BIND_ATTEMPTS = 3
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookSettings:
-    """Which webhook is under test and how to reach it."""
-
-    variant: str = "reference"
-    command: str = REFERENCE_COMMAND
-    #: A webhook already running: its https URL and the PEM CA bundle that signs it.
-    url: str = ""
-    ca_bundle: Path | None = None
-    configuration_name: str = config.DEFAULT_CONFIGURATION_NAME
-
-    def problems(self) -> list[str]:
-        """What is wrong with these settings (empty when valid)."""
-        found = []
-        if self.variant not in ha_variants.VARIANTS:
-            found.append(f"webhook variant {self.variant!r} is unknown: choose one of "
-                         f"{', '.join(ha_variants.VARIANTS)}")
-        if self.url and (self.ca_bundle is None or not self.ca_bundle.is_file()):
-            found.append("a webhook URL needs --zp-webhook-ca-bundle FILE (the PEM CA that "
-                         "signed its serving certificate)")
-        if self.url and not self.url.startswith("https://"):
-            found.append(f"webhook URL {self.url!r} must be https:// (admission requires TLS)")
-        return found
 
 
 def _probe_deployment() -> dict[str, Any]:
@@ -80,13 +53,19 @@ def _probe_deployment() -> dict[str, Any]:
 class RunningWebhook:
     """A webhook deployed on ``cluster``: ``start()`` returns once the API server calls it."""
 
-    def __init__(self, cluster: Cluster, settings: WebhookSettings, workdir: Path) -> None:
-        if found := settings.problems():
-            raise errors.ConfigError("; ".join(found))
-        self.cluster, self.settings, self.workdir = cluster, settings, workdir
+    def __init__(self, cluster: Cluster, component: Component, workdir: Path, *,
+                 extra_args: tuple[str, ...] = (),
+                 configuration_name: str = config.DEFAULT_CONFIGURATION_NAME) -> None:
+        if component.kind is not Kind.WEBHOOK:
+            raise errors.ConfigError(f"RunningWebhook needs a webhook, got the {component.label()}")
+        component.validate()
+        self.cluster, self.component, self.workdir = cluster, component, workdir
+        self.extra_args, self.configuration_name = extra_args, configuration_name
         self.api = kube.api_client(cluster.kubeconfig)
         self.record: daemons.DaemonRecord | None = None
-        self.url = settings.url
+        self.url = component.source.url if isinstance(component.source, Url) else ""
+        self.started: started.Started | None = None
+        """What the last ``start`` ran (None before)."""
         workdir.mkdir(parents=True, exist_ok=True)
 
     # -- process ---------------------------------------------------------------------
@@ -111,10 +90,10 @@ class RunningWebhook:
                 runs.private_dir("webhook"), "serving")
         port = ports.choose_base(1, explicit=None, start=20000, stop=21000,
                                  free=lambda p: ports.is_free(p, host))
-        argv = shlex.split(self.settings.command.format(
-            python=shlex.quote(sys.executable), kubeconfig=shlex.quote(str(self.cluster.kubeconfig)),
-            port=port, cert_file=shlex.quote(str(cert_file)), key_file=shlex.quote(str(key_file)),
-            variant=self.settings.variant, host=host))
+        argv = self.component.argv(
+            {"python": sys.executable, "kubeconfig": self.cluster.kubeconfig, "port": port,
+             "cert_file": cert_file, "key_file": key_file, "host": host}, self.extra_args)
+        self.started = started.of_command(self.component, argv)
         record = self.record = daemons.start("webhook", argv, self.workdir / "webhook.log")
         self.url = config.webhook_url(host, port)
         context = ssl.create_default_context(cadata=ca.cert_pem.decode())
@@ -147,19 +126,20 @@ class RunningWebhook:
                                                    dry_run="All")
         return self.api.sanitize_for_serialization(stored)["spec"]
 
-    def _register(self, ca_bundle: bytes) -> None:
+    def _register(self, ca_bundle: bytes) -> config.MutatingWebhookConfiguration:
+        """Register the spec's configuration with the component's selection; the body."""
         admission = client.AdmissionregistrationV1Api(self.api)
         body = config.render_webhook_configuration(
-            ca_bundle=ca_bundle, url=self.url, name=self.settings.configuration_name,
-            selection=ha_variants.selection(ha_variants.VARIANTS[self.settings.variant]))
+            ca_bundle=ca_bundle, url=self.url, name=self.configuration_name,
+            selection=self.component.selection())
         labelled = sweep.labelled(body)
         try:
             admission.create_mutating_webhook_configuration(labelled)
         except client.ApiException as exc:
             if exc.status != 409:
                 raise
-            admission.replace_mutating_webhook_configuration(
-                self.settings.configuration_name, labelled)
+            admission.replace_mutating_webhook_configuration(self.configuration_name, labelled)
+        return body
 
     def start(self) -> RunningWebhook:
         """Serve (unless external), register, and wait until admissions really go through it."""
@@ -171,12 +151,18 @@ class RunningWebhook:
             if exc.status != 409:
                 raise
         baseline = copy.deepcopy(self._dry_run_probe())  # before registration: no webhook
-        if self.settings.url:
-            assert self.settings.ca_bundle is not None
-            ca_bundle = self.settings.ca_bundle.read_bytes()
-        else:
-            ca_bundle = self._serve()
-        self._register(ca_bundle)
+        self.started = None
+        try:  # noted even when it fails to come up: it was started
+            if isinstance(self.component.source, Url):
+                self.started = started.Started(self.component)
+                ca_bundle = self.component.source.ca_bundle.read_bytes()
+            else:
+                ca_bundle = self._serve()
+            assert self.started is not None
+            self.started = self.started.with_registration(self.url, self._register(ca_bundle))
+        finally:
+            if self.started is not None:
+                started.note(self.started)
 
         def mutating() -> tuple[bool, str]:
             return self._dry_run_probe() != baseline, "probe Deployment not mutated yet"
@@ -186,10 +172,10 @@ class RunningWebhook:
         return self
 
     def describe(self) -> dict[str, Any]:
-        """JSON description, enough for ``release`` in another process."""
+        """JSON description, enough for ``release`` in another process; ``started`` is what ran."""
         return {"kubeconfig": str(self.cluster.kubeconfig), "url": self.url,
-                "configuration": self.settings.configuration_name,
-                "variant": self.settings.variant,
+                "configuration": self.configuration_name,
+                "started": self.started.to_dict() if self.started else None,
                 "process": self.record.to_dict() if self.record else None}
 
     def stop(self) -> None:

@@ -17,8 +17,7 @@ from typing import Literal
 import yaml
 
 from zoneproof import errors
-from zoneproof.components.reference.ha_config import mutation
-from zoneproof.specs.ha_config import facts
+from zoneproof.specs.ha_config import configuration, facts
 from zoneproof.specs.ha_config.payloads import JsonObject
 
 __all__ = [
@@ -101,7 +100,7 @@ class Case:
     namespace: facts.NamespaceInfo
     cluster: ClusterShape
     hpas: tuple[facts.HpaInfo, ...]
-    settings: mutation.Settings
+    settings: configuration.Settings
     object: JsonObject
     steps: tuple[Step, ...]
     in_process_only: str | None
@@ -266,15 +265,15 @@ def _cluster(raw: object, problems: _Problems) -> ClusterShape:
     return ClusterShape(_int(raw.get("nodes"), "cluster.nodes", problems), tuple(zones))
 
 
-def _settings(raw: object, problems: _Problems) -> mutation.Settings:
+def _settings(raw: object, problems: _Problems) -> configuration.Settings:
     known = ("notReadyTolerationSeconds", "unreachableTolerationSeconds")
     webhook = raw or {}
     if not isinstance(webhook, dict) or set(webhook) - set(known):
         problems.add("webhook", f"only {' and '.join(known)} are known")
-        return mutation.Settings()
+        return configuration.Settings()
     not_ready, unreachable = (None if webhook.get(k) is None else _int(webhook[k], f"webhook.{k}", problems)
                               for k in known)
-    return mutation.Settings(not_ready, unreachable)
+    return configuration.Settings(not_ready, unreachable)
 
 
 def _list(raw: Mapping[str, object], key: str, problems: _Problems, *,

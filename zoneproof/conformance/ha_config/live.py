@@ -29,9 +29,8 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.cluster import sweep
-from zoneproof.components.reference.ha_config import mutation
 from zoneproof.conformance.ha_config import cases, simulation
-from zoneproof.specs.ha_config import facts, keys
+from zoneproof.specs.ha_config import configuration, facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
 __all__ = [
@@ -42,7 +41,7 @@ __all__ = [
     "LiveStep",
     "NodeSet",
     "baseline",
-    "command_with_settings",
+    "settings_args",
     "delete_namespace",
     "namespace_name",
     "needs_private_bed",
@@ -124,18 +123,21 @@ def needs_private_bed(case: cases.Case) -> str | None:
         return f"the webhook must see {case.cluster.nodes} Node(s)"
     if any(step.nodes is not None for step in case.steps):
         return "the case changes the Node count"
-    if case.settings != mutation.Settings():
+    if case.settings != configuration.Settings():
         return f"the webhook needs its own configuration ({case.settings})"
     return None
 
 
-def command_with_settings(command: str, settings: mutation.Settings) -> str:
-    """The webhook command template with the reference CLI's toleration flags for ``settings``."""
-    flags = [f"--not-ready-toleration-seconds {settings.not_ready_toleration_seconds}"
-             if settings.not_ready_toleration_seconds is not None else "",
-             f"--unreachable-toleration-seconds {settings.unreachable_toleration_seconds}"
-             if settings.unreachable_toleration_seconds is not None else ""]
-    return " ".join([command, *filter(None, flags)])
+def settings_args(settings: configuration.Settings) -> tuple[str, ...]:
+    """The arguments appended to the webhook's command for ``settings`` (the reference CLI's
+    toleration flags; a webhook under test takes the same)."""
+    args: list[str] = []
+    for flag, value in (("--not-ready-toleration-seconds", settings.not_ready_toleration_seconds),
+                        ("--unreachable-toleration-seconds",
+                         settings.unreachable_toleration_seconds)):
+        if value is not None:
+            args += [flag, str(value)]
+    return tuple(args)
 
 
 def _get(obj: JsonValue, path: tuple[str, ...]) -> tuple[bool, JsonValue]:

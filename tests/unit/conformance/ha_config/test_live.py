@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from zoneproof.components.reference.ha_config import mutation
 from zoneproof.conformance.ha_config import cases, live
+from zoneproof.specs.ha_config.configuration import Settings
 
 ALL = {c.id: c for c in cases.load_cases()}
 
@@ -18,12 +18,11 @@ def test_shared_and_private_cases() -> None:
     assert live.needs_private_bed(ALL["e01-seed-controller-three-zones"]) is None
 
 
-def test_command_with_settings_adds_only_configured_flags() -> None:
-    assert live.command_with_settings("run", mutation.Settings()) == "run"
-    assert live.command_with_settings("run", mutation.Settings(30, None)) == \
-        "run --not-ready-toleration-seconds 30"
-    assert live.command_with_settings("run", mutation.Settings(60, 120)) == \
-        "run --not-ready-toleration-seconds 60 --unreachable-toleration-seconds 120"
+def test_settings_args_are_only_the_configured_flags() -> None:
+    assert live.settings_args(Settings()) == ()
+    assert live.settings_args(Settings(30, None)) == ("--not-ready-toleration-seconds", "30")
+    assert live.settings_args(Settings(60, 120)) == (
+        "--not-ready-toleration-seconds", "60", "--unreachable-toleration-seconds", "120")
 
 
 def test_namespace_name_is_suffixed_and_short() -> None:

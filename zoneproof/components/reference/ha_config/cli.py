@@ -44,6 +44,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0 seconds, got {text}")
+    return value
+
+
 def _readable(text: str) -> Path:
     path = Path(text)
     if not path.is_file():
@@ -70,8 +77,21 @@ def build_parser() -> argparse.ArgumentParser:
                         help="defaultNotReadyTolerationSeconds (unset: no not-ready toleration)")
     parser.add_argument("--unreachable-toleration-seconds", type=_seconds, metavar="S",
                         help="defaultUnreachableTolerationSeconds (unset: no unreachable toleration)")
-    parser.add_argument("--max-body-bytes", type=_positive, default=server.DEFAULT_MAX_BODY_BYTES,
-                        metavar="N", help="largest accepted request body (default %(default)s)")
+    limits = parser.add_argument_group("serving limits (see the server module)")
+    default = server.Limits()
+    limits.add_argument("--max-body-bytes", type=_positive, default=default.max_body_bytes,
+                        metavar="N", help="largest accepted request body; larger: 413 (default %(default)s)")
+    limits.add_argument("--backlog", type=_positive, default=default.backlog, metavar="N",
+                        help="listen backlog (capped by net.core.somaxconn; default %(default)s)")
+    limits.add_argument("--max-connections", type=_positive, default=default.max_connections, metavar="N",
+                        help="open connections served; one more is answered 503 (default %(default)s)")
+    limits.add_argument("--header-timeout", type=_positive_seconds, default=default.header_timeout_s,
+                        metavar="S", help="request line and headers must arrive within (default %(default)s)")
+    limits.add_argument("--request-timeout", type=_positive_seconds, default=default.request_timeout_s,
+                        metavar="S", help="a whole request, from its first byte to the answer, within "
+                        "(default %(default)s)")
+    limits.add_argument("--idle-timeout", type=_positive_seconds, default=default.idle_timeout_s,
+                        metavar="S", help="close keep-alive connections idle for (default %(default)s)")
     parser.add_argument("--no-companion", action="store_true",
                         help="do not run the node controller (spec section 11) in this process")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -104,7 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         webhook = server.WebhookServer(cluster=cache, cert_file=args.cert_file, key_file=args.key_file,
                                        bind=args.bind, port=args.port, settings=settings, variant=variant,
-                                       max_body_bytes=args.max_body_bytes)
+                                       limits=server.Limits(
+                                           backlog=args.backlog, max_connections=args.max_connections,
+                                           header_timeout_s=args.header_timeout,
+                                           request_timeout_s=args.request_timeout,
+                                           idle_timeout_s=args.idle_timeout,
+                                           max_body_bytes=args.max_body_bytes))
     except (OSError, ValueError) as exc:
         raise errors.ConfigError(f"cannot serve on {args.bind}:{args.port} with {args.cert_file}: {exc}") \
             from exc

@@ -7,12 +7,12 @@ Go's ``json: cannot unmarshal …`` wording. Fields the handler never reads are 
 
 from __future__ import annotations
 
-import copy
+import marshal
 from dataclasses import dataclass
 
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["DecodeError", "decode"]
+__all__ = ["DecodeError", "copy_json", "decode"]
 
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -113,7 +113,7 @@ def _check_map(value: JsonValue, root: str, path: str) -> JsonValue:
 
 
 def _check(value: JsonValue, field: _Field, root: str, path: str) -> JsonValue:
-    """Validate ``value``; return it normalised (shares no mutable state with the input)."""
+    """Validate ``value``; return it normalised (``value`` is ``decode``'s private copy)."""
     if isinstance(field, _Scalar):
         return _check_scalar(value, field, root, path)
     if isinstance(field, _Map):
@@ -125,7 +125,7 @@ def _check(value: JsonValue, field: _Field, root: str, path: str) -> JsonValue:
         return [default if item is None else _check(item, field.item, root, path) for item in value]
     if not isinstance(value, dict):
         raise _fail(value, root, path, field.go_type)
-    result = copy.deepcopy(value)
+    result = dict(value)
     for key, sub in field.fields.items():
         if result.get(key) is not None:
             result[key] = _check(result[key], sub, root, f"{path}.{key}" if path else key)
@@ -138,11 +138,17 @@ def _go_name(field: _Field) -> str:
     return "map[string]string" if isinstance(field, _Map) else "[]" + _go_name(field.item)
 
 
+def copy_json(value: JsonValue) -> JsonValue:
+    """A deep copy of a parsed JSON value (marshal copies exactly JSON's types, in C: ~7x deepcopy)."""
+    copied: JsonValue = marshal.loads(marshal.dumps(value))
+    return copied
+
+
 def decode(raw: JsonValue, kind: str) -> JsonObject:
     """The object of a ``kind`` request, checked and normalised; DecodeError if it cannot be."""
     if raw is None:
         raise DecodeError("there is no content to decode")
     schema = _SCHEMAS[kind]
-    checked = _check(raw, schema, schema.go_type.split(".")[-1], "")
+    checked = _check(copy_json(raw), schema, schema.go_type.split(".")[-1], "")
     assert isinstance(checked, dict)
     return checked

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from zoneproof.components.reference.ha_config import decoding, gostrconv, patches, rules
 from zoneproof.components.reference.ha_config.variants import Behaviour
 from zoneproof.specs.ha_config import facts, keys
+from zoneproof.specs.ha_config.configuration import Settings
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue, PatchOp
 
 __all__ = ["NIL_POINTER_PANIC", "Request", "Settings", "Verdict", "admit"]
@@ -29,14 +29,6 @@ class Request:
     name: str
     operation: str
     obj: JsonValue = None
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Component configuration: default toleration seconds (None: no toleration added)."""
-
-    not_ready_toleration_seconds: int | None = None
-    unreachable_toleration_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +155,8 @@ def _want(obj: JsonObject, current: int, ctx: _Context) -> int | None:
 
 
 def _mutate_workload(original: JsonObject, kind: str, ctx: _Context) -> JsonObject:
-    obj = copy.deepcopy(original)
+    obj = decoding.copy_json(original)
+    assert isinstance(obj, dict)
     behaviour, policy = ctx.behaviour, ctx.policy
     current = _int(obj, "spec", "replicas")
     want = _want(obj, current, ctx)
@@ -208,7 +201,8 @@ def _mutate_workload(original: JsonObject, kind: str, ctx: _Context) -> JsonObje
 
 
 def _mutate_hpa(original: JsonObject, ctx: _Context) -> JsonObject:
-    obj = copy.deepcopy(original)
+    obj = decoding.copy_json(original)
+    assert isinstance(obj, dict)
     current_min = _int(obj, "spec", "minReplicas")
     want = _want(obj, current_min, ctx)
     if want is not None:

@@ -52,14 +52,15 @@ def _reject_constant(name: str) -> JsonValue:
 
 
 def _too_deep(value: JsonValue) -> bool:
-    stack: list[tuple[JsonValue, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return True
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, depth + 1) for child in children)
-    return False
+    """True if some value sits deeper than MAX_DEPTH (the root is at depth 1): one pass per level."""
+    containers = [value] if isinstance(value, dict | list) else []
+    for _depth in range(1, MAX_DEPTH):  # containers holds those at depth _depth
+        children = [child for node in containers
+                    for child in (node.values() if isinstance(node, dict) else node)]
+        containers = [child for child in children if isinstance(child, dict | list)]
+        if not containers:
+            return False
+    return any(containers)
 
 
 def _string(obj: JsonObject, key: str, where: str) -> str:

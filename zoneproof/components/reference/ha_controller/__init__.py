@@ -3,7 +3,8 @@
 Belongs here: the controller process run by conformance and chaos suites (one module per
 role: ``selectors`` and ``transitions`` are pure decisions, ``leader`` is Lease election,
 ``controller`` acts, ``watching`` feeds it, ``variants`` are the deliberately broken
-builds, ``cli`` wires a process). Not here: fault injection, measurement, SLO judgement.
+builds, ``cli`` wires a process, ``component`` is its entry in the component registry).
+Not here: fault injection, measurement, SLO judgement.
 Run it with ``python -m zoneproof.components.reference.ha_controller --help``.
 """
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -167,18 +169,29 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from zoneproof._util import kube
 
+    # The client's certificate and key files (from a kubeconfig's *-data) go into a private
+    # directory removed before any exit, os._exit on lease loss included.
+    credentials = Path(tempfile.mkdtemp(prefix="zp-hac-credentials-"))
+
+    def exit_now(code: int) -> NoReturn:
+        shutil.rmtree(credentials, ignore_errors=True)
+        os._exit(code)
+
     try:
-        api = kube.api_client(options.kubeconfig, context=options.context)
-    except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
-        error = errors.ConfigError(f"cannot build a Kubernetes client from "
-                                   f"{options.kubeconfig or 'the default kubeconfig'}: {exc}")
-        print(f"{parser.prog}: error: {error}", file=sys.stderr)
-        return EXIT_FATAL
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    return run(options, core=client.CoreV1Api(api), leases=client.CoordinationV1Api(api),
-               stop=stop)
+        try:
+            api = kube.api_client(options.kubeconfig, context=options.context, temp_dir=credentials)
+        except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
+            error = errors.ConfigError(f"cannot build a Kubernetes client from "
+                                       f"{options.kubeconfig or 'the default kubeconfig'}: {exc}")
+            print(f"{parser.prog}: error: {error}", file=sys.stderr)
+            return EXIT_FATAL
+        stop = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
+        return run(options, core=client.CoreV1Api(api), leases=client.CoordinationV1Api(api),
+                   stop=stop, exit_now=exit_now)
+    finally:
+        shutil.rmtree(credentials, ignore_errors=True)
 
 
 @dataclass(frozen=True, slots=True)

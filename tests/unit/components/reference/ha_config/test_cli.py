@@ -28,6 +28,10 @@ MODULE = [sys.executable, "-m", "zoneproof.components.reference.ha_config"]
     (["--port", "1", "--cert-file", "{f}", "--key-file", "{f}", "--unreachable-toleration-seconds", "-1"],
      "toleration seconds must be >= 0"),
     (["--cert-file", "{f}", "--key-file", "{f}"], "the following arguments are required: --port"),
+    (["--port", "1", "--cert-file", "{f}", "--key-file", "{f}", "--header-timeout", "0"],
+     "argument --header-timeout: must be > 0 seconds, got 0"),
+    (["--port", "1", "--cert-file", "{f}", "--key-file", "{f}", "--max-connections", "-3"],
+     "argument --max-connections: must be > 0, got -3"),
 ])
 def test_bad_arguments_exit_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
     existing = tmp_path / "f.pem"
@@ -77,16 +81,20 @@ def test_process_serves_health_and_refuses_until_caches_sync(tmp_path: Path) -> 
     crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(tmp_path, "tls")
     log_path = tmp_path / "webhook.log"
     argv = [*MODULE, "--kubeconfig", str(_kubeconfig(tmp_path, _closed_port())), "--port", "0",
-            "--cert-file", str(crt), "--key-file", str(key)]
+            "--cert-file", str(crt), "--key-file", str(key),
+            "--max-connections", "7", "--header-timeout", "2.5"]
     record = daemons.start("ha-config", argv, log_path)
     try:
         def serving() -> tuple[bool, object]:
             lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
-            ports = [line["port"] for line in lines if line.get("event") == "webhook-serving"]
+            ports = [(line["port"], line["max_connections"], line["header_timeout_s"])
+                     for line in lines if line.get("event") == "webhook-serving"]
             return bool(ports), ports[0] if ports else log_path.read_text()[-500:]
 
-        port = waiting.wait_for(serving, what="the webhook to log webhook-serving", timeout_s=30)
+        port, max_connections, header_timeout_s = waiting.wait_for(
+            serving, what="the webhook to log webhook-serving", timeout_s=30)
         assert isinstance(port, int)
+        assert (max_connections, header_timeout_s) == (7, 2.5), "the serving limits come from the options"
         context = ssl.create_default_context(cadata=ca.cert_pem.decode())
 
         def call(method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:

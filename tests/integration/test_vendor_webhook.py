@@ -1,0 +1,79 @@
+"""A broken webhook plugged in by command is the one the chaos experiments run, and the one
+summary.json names (issue 13: a report says only what happened).
+
+The "vendor" webhook is the reference module started as its ``wrong-zone-key`` variant,
+given as a plain command template (``--zp-webhook-command``, not ``--zp-webhook-variant``):
+its zone spread uses the wrong topology key, so zone-outage's zone-tolerant workload gets
+none and the experiment must fail at ``deploy-zone-tolerant-workload``. Had the experiment
+started the reference webhook instead, it would pass. The suite runs as a user would: a
+pytest run of the real experiment on its own bed, with a report directory.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from zoneproof_fixtures.settings import Settings
+
+from zoneproof import binaries
+from zoneproof.specs.ha_config import registration
+
+pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("vendor-webhook")]
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENT = "chaos/test_experiments.py::test_experiment[zone-outage]"
+BROKEN_BY_COMMAND = (
+    "{python} -m zoneproof.components.reference.ha_config --kubeconfig {kubeconfig} --bind {host} "
+    "--port {port} --cert-file {cert_file} --key-file {key_file} --variant wrong-zone-key")
+_RUN_TIMEOUT_S = 1200.0
+
+
+def _failed_activity(journal: dict[str, Any], name: str) -> dict[str, Any]:
+    runs = [r for r in journal["run"] if r["activity"]["name"] == name]
+    assert runs, f"the journal has no activity {name}"
+    return runs[0]
+
+
+def test_a_broken_webhook_by_command_fails_zone_outage_and_is_named(
+        zp_settings: Settings, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    backend = "kind" if zp_settings.backend == "kind" else "local"
+    argv = [sys.executable, "-m", "pytest", EXPERIMENT, "-p", "no:cacheprovider", "-q",
+            f"--zp-backend={backend}", f"--zp-webhook-command={BROKEN_BY_COMMAND}",
+            f"--zp-report-dir={reports}"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False,
+                          timeout=_RUN_TIMEOUT_S)
+    output = done.stdout[-3000:] + done.stderr[-2000:]
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, output
+
+    summary = json.loads((reports / "summary.json").read_text())
+    assert summary["verdict"] == "FAIL"
+    (failure,) = summary["failures"]
+    assert failure["test"] == EXPERIMENT
+    journal = json.loads((reports / "chaos" / "zone-outage" / "journal.json").read_text())
+    deploy = _failed_activity(journal, "deploy-zone-tolerant-workload")
+    assert deploy["status"] == "failed", "the experiment must fail where the webhook matters"
+    assert "no zone topology spread constraint" in "".join(deploy["exception"])
+
+    ran = summary["versions"]["components"]
+    (webhook,) = ran["webhook"]["ran"]
+    executable = Path(sys.executable).resolve()
+    assert webhook["component"] == {"kind": "webhook", "source": "command",
+                                    "command": BROKEN_BY_COMMAND}
+    assert webhook["command"] == BROKEN_BY_COMMAND
+    assert webhook["argv"][-2:] == ["--variant", "wrong-zone-key"]
+    assert webhook["executable"] == str(executable)
+    assert webhook["sha256"] == binaries.sha256_of(executable)
+    assert webhook["tests"] == [EXPERIMENT] and webhook["starts"] == 1
+    registered = webhook["registration"]["webhooks"][0]
+    spec = registration.render_webhook(ca_bundle=b"x", url="https://x")
+    for key in ("rules", "namespaceSelector", "objectSelector", "failurePolicy"):
+        assert registered[key] == spec[key], f"a command webhook gets the spec's {key}"
+    (controller,) = ran["controller"]["ran"]
+    assert controller["component"] == {"kind": "controller", "source": "registered",
+                                       "name": "reference", "variant": "reference"}

@@ -1,0 +1,98 @@
+"""The Lease history model on hand-made observations: windows of ability, overlaps,
+hand-over gaps, and actions outside their actor's window."""
+
+import datetime as dt
+
+from zoneproof.measure import lease
+from zoneproof.measure.lease import Action, LeaseHistory, LeaseObservation
+from zoneproof.measure.timeline import Event
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+DURATION = 15.0
+
+
+def _at(s: float) -> dt.datetime:
+    return T0 + dt.timedelta(seconds=s)
+
+
+def _holder(s: float, holder: str) -> LeaseObservation:
+    return LeaseObservation(_at(s), holder, duration_s=DURATION)
+
+
+def _renewed(s: float, holder: str) -> LeaseObservation:
+    return LeaseObservation(_at(s), holder, renewal=True, duration_s=DURATION)
+
+
+def _a_renews_until(last: float) -> list[LeaseObservation]:
+    return [_holder(0, "a"), *(_renewed(s, "a") for s in range(1, int(last) + 1))]
+
+
+def test_with_renewals_a_holder_can_act_until_its_last_renewal_plus_the_duration() -> None:
+    history = LeaseHistory([*_a_renews_until(3), _holder(20, "b"), _renewed(21, "b")])
+    a, b = history.tenures
+    assert (a.holder, a.start, a.end, a.last_renewed, a.able_until) == (
+        "a", _at(0), _at(20), _at(3), _at(18))
+    assert (b.holder, b.end, b.able_until) == ("b", None, _at(36))
+    assert history.overlaps(tolerance_s=0.5) == []
+    (handover,) = history.handovers()
+    assert (handover.gap_s, handover.slack_s) == (17.0, 2.0)
+
+
+def test_a_take_over_before_the_previous_holder_expired_is_an_overlap() -> None:
+    history = LeaseHistory([*_a_renews_until(3), _holder(10, "b")])
+    (overlap,) = history.overlaps(tolerance_s=0.5)
+    assert (overlap.earlier.holder, overlap.later.holder, overlap.seconds) == ("a", "b", 8.0)
+    assert "b acquired the Lease" in overlap.describe() and "a could still act" in overlap.describe()
+    assert history.handovers()[0].slack_s == -8.0
+    assert LeaseHistory([*_a_renews_until(3), _holder(17.8, "b")]).overlaps(tolerance_s=0.5) == []
+
+
+def test_a_release_ends_the_window_at_once() -> None:
+    history = LeaseHistory([*_a_renews_until(3), _holder(5, ""), _holder(5.5, "b")])
+    a, _ = history.tenures
+    assert a.released and a.able_until == _at(5)
+    assert history.overlaps(tolerance_s=0.0) == []
+    (handover,) = history.handovers()
+    assert (handover.gap_s, handover.slack_s) == (0.5, 0.5)
+
+
+def test_an_action_after_expiry_is_unfenced_even_if_nobody_took_over() -> None:
+    """The lame duck the holder-change-only view misses: a's Lease expired at 18."""
+    renewals = LeaseHistory(_a_renews_until(3))
+    late = Action(_at(19), "a", "deleted ns/p")
+    assert [u.action for u in renewals.unfenced([late], tolerance_s=0.5)] == [late]
+    assert renewals.unfenced([Action(_at(17), "a", "deleted ns/q")], tolerance_s=0.5) == []
+    changes_only = LeaseHistory([LeaseObservation(_at(0), "a")])
+    assert changes_only.unfenced([late], tolerance_s=0.5) == []
+
+
+def test_without_renewals_windows_run_from_change_to_change() -> None:
+    history = LeaseHistory([_holder(0, "a"), _holder(10, ""), _holder(12, "b")])
+    a, b = history.tenures
+    assert (a.able_until, b.able_until) == (_at(10), None)  # durations ignored
+    assert history.holder_at(_at(5)) == "a" and history.holder_at(_at(11)) == ""
+    (handover,) = history.handovers()
+    assert handover.gap_s == 2.0
+    intruder = Action(_at(5), "b", "deleted ns/x")
+    assert [(u.action, u.holder) for u in history.unfenced([intruder], 0.5)] == [(intruder, "a")]
+
+
+def test_observations_come_from_holder_and_renewal_events_only() -> None:
+    events = [
+        Event(2, _at(2).isoformat(), "lease_renewed", "ns/l", {"holder": "a", "duration_s": "15"}),
+        Event(0, _at(0).isoformat(), "lease_holder", "ns/l", {"holder": "a", "transitions": "0"}),
+        Event(1, _at(1).isoformat(), "node_ready", "n", {"status": "True"}),
+    ]
+    assert lease.observations(events) == [
+        LeaseObservation(_at(0), "a", transitions=0),
+        LeaseObservation(_at(2), "a", renewal=True, duration_s=15.0)]
+
+
+def test_the_fencing_token_must_grow_with_every_new_tenure() -> None:
+    def seen(s: float, holder: str, token: int) -> LeaseObservation:
+        return LeaseObservation(_at(s), holder, transitions=token)
+
+    good = LeaseHistory([seen(0, "a", 0), seen(5, "", 0), seen(6, "b", 1), seen(9, "a", 2)])
+    assert good.token_regressions() == []
+    (split,) = LeaseHistory([seen(0, "a", 3), seen(6, "b", 3)]).token_regressions()
+    assert (split[0].holder, split[1].holder) == ("a", "b")

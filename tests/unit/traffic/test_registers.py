@@ -1,0 +1,88 @@
+"""Register traffic's pure parts: outcome of a failed request, pacing, settings, what a
+client remembers for its next compare-and-set."""
+
+import threading
+
+import pytest
+import urllib3
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof.measure.history import Operation, OpKind, Outcome
+from zoneproof.traffic import registers
+from zoneproof.traffic.registers import TrafficSettings, classify
+
+_REFUSED = urllib3.exceptions.NewConnectionError(None, "Connection refused")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("exc", "kind", "outcome"), [
+    (client.ApiException(status=404), OpKind.GET, Outcome.NOT_FOUND),
+    (client.ApiException(status=404), OpKind.CAS, Outcome.NOT_FOUND),
+    (client.ApiException(status=404), OpKind.PUT, Outcome.FAILED),  # apply creates: namespace gone
+    (client.ApiException(status=409), OpKind.CAS, Outcome.CONFLICT),
+    (client.ApiException(status=409), OpKind.PUT, Outcome.FAILED),
+    (client.ApiException(status=429), OpKind.PUT, Outcome.FAILED),
+    (client.ApiException(status=500), OpKind.PUT, Outcome.UNKNOWN),
+    (client.ApiException(status=504), OpKind.DELETE, Outcome.UNKNOWN),
+    (client.ApiException(status=0), OpKind.CAS, Outcome.UNKNOWN),
+    (urllib3.exceptions.MaxRetryError(None, "/", _REFUSED), OpKind.PUT, Outcome.FAILED),  # type: ignore[arg-type]
+    (_REFUSED, OpKind.DELETE, Outcome.FAILED),
+    (urllib3.exceptions.MaxRetryError(None, "/", urllib3.exceptions.ProtocolError("reset")),  # type: ignore[arg-type]
+     OpKind.PUT, Outcome.UNKNOWN),
+    (urllib3.exceptions.ReadTimeoutError(None, "/", "read timed out"), OpKind.CAS,  # type: ignore[arg-type]
+     Outcome.UNKNOWN),
+    (ConnectionResetError(), OpKind.PUT, Outcome.UNKNOWN),
+])
+def test_a_write_is_unknown_unless_it_certainly_did_not_reach_etcd(
+        exc: BaseException, kind: OpKind, outcome: Outcome) -> None:
+    assert classify(exc, kind)[0] is outcome
+
+
+def test_the_pacer_hands_out_slots_at_the_rate_without_bursting_after_a_stall() -> None:
+    now = [100.0]
+    pacer = registers._Pacer(10.0, clock=lambda: now[0])
+    waits: list[float] = []
+
+    class _Stop(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            waits.append(round(timeout or 0.0, 6))
+            return False
+
+    stop = _Stop()
+    assert pacer.wait(stop) and pacer.wait(stop) and pacer.wait(stop)
+    assert waits == [0.0, 0.1, 0.2]
+    now[0] = 105.0  # a stall: the next slot is now, then one every 0.1 s again
+    pacer.wait(stop)
+    pacer.wait(stop)
+    assert waits[3:] == [0.0, 0.1]
+
+
+def test_settings_name_every_problem() -> None:
+    with pytest.raises(errors.ConfigError) as caught:
+        TrafficSettings("ns", keys=0, rate_ops_s=50, min_rate_ops_s=100, mix=(1, 0, 0))
+    message = str(caught.value)
+    assert "keys and clients" in message and "min_rate_ops_s" in message and "mix" in message
+    settings = TrafficSettings("ns", keys=3)
+    assert settings.key_names == ("r-0", "r-1", "r-2")
+    assert settings.plan().min_rate_ops_s == 100.0 and settings.rate_ops_s >= 100
+
+
+def _op(kind: OpKind, outcome: Outcome, rv: str = "") -> Operation:
+    return Operation(0, 0, "k", kind, 0.0, 1.0, outcome, rv=rv)
+
+
+@pytest.mark.parametrize(("op", "remembered"), [
+    (_op(OpKind.GET, Outcome.OK, "5"), "5"),
+    (_op(OpKind.PUT, Outcome.OK, "6"), "6"),
+    (_op(OpKind.GET, Outcome.NOT_FOUND), None),
+    (_op(OpKind.DELETE, Outcome.OK), None),
+    (_op(OpKind.CAS, Outcome.CONFLICT), None),
+    (_op(OpKind.PUT, Outcome.UNKNOWN), None),
+    (_op(OpKind.GET, Outcome.UNKNOWN), "1"),
+    (_op(OpKind.PUT, Outcome.FAILED), "1"),
+])
+def test_a_client_remembers_the_resource_version_it_last_saw(op: Operation,
+                                                            remembered: str | None) -> None:
+    known = {"k": "1"}
+    registers._remember(known, op)
+    assert known.get("k") == remembered
