@@ -57,12 +57,14 @@ def registrations(report_dir: Path) -> list[Path]:
 
 def _etcd_version(api: client.ApiClient) -> str:
     """etcd's version as the API server's ``etcd_version_info`` metric names it."""
+    request = api.param_serialize("GET", "/metrics", auth_settings=["BearerToken"])
     try:
-        response = api.call_api("/metrics", "GET", auth_settings=["BearerToken"],
-                                _preload_content=False, _return_http_data_only=True)
+        response = api.call_api(*request, _request_timeout=30)
     except (client.ApiException, urllib3.exceptions.HTTPError) as exc:
         return f"not measured: GET /metrics failed ({exc})"
-    found = sorted(set(_ETCD_VERSION.findall(response.data.decode(errors="replace"))))
+    if int(response.status) != 200:
+        return f"not measured: GET /metrics answered {response.status} {response.reason}"
+    found = sorted(set(_ETCD_VERSION.findall(response.read().decode(errors="replace"))))
     return ", ".join(found) or "not measured: the API server's metrics have no etcd_version_info"
 
 
