@@ -12,19 +12,18 @@ first action deploys anything. Each ``inject_fault`` activity names a registered
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from zoneproof import errors
 from zoneproof._util import reaping
 from zoneproof.chaos import actions
 from zoneproof.cluster import facets, runs
-from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.cluster.interface import Capability, Cluster, Progress
 
 __all__ = ["ACTIONS_MODULE", "actions_of", "begin", "check", "end", "needs"]
 
 ACTIONS_MODULE = "zoneproof.chaos.actions"
-Progress = Callable[[str], None]
 
 
 def actions_of(experiment: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:

@@ -25,7 +25,7 @@ import contextvars
 import enum
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -33,6 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 from zoneproof import errors
 from zoneproof._util import daemons, reaping
 from zoneproof.cluster import registry, runs, state
+from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import NAME_PATTERN
 
 __all__ = [
@@ -54,7 +55,6 @@ __all__ = [
     "view",
 ]
 
-Progress = Callable[[str], None]
 STATE_KEY = "ownership"
 _keep_beds = contextvars.ContextVar("zoneproof_keep_beds", default=False)
 

@@ -43,6 +43,7 @@ import filelock
 
 from zoneproof._util import files, reaping
 from zoneproof.cluster import state
+from zoneproof.cluster.interface import Progress
 
 __all__ = [
     "CREDENTIAL_LIFETIME_S",
@@ -61,7 +62,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str], None]
 Reaper = Callable[[dict[str, Any], Progress], None]
 
 #: How long a dead run's processes get after SIGTERM to clean up (pytest workers delete

@@ -20,6 +20,7 @@ from kubernetes import client
 
 from zoneproof._util import kube, waiting
 from zoneproof.cluster import runs
+from zoneproof.cluster.interface import Progress
 
 __all__ = [
     "KINDS",
@@ -36,7 +37,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str], None]
 RUN_LABEL = "zoneproof.dev/run"
 _GONE_TIMEOUT_S = 120.0
 
