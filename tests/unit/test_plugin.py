@@ -28,6 +28,25 @@ def test_invalid_zone_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*not a valid label value*"])
 
 
+@pytest.mark.parametrize(("value", "message"), [
+    ("two", "*--zp-etcd-members takes 1, 3 or 5, got 'two'*"),
+    ("2", "*etcd_members must be 1, 3 or 5*"),
+])
+def test_etcd_members_are_validated(pytester: pytest.Pytester, value: str, message: str) -> None:
+    result = pytester.runpytest_subprocess("--zp-etcd-members", value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_etcd_members_shape_the_runs_clusters(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        def test_shape(zp_settings):
+            assert zp_settings.spec.etcd_members == 3
+    """)
+    result = pytester.runpytest_subprocess("--zp-backend", "kind", "--zp-etcd-members", "3")
+    assert result.ret == 0, result.stdout.str()
+
+
 def test_ini_twin_and_header(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nzp_cluster_name = from-ini\n")
     pytester.makepyfile("def test_nothing(): pass")
@@ -56,12 +75,15 @@ def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) 
         from zoneproof.report.junit import slo_property
         from zoneproof.slo import SloResult, SloStatus
 
-        def test_held(record_property):
+        def test_held(record_property, tmp_path):
             record_property(*slo_property(SloResult(
                 "lease-failover", SloStatus.PASS, 4.0, 9.0, "seconds", "")))
             vendor = Component(Kind.CONTROLLER, Command("{python} my.py {kubeconfig} {identity}"))
             for identity in ("a", "b"):
-                started.note(started.of_command(vendor, [sys.executable, "my.py", "k", identity]))
+                log = tmp_path / f"{identity}.log"
+                log.write_text(f"replica {identity} ran")
+                started.note(started.of_command(vendor, [sys.executable, "my.py", "k", identity],
+                                                log=log))
 
         def test_breached(record_property):
             record_property(*slo_property(SloResult(
@@ -89,11 +111,19 @@ def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) 
     assert controller["sha256"] == binaries.sha256_of(Path(sys.executable).resolve())
     assert ran["webhook"] == {"starts": 0, "ran": [], "note": "no webhook was started in this run"}
     assert doc["versions"]["binaries"]["kind"]["version"] == binaries.PINS.kind
+    logs = reports / "components" / "test_slos.py_test_held"
+    assert sorted(p.name for p in logs.iterdir()) == ["a.log", "b.log"], "logs outlive tmp dirs"
+    assert (logs / "b.log").read_text() == "replica b ran"
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--zp-slo-file", "missing.yaml"], "--zp-slo-file"),
     (["--zp-experiments", "no-such-experiment", "chaos"], "unknown chaos experiment"),
+    (["--zp-experiments", "zone-outage nope-a,nope-b", "chaos"],
+     "unknown chaos experiment(s) nope-a, nope-b: choose from zone-outage"),
+    (["--zp-skip-experiments", "zone-outage, nope-c", "chaos"],
+     "unknown chaos experiment(s) nope-c: choose from zone-outage"),
+    (["--zp-webhook-registration", "missing.yaml"], "missing.yaml is not a file"),
 ])
 def test_report_options_are_validated(pytester: pytest.Pytester, args: list[str],
                                       message: str) -> None:

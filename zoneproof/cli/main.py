@@ -11,10 +11,11 @@ from pathlib import Path
 
 from zoneproof import bench, binaries, cluster, errors
 from zoneproof._util import reaping
-from zoneproof.binaries import nodeimage
+from zoneproof.binaries import images, nodeimage
 from zoneproof.cluster import interface, ownership, registry, runs, shared
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
+from zoneproof.components import manifests
 from zoneproof.components.harness import component
 from zoneproof.components.harness.component import Components
 from zoneproof.components.harness.registry import Kind
@@ -93,6 +94,9 @@ def _add_components(parser: argparse.ArgumentParser) -> None:
                        help="a webhook under test already running at this https URL")
     group.add_argument("--webhook-ca-bundle", default="", metavar="FILE",
                        help="the PEM CA that signed --webhook-url's serving certificate")
+    group.add_argument("--webhook-registration", default="", metavar="FILE",
+                       help="the webhook's own MutatingWebhookConfiguration (YAML/JSON), registered "
+                            "under the suite's name with each entry's clientConfig filled in")
 
 
 def _components(args: argparse.Namespace) -> Components:
@@ -101,7 +105,8 @@ def _components(args: argparse.Namespace) -> Components:
             return str(getattr(args, f"{kind}_{name}", "") or "")
 
         return component.from_choices(kind, variant=value("variant"), command=value("command"),
-                                      url=value("url"), ca_bundle=value("ca_bundle"), flag="--")
+                                      url=value("url"), ca_bundle=value("ca_bundle"),
+                                      registration=value("registration"), flag="--")
 
     return Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
 
@@ -172,16 +177,38 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if verified.verdict == "PASS" else 2
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     build = sub.add_parser("build", help="build/cache the pinned upstream binaries")
     build.add_argument("--force", action="store_true", help="rebuild even if cached")
     build.add_argument("--node-image", action="store_true",
                        help="build the offline kind node image (and kind) instead; needs docker, "
                             "debootstrap and root")
+    build.add_argument("--images", action="store_true",
+                       help="build the reference components' images (one archive, no registry) "
+                            "instead; needs docker, debootstrap and root")
+
+
+def _add_webhook_cert(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cert = sub.add_parser("webhook-cert", help="write a CA and a serving certificate for the "
+                          "in-cluster webhook Service (tls.crt, tls.key, ca.crt: what "
+                          "deploy/ha-config-webhook/kustomization.yaml reads)")
+    cert.add_argument("directory", type=Path, nargs="?",
+                      default=manifests.DEPLOY_DIR / manifests.TLS_DIR,
+                      help="where to write them (default: deploy/ha-config-webhook/tls)")
+    cert.add_argument("--service", default=manifests.WEBHOOK_SERVICE.name,
+                      help="the webhook's Service (default: %(default)s)")
+    cert.add_argument("--namespace", default=manifests.WEBHOOK_SERVICE.namespace,
+                      help="its namespace (default: %(default)s)")
+    cert.set_defaults(handler=_webhook_cert)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    _add_build(sub)
+    _add_webhook_cert(sub)
 
     up = sub.add_parser("up", help="bring up a multi-zone cluster and wait until it is ready")
     _add_target(up)
@@ -274,7 +301,26 @@ def _kind_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _webhook_cert(args: argparse.Namespace) -> int:
+    service = manifests.ServiceRef(args.service, args.namespace)
+    manifests.WebhookTls.issue(service).write(args.directory)
+    names = ", ".join(manifests.service_dns_names(service))
+    print(f"wrote {args.directory}/{{tls.crt,tls.key,ca.crt}} (a new CA; serving certificate for "
+          f"{names})")
+    return 0
+
+
 def _build(args: argparse.Namespace) -> int:
+    if args.node_image and args.images:
+        raise errors.ConfigError("build --node-image and --images are two builds: run one, then "
+                                 "the other")
+    if args.images:
+        built = images.build_component_images(force=args.force, progress=_progress)
+        print(f"archive: {built.archive} ({built.size_bytes / 2**20:.0f} MiB)")
+        for component, ref in built.images:
+            print(f"{component}: {ref}")
+        print(f"load into kind: kind load image-archive {built.archive} --name CLUSTER")
+        return 0
     if args.node_image:
         kind = binaries.resolve.resolve("kind", force=args.force, progress=_progress)
         result = nodeimage.build_node_image(force=args.force, progress=_progress)

@@ -134,10 +134,10 @@ class ControllerReplicas:
     def start(self, identity: str) -> daemons.DaemonRecord:
         """Start replica ``identity`` (again)."""
         argv = self.settings.argv(kubeconfig=self.kubeconfig(identity), identity=identity)
+        log = self.workdir / f"{identity}.log"
         started.note(started.of_command(self.settings.component, argv,
-                                        env=self.settings.extra_env or None))
-        record = daemons.start(identity, argv, self.workdir / f"{identity}.log",
-                               env=self.settings.extra_env)
+                                        env=self.settings.extra_env or None, log=log))
+        record = daemons.start(identity, argv, log, env=self.settings.extra_env)
         self.records[identity] = record
         return record
 

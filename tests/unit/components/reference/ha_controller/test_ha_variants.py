@@ -47,7 +47,9 @@ class Replica:
 
     def start(self) -> None:
         self.step()
-        self.parts.controller.observe_list(self.core.list_node().items, "start")
+        for watch in self.parts.watches:  # nodes (→ reconcile), then pods (→ cache synced)
+            watch.relist("start")
+        self.core.pod_listeners.append(self.parts.pods.apply)  # the pod watch, without lag
         self.parts.controller.process_pending()
 
     def set_ready(self, name: str, status: str) -> None:
@@ -133,7 +135,8 @@ def lease_after_shutdown(variant: str) -> object:
         "--variant", variant]))
     rc: list[int] = []
     thread = threading.Thread(target=lambda: rc.append(cli.run(
-        opts, core=core, leases=leases, stop=stop, watch_factory=WatchFactory())))
+        opts, core=core, leases=leases, stop=stop, watch_factory=WatchFactory(),
+        pod_watch_factory=WatchFactory())))
     thread.start()
     try:
         waiting.wait_for(lambda: (("zp", "ha") in leases.store, leases.calls),
