@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build browser test test-local test-kind test-kind-chaos lint unit qualify certify down clean
+.PHONY: setup build browser test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify certify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,15 @@ test: test-local test-kind
 
 # Unit, test-bed integration, conformance and chaos, on real local beds (no docker needed).
 test-local: lint build browser
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind"
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind and not long"
+
+# The slow variants left out above (every signal at every phase, ...), on local beds.
+test-long: build
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "long and not kind"
+
+# Every signal (SIGINT, SIGTERM, SIGKILL) at every phase (up, conformance, fault, revert).
+test-signals: build
+	$(BIN)/pytest -p no:cacheprovider tests/integration/test_signals.py
 
 ETCD_EXPERIMENTS = etcd-kill-leader,etcd-kill-follower,etcd-quorum-loss
 

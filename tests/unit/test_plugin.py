@@ -152,6 +152,54 @@ def test_report_options_are_validated(pytester: pytest.Pytester, args: list[str]
     result.stderr.fnmatch_lines([f"*{message}*"])
 
 
+def test_on_a_backend_that_makes_no_clusters_nothing_stands_in(pytester: pytest.Pytester) -> None:
+    """Destructive tests and private beds skip with the reason; no other cluster is made."""
+    kubeconfig = pytester.path / "users.kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    pytester.makepyfile('''
+        import pytest
+
+        @pytest.mark.destructive
+        def test_breaks_things():
+            raise AssertionError("must not run")
+
+        def test_wants_a_bed(private_bed):
+            raise AssertionError("must not run")
+    ''')
+    result = pytester.runpytest_subprocess("--zp-backend", "existing", "--zp-kubeconfig",
+                                           str(kubeconfig), "-rs")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*2 skipped*"])
+    assert result.stdout.str().count("never substitutes another cluster") == 2
+
+
+def test_a_session_is_a_run_that_sigterm_ends_cleanly(pytester: pytest.Pytester,
+                                                      tmp_path: Path) -> None:
+    """SIGTERM takes Ctrl-C's path: teardown runs, the run's directory goes."""
+    flag, torn = tmp_path / "started", tmp_path / "torn-down"
+    pytester.makepyfile(f'''
+        import os, signal, time, pytest
+        from pathlib import Path
+        from zoneproof.cluster import runs
+
+        @pytest.fixture
+        def held():
+            yield
+            Path({str(torn)!r}).write_text("yes")
+
+        def test_hold(held):
+            Path({str(flag)!r}).write_text(runs.current().id)
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(30)
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:xdist")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert torn.read_text() == "yes"
+    from zoneproof.cluster import runs
+
+    assert not runs.directory(flag.read_text()).exists()
+
+
 def test_broken_twins_run_only_where_the_controller_has_the_variant(pytester: pytest.Pytester
                                                                      ) -> None:
     """chaos/conftest.py skips a twin at collection (no bed made) when the controller under

@@ -7,8 +7,10 @@ Declare it in an experiment::
         provider: {type: python, module: zoneproof.chaos.control}
 
 Before the experiment it checks every ``inject_fault`` activity against the fault
-registry (an unknown fault or parameter interrupts the run before anything is touched),
-opens a run (cluster, Timeline, Injector) and starts the recorders (node readiness and
+registry (an unknown fault or parameter interrupts the run before anything is touched)
+and that the cluster can take every fault the experiment holds (``guard.check``: a
+refused experiment stops before its first action, status "interrupted", exit 1), opens
+a run (cluster, Timeline, Injector) and starts the recorders (node readiness and
 cordons, the run's workload pods, the controller Lease, API server and etcd health).
 Before each fault action it logs the blast radius. After the experiment (after the
 rollbacks, also on failure or Ctrl-C) it reverts every fault still active, stops what
@@ -23,13 +25,14 @@ from __future__ import annotations
 import atexit
 import datetime as dt
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from chaoslib.exceptions import InterruptExecution
 
 from zoneproof import errors
-from zoneproof.chaos import actions, session
+from zoneproof.chaos import actions, guard, session
+from zoneproof.chaos.settings import Settings
 from zoneproof.components.harness import controller
 from zoneproof.measure import (
     HealthRecorder,
@@ -55,26 +58,17 @@ __all__ = ["after_experiment_control", "before_activity_control", "before_experi
 
 log = logging.getLogger("chaostoolkit")
 JOURNAL_KEY = "zoneproof"
-_ACTIONS_MODULE = "zoneproof.chaos.actions"
-
-
-def _activities(experiment: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    for section in ("method", "rollbacks"):
-        yield from experiment.get(section) or []
 
 
 def check_faults(experiment: Mapping[str, Any]) -> None:
     """ConfigError naming every ``inject_fault`` activity whose fault is not registered or
     whose parameters its kind does not take (chaoslib checks only the action's own)."""
     problems = []
-    for activity in _activities(experiment):
-        provider = activity.get("provider") or {}
-        if provider.get("module") != _ACTIONS_MODULE:
-            continue
+    for name, provider in guard.actions_of(experiment):
         try:
             actions.planned_fault(provider.get("func", ""), provider.get("arguments") or {})
         except errors.ConfigError as exc:
-            problems.append(f"activity {activity.get('name')!r}: {exc}")
+            problems.append(f"activity {name!r}: {exc}")
     if problems:
         raise errors.ConfigError("; ".join(problems))
 
@@ -82,10 +76,12 @@ def check_faults(experiment: Mapping[str, Any]) -> None:
 def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
-    """Check the faults, open the run and start recording."""
+    """Check the faults and the experiment's needs, open the run and start recording."""
+    guard.begin(log.info)
     try:
         check_faults(context)
-    except errors.ConfigError as exc:
+        guard.check(context, session.find_cluster(Settings.from_configuration(configuration)))
+    except errors.ZoneproofError as exc:
         raise InterruptExecution(f"zoneproof: {exc}") from exc
     run = session.open_run(configuration)
     s = run.settings
@@ -103,7 +99,7 @@ def before_activity_control(context: Mapping[str, Any],
                             **kwargs: Any) -> None:
     """Log the blast radius of a fault action before it runs."""
     provider = context.get("provider") or {}
-    if provider.get("module") != _ACTIONS_MODULE:
+    if provider.get("module") != guard.ACTIONS_MODULE:
         return
     run = session.current(configuration)
     try:
@@ -147,7 +143,15 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
                              configuration: dict[str, Any] | None = None,
                              **kwargs: Any) -> None:
     """Close the run (revert, stop), save its artefacts, store the effect checks and SLO
-    results in the journal."""
+    results in the journal; then close the zoneproof run ``guard.begin`` opened."""
+    try:
+        _close(context, state)
+    finally:
+        for problem in guard.end(log.info):
+            log.error("zoneproof: %s", problem)
+
+
+def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
     run = session.close_run()
     if run is None:
         return
@@ -166,7 +170,8 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
     for line in rogue:
         log.error("zoneproof: unfenced delete: %s", line)
     state[JOURNAL_KEY] = {
-        "cluster": run.cluster.name, "namespace": run.namespace, "workdir": str(run.workdir),
+        "cluster": run.cluster.name, "cluster_identity": run.identity,
+        "namespace": run.namespace, "workdir": str(run.workdir),
         "timeline": str(saved.timeline), "plots": [str(p) for p in saved.plots],
         "faults": [r.to_dict() for r in evidence.faults],
         "effects": [c.to_dict() for c in checks],
@@ -197,6 +202,8 @@ def _close_on_exit() -> None:
     run = session.close_run()
     if run is not None:
         log.warning("zoneproof: the chaos run was closed at exit (faults reverted)")
+    for problem in guard.end(log.info):
+        log.error("zoneproof: %s", problem)
 
 
 atexit.register(_close_on_exit)

@@ -10,6 +10,8 @@
   429 (a PodDisruptionBudget); ``kubectl drain`` retries. ``NodeScheduling.drain`` retries
   it. ``NodeScheduling`` is the cordon/drain adapter the fault library's scheduling
   faults act through.
+  Inside a zoneproof run, the nodes it cordons or drains are held by the run first
+  (``cluster.sweep.hold_uncordon``): uncordoned when the run ends, however it ends.
 - **Terminating pods count as Running.** ``pods_in_phase`` ignores deletionTimestamp;
   ``pods_running`` requires the pods to be live (not terminating) as well.
 """
@@ -33,6 +35,7 @@ from kubernetes import client
 from kubernetes.config import kube_config
 
 from zoneproof._util import waiting
+from zoneproof.cluster import sweep
 
 __all__ = ["NodeScheduling", "flatten_kubeconfig", "pod_states", "pods_running", "using_kubeconfig"]
 
@@ -98,6 +101,7 @@ class NodeScheduling:
 
     def cordon(self, label_selector: str) -> list[str]:
         """Cordon the nodes matching ``label_selector``; their names."""
+        sweep.hold_uncordon(self.kubeconfig, label_selector)
         with using_kubeconfig(self.kubeconfig):
             return list(node_actions.cordon_node(label_selector=label_selector))
 
@@ -110,6 +114,7 @@ class NodeScheduling:
         """Drain like ``kubectl drain``: evictions refused by a PDB, or because the pod's
         namespace is being deleted (the pod goes away by itself), are retried until
         ``timeout_s``."""
+        sweep.hold_uncordon(self.kubeconfig, label_selector)
 
         def attempt() -> tuple[bool, list[str]]:
             with using_kubeconfig(self.kubeconfig):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from zoneproof import errors
 from zoneproof._util import kube
 from zoneproof.chaos import k8s
 from zoneproof.chaos.settings import Settings
+from zoneproof.cluster import identity, runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.faults import Fault, FaultContext, FaultRecord, Injector
 from zoneproof.measure import Recorder, Timeline
@@ -58,6 +58,8 @@ class Run:
     extras: dict[str, Extra] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     """What failed while closing the run (a revert, a stop): the verdict must fail."""
+    identity: dict[str, Any] = field(default_factory=dict)
+    """The cluster as reports name it (``cluster.identity``)."""
 
     def start_fault(self, fault: Fault, max_duration_s: float,
                     context: FaultContext | None = None) -> tuple[str, ...]:
@@ -94,7 +96,7 @@ def _one_kubeconfig(settings: Settings) -> Path | None:
     value = str(settings.kubeconfig or "") or (os.environ.get("KUBECONFIG", "") if adopts else "")
     if not value:
         return None
-    return k8s.flatten_kubeconfig(value, Path(tempfile.gettempdir()) / "zoneproof-kubeconfigs")
+    return k8s.flatten_kubeconfig(value, runs.private_dir("kubeconfig"))
 
 
 def find_cluster(settings: Settings) -> Cluster:
@@ -131,9 +133,12 @@ def open_run(configuration: dict[str, Any] | None) -> Run:
         close_run()
         cluster = find_cluster(settings)
         timeline = Timeline()
+        sweep.track(cluster.kubeconfig)
+        tested = identity.identify(cluster)
+        identity.record(tested)
         run = Run(settings, cluster, timeline, Injector(cluster, timeline),
                   _workdir(settings), kube.api_client(cluster.kubeconfig),
-                  f"{settings.namespace}-{uuid.uuid4().hex[:6]}")
+                  f"{settings.namespace}-{uuid.uuid4().hex[:6]}", identity=tested.to_dict())
         _state.run = run
         log.info("chaos run on cluster %s; artefacts in %s", cluster.name, run.workdir)
         return run

@@ -1,22 +1,30 @@
 """Health and leadership of etcd members, through etcd's JSON gateway on the client port.
 
-Shared by the backends: the local one talks plain http on loopback, the kind one https
-with the cluster's etcd client certificate (``pool`` carries the TLS settings).
+Shared by the backends: both talk https with a client certificate of the cluster's etcd
+CA (``tls_pool``: etcd requires client-certificate auth on client and peer ports).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import urllib3
 
 from zoneproof import errors
 
-__all__ = ["health_probe", "healthy", "leader", "member_status"]
+__all__ = ["health_probe", "healthy", "leader", "member_status", "tls_pool"]
 
 _http = urllib3.PoolManager(timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
+
+
+def tls_pool(ca: Path, cert: Path, key: Path) -> urllib3.PoolManager:
+    """A pool that verifies etcd against ``ca`` and presents client certificate ``cert``."""
+    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=str(ca), cert_file=str(cert),
+                               key_file=str(key), timeout=urllib3.Timeout(connect=0.5, read=2.0),
+                               retries=False)
 
 
 def member_status(client_url: str, pool: urllib3.PoolManager = _http) -> dict[str, Any] | None:

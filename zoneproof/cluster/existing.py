@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import urllib3
+import yaml
+from kubernetes import client, config
+
 from zoneproof import errors
+from zoneproof._util import kube
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
 from zoneproof.cluster.spec import ClusterSpec
 
-__all__ = ["ExistingBackend", "ExistingCluster"]
+__all__ = ["ExistingBackend", "ExistingCluster", "unreachable"]
 
 NAME = "existing"
 
@@ -30,8 +35,22 @@ class ExistingCluster(ApiCluster):
         self.capabilities = frozenset({Capability.DESTRUCTIVE} if allow_destructive else ())
 
     def status(self) -> ClusterStatus:
-        """Node readiness (there are no processes of ours)."""
-        return ClusterStatus(self.name, self.backend, self.kubeconfig, {}, self.nodes_ready())
+        """Node readiness (there are no processes of ours); BackendError if the cluster does
+        not answer."""
+        try:
+            nodes = self.nodes_ready()
+        except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise unreachable(self.kubeconfig, self.api.configuration.host, exc) from exc
+        return ClusterStatus(self.name, self.backend, self.kubeconfig, {}, nodes)
+
+
+def unreachable(kubeconfig: Path, server: str, exc: BaseException) -> errors.BackendError:
+    """The error for a cluster that does not answer, naming what to check."""
+    reason = getattr(exc, "reason", None) or exc
+    return errors.BackendError(
+        f"cannot reach the cluster of {kubeconfig} at {server}: {reason}; check that it is "
+        "up and that the kubeconfig's server, credentials and CA are right (`kubectl "
+        f"--kubeconfig {kubeconfig} get nodes` tells)")
 
 
 class ExistingBackend:
@@ -61,6 +80,14 @@ class ExistingBackend:
             raise errors.ConfigError(f"kubeconfig {self.kubeconfig} does not exist: pass the "
                                      "path of a readable kubeconfig file with --kubeconfig "
                                      "(pytest: --zp-kubeconfig)")
+        try:
+            kube.api_client(self.kubeconfig).close()
+        except (config.ConfigException, yaml.YAMLError, OSError, ValueError, TypeError,
+                KeyError, AttributeError) as exc:
+            raise errors.ConfigError(
+                f"{self.kubeconfig} is not a usable kubeconfig ({type(exc).__name__}: "
+                f"{str(exc)[:200]}): pass a kubeconfig kubectl accepts with --kubeconfig "
+                "(pytest: --zp-kubeconfig)") from None
         return ExistingCluster(self.kubeconfig, allow_destructive=self.allow_destructive)
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
@@ -69,9 +96,8 @@ class ExistingBackend:
         cluster = self._cluster()
         try:
             zones = cluster.nodes_by_zone()
-        except Exception as exc:
-            raise errors.BackendError(
-                f"cannot reach the cluster of {self.kubeconfig}: {exc}") from exc
+        except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise unreachable(cluster.kubeconfig, cluster.api.configuration.host, exc) from exc
         progress(f"using existing cluster of {self.kubeconfig}: zones {sorted(zones)}"
                  f"{'' if self.allow_destructive else ' (destructive faults refused)'}")
         return cluster

@@ -78,11 +78,16 @@ class ClusterStatus:
     kubeconfig: Path
     processes: dict[str, bool]
     nodes_ready: dict[str, bool]
+    #: Every creation step finished (a bed whose ``up`` was interrupted is not complete).
+    complete: bool = True
+    #: What the backend says of its state (partial, leaked, and why), for people.
+    detail: str = ""
 
     @property
     def healthy(self) -> bool:
-        """Every process alive and every node Ready."""
-        return all(self.processes.values()) and all(self.nodes_ready.values())
+        """Complete, every process alive, nodes seen and every one Ready."""
+        return (self.complete and all(self.processes.values()) and bool(self.nodes_ready)
+                and all(self.nodes_ready.values()))
 
 
 class Cluster(Protocol):

@@ -12,11 +12,22 @@ from typing import Any
 
 from zoneproof import errors
 
-__all__ = ["DEFAULT_ZONES", "ClusterSpec", "Timings"]
+__all__ = ["DEFAULT_ZONES", "NAME_PATTERN", "ClusterSpec", "Timings", "parse_zones"]
 
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
+#: A cluster name: 1-40 lowercase letters, digits or '-', a letter or digit at each end.
+NAME_PATTERN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
+
+
+def parse_zones(text: str) -> tuple[str, ...]:
+    """Zones from ``zone-a,zone-b``: ConfigError on an empty entry (``a,,b``, a trailing
+    comma) rather than silently fewer zones."""
+    zones = tuple(z.strip() for z in text.split(","))
+    if not text.strip() or not all(zones):
+        raise errors.ConfigError(f"zone list {text!r} has an empty entry: write the zones "
+                                 "comma-separated without empty ones, e.g. zone-a,zone-b,zone-c")
+    return zones
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +71,7 @@ class ClusterSpec:
     def problems(self) -> list[str]:
         """Every problem with this spec (empty when valid)."""
         found = []
-        if not _NAME.match(self.name):
+        if not NAME_PATTERN.match(self.name):
             found.append(f"name {self.name!r} must be 1-40 lowercase letters, digits or '-'")
         if not self.zones:
             found.append("zones must name at least one zone")

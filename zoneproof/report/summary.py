@@ -1,4 +1,5 @@
-"""``summary.json``: the run's verdict, each test's outcome, each SLO result, versions.
+"""``summary.json``: the run's verdict, each test's outcome, each SLO result, versions and
+the clusters tested (``zoneproof.cluster.identity``: API server, kube-system UID, version).
 
 Built from pytest's own test reports: outcomes, durations and the ``slo:<name>``
 properties the chaos tests record (``report.junit``), so it works the same with or
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import errors
+from zoneproof.cluster.identity import ClusterIdentity
 from zoneproof.slo.results import SloResult
 
 __all__ = ["SCHEMA", "Outcome", "Summary", "build", "load", "write"]
@@ -50,6 +52,8 @@ class Summary:
     duration_s: float
     outcomes: tuple[Outcome, ...]
     versions: dict[str, Any]
+    clusters: tuple[ClusterIdentity, ...] = ()
+    """Every cluster the run tested, as ``zoneproof.cluster.identity`` names it."""
 
     @property
     def passed(self) -> bool:
@@ -78,6 +82,7 @@ class Summary:
             "tests": [{"test": o.nodeid, "outcome": o.outcome,
                        "duration_s": round(o.duration_s, 2)} for o in self.outcomes],
             "versions": self.versions,
+            "clusters": [c.to_dict() for c in self.clusters],
         }
 
     @classmethod
@@ -96,17 +101,19 @@ class Summary:
                 failure["message"]
         return cls(data["verdict"], int(data["pytest_exit"]), data["started"],
                    data["finished"], float(data["duration_s"]), tuple(outcomes.values()),
-                   dict(data["versions"]))
+                   dict(data["versions"]),
+                   tuple(ClusterIdentity.from_dict(c) for c in data.get("clusters", ())))
 
 
 def build(outcomes: list[Outcome], *, started: str, finished: str, duration_s: float,
-          versions: dict[str, Any], exit_status: int) -> Summary:
+          versions: dict[str, Any], exit_status: int,
+          clusters: list[ClusterIdentity] | None = None) -> Summary:
     """The summary; ``verdict`` PASS only if pytest exited 0, nothing failed and every SLO
     passed."""
     passed = (exit_status == 0 and bool(outcomes) and not any(o.failed for o in outcomes)
               and all(r.met for o in outcomes for r in o.slos))
     return Summary("PASS" if passed else "FAIL", exit_status, started, finished, duration_s,
-                   tuple(outcomes), versions)
+                   tuple(outcomes), versions, tuple(clusters or ()))
 
 
 def write(path: Path, summary: Summary) -> Path:

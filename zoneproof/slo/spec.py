@@ -10,12 +10,17 @@ Each SLO bounds one measured figure from above::
       allow_no_data: false                    # no measurement fails unless true
 
 A user file overrides the defaults by name (fields given replace the default's) and may
-add SLOs. ``load_slos`` is the one place an SLO file is read and validated: the pytest
-plugin, the chaos control and ``zoneproof qualify`` all call it and pass the ``SloSet`` on.
+add SLOs. ``metric`` must be one zoneproof measures: the defaults file bounds each of them
+once, so its metrics are the known ones (a misspelled metric would never have data). ``max``
+must be a finite number >= 0 (``.nan`` compares false with everything, so it would pass).
+``load_slos`` is the one place an SLO file is read and validated: the pytest plugin, the
+chaos control and ``zoneproof qualify`` all call it and pass the ``SloSet`` on.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +29,7 @@ import yaml
 
 from zoneproof import errors
 
-__all__ = ["DEFAULTS", "SCHEMA_VERSION", "Slo", "SloSet", "load_slos"]
+__all__ = ["DEFAULTS", "SCHEMA_VERSION", "Slo", "SloSet", "known_metrics", "load_slos"]
 
 SCHEMA_VERSION = "zoneproof.dev/v1"
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
@@ -84,7 +89,8 @@ def _entries(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return slos, problems
 
 
-def _build(entry: dict[str, Any], where: str) -> tuple[Slo | None, list[str]]:
+def _build(entry: dict[str, Any], where: str, metrics: Collection[str]
+           ) -> tuple[Slo | None, list[str]]:
     problems = []
     for key in ("metric", "max", "unit"):
         if key not in entry:
@@ -92,8 +98,11 @@ def _build(entry: dict[str, Any], where: str) -> tuple[Slo | None, list[str]]:
     if problems:
         return None, problems
     if not isinstance(entry["max"], int | float) or isinstance(entry["max"], bool) \
-            or entry["max"] < 0:
-        problems.append(f"{where}: max must be a number >= 0, got {entry['max']!r}")
+            or not math.isfinite(entry["max"]) or entry["max"] < 0:
+        problems.append(f"{where}: max must be a finite number >= 0, got {entry['max']!r}")
+    if metrics and entry["metric"] not in metrics:
+        problems.append(f"{where}: unknown metric {entry['metric']!r}: zoneproof measures "
+                        f"{', '.join(sorted(metrics))}")
     if entry["unit"] not in _UNITS:
         problems.append(f"{where}: unit must be one of {list(_UNITS)}, got {entry['unit']!r}")
     if problems:
@@ -101,6 +110,12 @@ def _build(entry: dict[str, Any], where: str) -> tuple[Slo | None, list[str]]:
     return Slo(name=entry["name"], metric=str(entry["metric"]), max=float(entry["max"]),
                unit=entry["unit"], description=str(entry.get("description", "")),
                allow_no_data=bool(entry.get("allow_no_data", False))), []
+
+
+def known_metrics(defaults: Path = DEFAULTS) -> frozenset[str]:
+    """The metrics zoneproof measures: those the defaults file bounds."""
+    entries, _ = _entries(defaults)
+    return frozenset(str(e["metric"]) for e in entries if "metric" in e)
 
 
 def load_slos(override: str | Path | None = None, *, defaults: Path = DEFAULTS) -> SloSet:
@@ -118,9 +133,10 @@ def load_slos(override: str | Path | None = None, *, defaults: Path = DEFAULTS) 
         for entry in entries:
             if isinstance(entry.get("name"), str):
                 merged[entry["name"]] = {**merged.get(entry["name"], {}), **entry}
+    metrics = known_metrics(defaults)
     slos = []
     for name, entry in merged.items():
-        slo, found = _build(entry, f"SLO {name!r}")
+        slo, found = _build(entry, f"SLO {name!r}", metrics)
         problems += found
         if slo is not None:
             slos.append(slo)

@@ -3,19 +3,27 @@
 Everything lands in ``reports/<UTC run>/``: junit.xml, allure-results and the allure HTML
 report, summary.json (verdict, each SLO result, versions) and, per chaos
 experiment, its chaostoolkit journal, timeline and timeline plots. The exit code is 0
-only if every test passed, every SLO held and the reports were written.
+only if every test passed, every SLO held and the reports were written; the verdict and
+summary.json name the cluster tested (URL, kube-system UID, version). On a backend that
+makes no clusters (``existing``: your cluster) destructive tests are skipped with the
+reason and chaos experiments cannot be asked for: no other cluster stands in for yours.
+Interrupted (Ctrl-C, SIGTERM), the suite gets to clean up and an empty report directory
+is removed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-import subprocess
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
+from zoneproof._util import reaping
+from zoneproof.cluster import identity, ownership
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.components.harness.component import Components
@@ -60,7 +68,7 @@ def experiments(root: Path) -> list[str]:
     return sorted(p.stem for p in (root / "chaos").glob("*.yaml"))
 
 
-def _check(options: Options, root: Path) -> None:
+def _check(options: Options, root: Path, backend: Backend) -> None:
     """Refuse bad input before anything is built or started."""
     if options.slo_file is not None:
         load_slos(options.slo_file)  # ConfigError lists every problem
@@ -71,6 +79,30 @@ def _check(options: Options, root: Path) -> None:
                                  f"{', '.join(known)}")
     if options.workers < 1:
         raise errors.ConfigError(f"--workers must be >= 1, got {options.workers}")
+    if options.only and not backend.traits.makes_clusters:
+        raise errors.ConfigError(
+            f"--only {' '.join(options.only)}: chaos experiments run on beds zoneproof makes, "
+            f"and the {backend.name} backend makes none (zoneproof never substitutes another "
+            "cluster for the one under test): qualify them with --backend local or kind")
+
+
+def _reports_dir(options: Options, root: Path) -> Path:
+    """``<reports>/<UTC time>``, made now; ConfigError naming the fix if it cannot be."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    reports = (options.reports or root / "reports") / stamp
+    try:
+        reports.mkdir(parents=True)
+    except OSError as exc:
+        raise errors.ConfigError(f"cannot create the reports directory {reports} "
+                                 f"({exc.strerror or exc}): pass --reports a writable "
+                                 "directory") from None
+    return reports
+
+
+def _drop_if_empty(reports: Path) -> None:
+    """Remove ``reports`` if no file was written under it (an interrupted start)."""
+    if reports.is_dir() and not any(p.is_file() for p in reports.rglob("*")):
+        shutil.rmtree(reports, ignore_errors=True)
 
 
 def _markers(backend: Backend) -> str:
@@ -78,7 +110,7 @@ def _markers(backend: Backend) -> str:
     qualifying that backend."""
     others = [cluster.backend_type(name).traits.tests_marker for name in cluster.backend_names()
               if name != backend.name]
-    return " and ".join(f"not {marker}" for marker in ["mutants", *others] if marker)
+    return " and ".join(f"not {marker}" for marker in ["mutants", "long", *others] if marker)
 
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
@@ -117,6 +149,7 @@ def describe(run: summary.Summary) -> list[str]:
     lines += [f"experiment {experiment_of(o.nodeid)}: {o.outcome} in {o.duration_s:.1f} s"
               for o in run.outcomes if "chaos/" in o.nodeid]
     lines += [f"FAILED {o.nodeid}" for o in run.failures]
+    lines += [f"cluster {c.role}: {c.describe()}" for c in run.clusters]
     ran = run.versions.get("components", {})
     for kind in ("webhook", "controller"):
         if kind in ran:
@@ -177,27 +210,31 @@ def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
             progress: Progress) -> Run:
     """``qualify``, returning where the reports are too (certify packs them)."""
     root = repo_root()
-    _check(options, root)
-    run = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    reports = (options.reports or root / "reports") / run
-    reports.mkdir(parents=True)
-    backend.prepare(progress)
-    created = backend.get(spec.name) is None
-    backend.create(spec, progress=progress)
+    _check(options, root, backend)
+    reports = _reports_dir(options, root)
     try:
-        progress(f"running the suite; reports in {reports}")
-        code = subprocess.run(_pytest_argv(backend, spec, reports, options, kubeconfig),
-                              cwd=root, check=False).returncode
-    finally:
-        if not created:
-            progress(f"cluster {spec.name!r} was up before qualify: left running")
-        elif options.keep_cluster:
-            progress(f"cluster {spec.name!r} kept: `zoneproof down --name {spec.name}` removes it")
-        else:
-            backend.delete(spec.name, progress=progress)
+        backend.prepare(progress)
+        created = backend.get(spec.name) is None
+        with ownership.keeping() if options.keep_cluster else contextlib.nullcontext():
+            tested = identity.identify(backend.create(spec, progress=progress))
+        try:
+            progress(f"testing {tested.describe()}; reports in {reports}")
+            code = reaping.run_child(_pytest_argv(backend, spec, reports, options, kubeconfig),
+                                     cwd=root)
+        finally:
+            if not created:
+                progress(f"cluster {spec.name!r} was up before qualify: left running")
+            elif options.keep_cluster:
+                progress(f"cluster {spec.name!r} kept: `zoneproof down --name {spec.name}` "
+                         "removes it")
+            else:
+                backend.delete(spec.name, progress=progress)
+    except BaseException:
+        _drop_if_empty(reports)
+        raise
     reported = _report(reports, options, progress)
     if code == 0 and not reported:
         code = 1
-    progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}); "
-             f"reports: {reports}")
+    progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}) for "
+             f"{tested.describe()}; reports: {reports}")
     return Run(code, reports)

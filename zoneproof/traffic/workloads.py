@@ -9,7 +9,7 @@ from typing import Any
 from kubernetes import client
 
 from zoneproof._util import waiting
-from zoneproof.cluster import interface
+from zoneproof.cluster import interface, sweep
 from zoneproof.specs import kubernetes
 
 __all__ = ["WORKLOADS", "apply", "create_namespace", "delete_namespace", "ready_pods"]
@@ -31,8 +31,8 @@ def create_namespace(api: client.ApiClient, name: str, *, labels: dict[str, str]
     cannot be created before it exists)."""
     core = client.CoreV1Api(api)
     with contextlib.suppress(client.ApiException):
-        core.create_namespace({"metadata": {"name": name, "labels": labels or {},
-                                            "annotations": annotations or {}}})
+        core.create_namespace(sweep.labelled({"metadata": {
+            "name": name, "labels": labels or {}, "annotations": annotations or {}}}))
     waiting.wait_for(
         lambda: (core.read_namespaced_service_account("default", name) is not None, None),
         what=f"default ServiceAccount in {name}", timeout_s=30, ignore=(client.ApiException,))

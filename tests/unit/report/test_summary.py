@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof import errors
+from zoneproof.cluster.identity import ClusterIdentity
 from zoneproof.report import junit, summary
 from zoneproof.slo import SloResult, SloStatus
 
@@ -60,6 +61,19 @@ def test_written_summary_loads_back_typed(tmp_path: Path) -> None:
     assert loaded.verdict == "FAIL" and [o.nodeid for o in loaded.failures] == [failed.nodeid]
     assert loaded.slos == built.slos
     assert loaded.failures[0].message == "assert breached"
+
+
+def test_the_clusters_tested_are_named_and_load_back(tmp_path: Path) -> None:
+    tested = ClusterIdentity("users", "existing", "https://10.0.0.1:6443", "0b1c-uid", "v1.37.2")
+    bed = ClusterIdentity("zp-1", "local", "https://127.0.0.1:21006", "9f2e-uid", "v1.37.2",
+                          role="private bed")
+    built = summary.build([_outcome("t.py::test", "passed")], started="s", finished="f",
+                          duration_s=1.0, versions={}, exit_status=0, clusters=[tested, bed])
+    path = summary.write(tmp_path / "summary.json", built)
+    assert json.loads(path.read_text())["clusters"][0] == {
+        "name": "users", "backend": "existing", "server": "https://10.0.0.1:6443",
+        "kube_system_uid": "0b1c-uid", "version": "v1.37.2", "role": "under test"}
+    assert summary.load(path).clusters == (tested, bed)
 
 
 def test_load_refuses_what_is_not_a_summary(tmp_path: Path) -> None:

@@ -176,11 +176,8 @@ class KindCluster(ApiCluster):
                                       ["cat", f"/etc/kubernetes/pki/etcd/{name}"])
                 (directory / name).write_text(text)
                 (directory / name).chmod(0o600)
-        return urllib3.PoolManager(
-            cert_reqs="CERT_REQUIRED", ca_certs=str(directory / "ca.crt"),
-            cert_file=str(directory / "healthcheck-client.crt"),
-            key_file=str(directory / "healthcheck-client.key"),
-            timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
+        return _etcd.tls_pool(directory / "ca.crt", directory / "healthcheck-client.crt",
+                              directory / "healthcheck-client.key")
 
     def etcd_url(self, member: str) -> str:
         """Client URL of etcd member ``member`` (its node's address, port 2379)."""

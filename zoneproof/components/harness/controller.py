@@ -4,7 +4,9 @@ The component (``component.Component``) says what runs: a registered implementat
 (the reference and its variants) or a vendor's command template, started the same way.
 Every replica gets its own client identity (a certificate from the cluster's CSR API,
 CN = its holderIdentity), so the API server's audit log says which replica deleted what.
-Every start is described (``started.Started``) and noted in the ledger reports use.
+Their kubeconfigs live in the run's private directory; the RBAC is labelled with the run
+and the Lease held by it (both removed when the run ends, however it ends). Every start
+is described (``started.Started``) and noted in the ledger reports use.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import daemons, kube, waiting
+from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import started
 from zoneproof.components.harness.component import Component
@@ -99,7 +102,7 @@ def _ensure_rbac(api: client.ApiClient) -> None:
     for create, body in ((rbac.create_cluster_role, role),
                          (rbac.create_cluster_role_binding, binding)):
         try:
-            create(body)
+            create(sweep.labelled(body))
         except client.ApiException as exc:
             if exc.status != 409:
                 raise
@@ -115,12 +118,15 @@ class ControllerReplicas:
         self.identities = [f"{prefix}-{i}" for i in range(replicas)]
         self.records: dict[str, daemons.DaemonRecord] = {}
         self.api = kube.api_client(cluster.kubeconfig)
+        self.secrets = runs.private_dir("controller")
         workdir.mkdir(parents=True, exist_ok=True)
         _ensure_rbac(self.api)
+        sweep.track_named(cluster.kubeconfig, "Lease", settings.lease_namespace,
+                          settings.lease_name)
 
     def kubeconfig(self, identity: str) -> Path:
-        """The replica's own kubeconfig (issued once)."""
-        path = self.workdir / f"{identity}.kubeconfig"
+        """The replica's own kubeconfig (issued once, in the run's private directory)."""
+        path = self.secrets / f"{identity}.kubeconfig"
         if not path.is_file():
             self.cluster.client_kubeconfig(identity, (GROUP,), path)
         return path

@@ -7,7 +7,9 @@ with a serving certificate from a CA made at deploy time; a webhook already runn
 URL is used with its CA bundle. The MutatingWebhookConfiguration is the component's own
 file when it has one (``registration_file``, adopted by ``registration.adopt``: the suite
 names it and fills in each entry's clientConfig), else the spec's (§3) with the
-selection the component's registered variant wants. Every start is described
+selection the component's registered variant wants; either way labelled with the run
+(removed with it, whatever ends it). Certificates and keys live in the run's private
+directory and expire after ``runs.CREDENTIAL_LIFETIME_S``. Every start is described
 (``started.Started``, with the configuration as the API server stored it) and noted in
 the ledger reports are built from.
 """
@@ -15,6 +17,7 @@ the ledger reports are built from.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import ssl
 import sys
 import urllib.parse
@@ -27,6 +30,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import certs, daemons, kube, ports, waiting
+from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import started
 from zoneproof.components.harness.component import Component, Url
@@ -86,11 +90,13 @@ class RunningWebhook:
 
     def _serve_once(self) -> bytes:
         """Start the webhook process with a fresh CA and serving cert; the CA bundle."""
-        ca = certs.make_ca("zoneproof-webhook-ca")
+        lifetime = dt.timedelta(seconds=runs.CREDENTIAL_LIFETIME_S)
+        ca = certs.make_ca("zoneproof-webhook-ca", validity=lifetime)
         host = self.cluster.host_address  # loopback, or e.g. a docker gateway for kind
         sans = tuple(dict.fromkeys((host, "127.0.0.1", "localhost")))
         cert_file, key_file = certs.issue_cert(
-            ca, "zoneproof-webhook", sans=sans).write(self.workdir, "serving")
+            ca, "zoneproof-webhook", sans=sans, validity=lifetime).write(
+                runs.private_dir("webhook"), "serving")
         port = ports.choose_base(1, explicit=None, start=20000, stop=21000,
                                  free=lambda p: ports.is_free(p, host))
         argv = self.component.argv(
@@ -171,7 +177,7 @@ class RunningWebhook:
     def _register(self, ca_bundle: bytes) -> dict[str, Any]:
         """Register the configuration; it as the API server stored it."""
         admission = client.AdmissionregistrationV1Api(self.api)
-        body = self._body(ca_bundle)
+        body = sweep.labelled(self._body(ca_bundle))
         try:
             stored = admission.create_mutating_webhook_configuration(body)
         except client.ApiException as exc:
@@ -187,8 +193,8 @@ class RunningWebhook:
         """Serve (unless external), register, and wait until admissions really go through it."""
         core = client.CoreV1Api(self.api)
         try:
-            core.create_namespace({"metadata": {"name": PROBE_NAMESPACE,
-                                                "labels": {keys.LABEL_CONSIDER: "true"}}})
+            core.create_namespace(sweep.labelled({"metadata": {
+                "name": PROBE_NAMESPACE, "labels": {keys.LABEL_CONSIDER: "true"}}}))
         except client.ApiException as exc:
             if exc.status != 409:
                 raise

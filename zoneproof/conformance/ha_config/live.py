@@ -32,6 +32,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
+from zoneproof.cluster import sweep
 from zoneproof.conformance.ha_config import cases, direct, expectations, validation
 from zoneproof.specs.ha_config import configuration, facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
@@ -263,9 +264,9 @@ class NodeSet:
         zone_cycle = zones or ("zone-a",)
         for index in range(len(names), count):
             name = f"zp-hac-node-{uuid.uuid4().hex[:6]}"
-            self._core.create_node({"metadata": {"name": name, "labels": {
+            self._core.create_node(sweep.labelled({"metadata": {"name": name, "labels": {
                 keys.TOPOLOGY_ZONE: zone_cycle[index % len(zone_cycle)], keys.TOPOLOGY_HOSTNAME: name,
-                EXTRA_NODE_LABEL: "true"}}}, _request_timeout=_REQUEST_TIMEOUT_S)
+                EXTRA_NODE_LABEL: "true"}}}), _request_timeout=_REQUEST_TIMEOUT_S)
         waiting.wait_for(lambda: (len(found := self.names()) == count, found),
                          what=f"{count} Node object(s)", timeout_s=_TIMEOUT_S)
 
@@ -471,9 +472,10 @@ def _delete_hpa_step(run: _Run, index: int, before: JsonObject | None) -> LiveSt
 
 def _create_namespace(api: client.ApiClient, case: cases.Case, suffix: str | None) -> str:
     namespace = namespace_name(case, suffix or uuid.uuid4().hex[:6])
-    client.CoreV1Api(api).create_namespace(
+    client.CoreV1Api(api).create_namespace(sweep.labelled(
         {"metadata": {"name": namespace, "labels": dict(case.namespace.labels),
-                      "annotations": dict(case.namespace.annotations)}}, _request_timeout=_REQUEST_TIMEOUT_S)
+                      "annotations": dict(case.namespace.annotations)}}),
+        _request_timeout=_REQUEST_TIMEOUT_S)
     return namespace
 
 
