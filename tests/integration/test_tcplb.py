@@ -110,11 +110,15 @@ def _context() -> ssl.SSLContext:
 
 
 def _who(port: int) -> str:
-    """A fresh connection through the balancer: which backend answers."""
+    """A fresh connection through the balancer: which backend answers ("closed" when the
+    balancer closed it unanswered: a connection it had sent to a backend that has just
+    turned unhealthy is closed, as it must be, and counts as no answer)."""
     conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=_context())
     try:
         conn.request("GET", "/who")
         return conn.getresponse().read().decode()
+    except (http.client.RemoteDisconnected, ConnectionResetError):
+        return "closed"
     finally:
         conn.close()
 
