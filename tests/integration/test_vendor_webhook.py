@@ -24,6 +24,7 @@ import yaml
 from zoneproof_fixtures.settings import Settings
 
 from zoneproof import binaries
+from zoneproof.cluster.sweep import RUN_LABEL
 from zoneproof.conformance.ha_config import registration_checks
 from zoneproof.specs.ha_config import registration
 
@@ -117,7 +118,9 @@ def test_a_vendor_registration_file_is_registered_and_judged(zp_settings: Settin
     assert webhook["component"]["registration_file"] == str(path)
     stored = webhook["registration"]
     assert stored["metadata"]["name"] == registration.DEFAULT_CONFIGURATION_NAME
-    assert stored["metadata"]["labels"] == {"vendor": "acme"}
+    labels = stored["metadata"]["labels"]
+    assert labels["vendor"] == "acme", "the vendor's own labels are registered as written"
+    assert set(labels) == {"vendor", RUN_LABEL}, "plus only the run's label (swept at its end)"
     client = stored["webhooks"][0]["clientConfig"]
     assert "service" not in client and client["url"] == webhook["url"]
     assert client["url"].endswith(registration.webhook_url("h", 1).split(":1", 1)[1])
