@@ -28,7 +28,7 @@ from zoneproof.chaos import k8s
 from zoneproof.chaos.settings import Settings
 from zoneproof.cluster.interface import Cluster
 from zoneproof.faults import Fault, FaultContext, FaultRecord, Injector
-from zoneproof.measure import Recorder, Timeline
+from zoneproof.measure import History, Recorder, Timeline
 
 __all__ = ["Extra", "Run", "close_run", "current", "find_cluster", "open_run"]
 
@@ -58,6 +58,8 @@ class Run:
     extras: dict[str, Extra] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     """What failed while closing the run (a revert, a stop): the verdict must fail."""
+    history: History | None = None
+    """The register history of the run's traffic, once stopped (None: it ran none)."""
 
     def start_fault(self, fault: Fault, max_duration_s: float,
                     context: FaultContext | None = None) -> tuple[str, ...]:

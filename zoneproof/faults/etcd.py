@@ -1,4 +1,4 @@
-"""etcd faults: one member or a quorum SIGKILLed; revert restarts them."""
+"""etcd faults: one member, the leader or a quorum SIGKILLed; revert restarts them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from zoneproof.faults import registry
 from zoneproof.faults.base import FaultContext
 from zoneproof.faults.effects import Effect
 
-__all__ = ["KillEtcdMember", "KillEtcdMembers"]
+__all__ = ["KillEtcdLeader", "KillEtcdMember", "KillEtcdMembers"]
 
 _ETCD = frozenset({Capability.ETCD_MEMBERS, Capability.DESTRUCTIVE})
 
@@ -35,6 +35,11 @@ def _pick_members(cluster: Cluster, role: str, count: int) -> tuple[str, ...]:
                             f"{members}")
 
 
+def _kill(cluster: Cluster, members: tuple[str, ...]) -> None:
+    for member in members:
+        _etcd(cluster).kill_etcd_member(member)
+
+
 def _restart(cluster: Cluster, members: tuple[str, ...], timeout_s: float) -> None:
     etcd = _etcd(cluster)
     for member in members:
@@ -45,7 +50,8 @@ def _restart(cluster: Cluster, members: tuple[str, ...], timeout_s: float) -> No
 @registry.kind
 @dataclass(frozen=True, slots=True)
 class KillEtcdMember:
-    """SIGKILL one etcd member: ``role`` is ``leader``, ``follower`` or a member name."""
+    """SIGKILL one etcd member: ``role`` is ``follower`` or a member name (the leader:
+    ``kill-etcd-leader``, which also declares the leader change)."""
 
     name: ClassVar[str] = "kill-etcd-member"
     requires: ClassVar[frozenset[Capability]] = _ETCD
@@ -53,12 +59,36 @@ class KillEtcdMember:
 
     role: str = "follower"
 
+    def __post_init__(self) -> None:
+        if self.role == "leader":
+            raise errors.ConfigError(f"fault {self.name}: role 'leader': use fault "
+                                     "kill-etcd-leader (it must also cause a leader change)")
+
     def targets(self, context: FaultContext) -> tuple[str, ...]:
         return _pick_members(context.cluster, self.role, 1)
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        for member in targets:
-            _etcd(context.cluster).kill_etcd_member(member)
+        _kill(context.cluster, targets)
+
+    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        _restart(context.cluster, targets, 30.0)
+
+
+@registry.kind
+@dataclass(frozen=True, slots=True)
+class KillEtcdLeader:
+    """SIGKILL the etcd leader: the other members must elect a new one; revert restarts it."""
+
+    name: ClassVar[str] = "kill-etcd-leader"
+    requires: ClassVar[frozenset[Capability]] = _ETCD
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.ETCD_MEMBERS_DOWN,
+                                                      Effect.ETCD_LEADER_CHANGED})
+
+    def targets(self, context: FaultContext) -> tuple[str, ...]:
+        return _pick_members(context.cluster, "leader", 1)
+
+    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        _kill(context.cluster, targets)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         _restart(context.cluster, targets, 30.0)
@@ -92,8 +122,7 @@ class KillEtcdMembers:
         return tuple(members)
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        for member in targets:
-            _etcd(context.cluster).kill_etcd_member(member)
+        _kill(context.cluster, targets)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         _restart(context.cluster, targets, 60.0)

@@ -13,8 +13,11 @@ duration. Three questions, all pure:
 - ``handovers``: for each change of holder, the gap from the previous holder's last sign of
   life (its release, else its last renewal) to the next acquire, and the slack from the end
   of its ability to that acquire (negative: an overlap).
-- ``unfenced``: actions (e.g. audited pod deletes) by an identity outside its own window:
-  the "concurrent actors" check (``attribution.unfenced_deletes``) is this question.
+- ``unfenced``: actions (e.g. audited pod deletes) by an identity outside its own window,
+  in one of two models: *holder of record* (from its acquire until the next change of
+  holder: the "concurrent actors" question, ``attribution.unfenced_deletes``) or *able to
+  act* (until its release or its last renewal plus the duration: also catches a holder
+  acting on after its Lease expired when nobody took over).
 - ``token_regressions``: a new tenure whose fencing token (leaseTransitions) did not grow.
 
 Without renewals the model cannot know when a silent holder's ability ended: its window
@@ -31,7 +34,14 @@ from dataclasses import dataclass
 
 from zoneproof.measure.timeline import Event
 
+CLOCK_TOLERANCE_S = 0.5
+"""Seconds by which windows are widened when judging: the LeaseRecorder stamps a change when
+its watch delivers it (milliseconds to tens of ms after the write on one machine), an audit
+record when the API server received the request; far below the seconds a lame duck or a
+second actor acts outside its window."""
+
 __all__ = [
+    "CLOCK_TOLERANCE_S",
     "Action",
     "Handover",
     "LeaseHistory",
@@ -211,11 +221,19 @@ class LeaseHistory:
                                   (following.start - able).total_seconds()))
         return found
 
-    def fenced(self, actor: str, at: dt.datetime, tolerance_s: float) -> bool:
-        """True if ``actor`` was able to act at ``at`` (one of its windows, widened)."""
-        return any(t.holder == actor and t.able_at(at, tolerance_s) for t in self.tenures)
+    def fenced(self, actor: str, at: dt.datetime, tolerance_s: float, *,
+               expiry: bool = True) -> bool:
+        """True if ``actor`` was able to act at ``at`` (one of its windows, widened); with
+        ``expiry`` False: if it was the holder of record then (its Lease may have expired)."""
+        if expiry:
+            return any(t.holder == actor and t.able_at(at, tolerance_s) for t in self.tenures)
+        slack = dt.timedelta(seconds=tolerance_s)
+        return any(t.holder == actor and t.start - slack <= at
+                   and (t.end is None or at <= t.end + slack) for t in self.tenures)
 
-    def unfenced(self, actions: Iterable[Action], tolerance_s: float) -> list[UnfencedAction]:
-        """Actions made outside their actor's own windows of ability."""
+    def unfenced(self, actions: Iterable[Action], tolerance_s: float, *,
+                 expiry: bool = True) -> list[UnfencedAction]:
+        """Actions made outside their actor's own windows of ability (``expiry`` False:
+        outside its tenures as holder of record)."""
         return [UnfencedAction(a, self.holder_at(a.at)) for a in actions
-                if not self.fenced(a.actor, a.at, tolerance_s)]
+                if not self.fenced(a.actor, a.at, tolerance_s, expiry=expiry)]

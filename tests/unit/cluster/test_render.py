@@ -25,6 +25,7 @@ def test_etcd_members_form_one_raft_cluster() -> None:
     assert [_flag(a, "--listen-client-urls") for a in argvs] == [
         "http://127.0.0.1:30000", "http://127.0.0.1:30001", "http://127.0.0.1:30002"]
     assert all(_flag(a, "--data-dir").startswith("/bed/etcd/") for a in argvs)
+    assert {_flag(a, "--election-timeout") for a in argvs} == {"1000"}  # the stated timing
 
 
 def test_apiserver_uses_all_members_and_spec_tolerations() -> None:

@@ -64,6 +64,8 @@ def test_an_action_after_expiry_is_unfenced_even_if_nobody_took_over() -> None:
     assert renewals.unfenced([Action(_at(17), "a", "deleted ns/q")], tolerance_s=0.5) == []
     changes_only = LeaseHistory([LeaseObservation(_at(0), "a")])
     assert changes_only.unfenced([late], tolerance_s=0.5) == []
+    assert renewals.unfenced([late], tolerance_s=0.5, expiry=False) == [], \
+        "as holder of record it still held the Lease: nobody took it over"
 
 
 def test_without_renewals_windows_run_from_change_to_change() -> None:

@@ -79,6 +79,7 @@ class LocalCluster(ApiCluster):
         self.spec, legacy = ClusterSpec.from_stored(data["spec"])
         self.options = options_.LocalOptions.from_dict(data.get("options", legacy))
         self.name = self.spec.name
+        self.timings = self.spec.timings
         self.kubeconfig = paths.kubeconfig
         self.ports = ports.Ports.from_dict(data["ports"])
         self._lock = filelock.FileLock(str(paths.root / "state.lock"))
@@ -297,6 +298,10 @@ class LocalCluster(ApiCluster):
         record = self._restart(component)
         self._wait_healthy(record, self._component_health(component),
                            _START_TIMEOUT_S["kube-apiserver"])
+
+    def component_running(self, component: Component) -> bool:
+        """True if the process of ``component`` is alive."""
+        return daemons.alive(self._record(component))
 
     def status(self) -> ClusterStatus:
         """Process liveness and node readiness (nodes empty if the API server is down)."""

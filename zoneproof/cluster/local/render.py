@@ -108,7 +108,8 @@ def etcd_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPaths, in
         "--initial-cluster", initial,
         "--initial-cluster-state", "new",
         "--initial-cluster-token", f"zoneproof-{spec.name}",
-        "--heartbeat-interval", "100", "--election-timeout", "1000",
+        "--heartbeat-interval", "100",
+        "--election-timeout", str(round(spec.timings.etcd_election_timeout_s * 1000)),
         "--unsafe-no-fsync", "--log-level", "warn",
     ]
 
