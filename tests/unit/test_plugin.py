@@ -28,6 +28,25 @@ def test_invalid_zone_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*not a valid label value*"])
 
 
+@pytest.mark.parametrize(("value", "message"), [
+    ("two", "*--zp-etcd-members takes 1, 3 or 5, got 'two'*"),
+    ("2", "*etcd_members must be 1, 3 or 5*"),
+])
+def test_etcd_members_are_validated(pytester: pytest.Pytester, value: str, message: str) -> None:
+    result = pytester.runpytest_subprocess("--zp-etcd-members", value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_etcd_members_shape_the_runs_clusters(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        def test_shape(zp_settings):
+            assert zp_settings.spec.etcd_members == 3
+    """)
+    result = pytester.runpytest_subprocess("--zp-backend", "kind", "--zp-etcd-members", "3")
+    assert result.ret == 0, result.stdout.str()
+
+
 def test_ini_twin_and_header(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nzp_cluster_name = from-ini\n")
     pytester.makepyfile("def test_nothing(): pass")

@@ -8,8 +8,9 @@ The kind backend's node image adds kubelet, kubeadm, kubectl and kube-proxy (the
 wrapper module), kind, coredns and local-path-provisioner (``go install``) and pause
 (gobuild/pause/main.go, zoneproof's own: a static PID 1 that reaps and waits for a signal).
 The linearizability checker ``porcupine-check`` is zoneproof's thin command (gobuild/porcupine:
-the register model and JSON I/O) over the pinned porcupine module; its cache directory
-carries a digest of those sources (``source_digest``), so a changed model is rebuilt.
+the register model and JSON I/O) over the pinned porcupine module. zoneproof's own Go that
+holds logic (``OWN_SOURCES``: porcupine-check, and tcplb, the HA load balancer) has a cache
+directory carrying a digest of those sources (``source_digest``), so a changed source is rebuilt.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "KUBE_COMMANDS",
     "KWOK_STAGES",
     "NODE_COMMANDS",
+    "OWN_SOURCES",
     "Progress",
     "build_project",
     "kube_ldflags",
@@ -229,7 +231,7 @@ def _build_tcplb(go: str, version: str, work: Path, out: Path, progress: Progres
 
 
 #: Projects built from zoneproof's own Go sources that hold logic (not just a ``main``).
-OWN_SOURCES = {"porcupine": "porcupine"}
+OWN_SOURCES = {"porcupine": "porcupine", "tcplb": "tcplb"}
 
 
 def source_digest(project: str) -> str:

@@ -201,13 +201,13 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
     run = session.close_run()
     if run is None:
         return
-    saved = artefacts.save_run(run.workdir, run.timeline, run.injector.records,
-                               title=str(context.get("title", "")))
     check, error = _check_history(run)
     evidence = _evidence(run, check)
     timings = stated_timings(run)
     checks = effects.check(evidence.faults, evidence.timeline.events, timings)
     results = _evaluate(run, evidence)
+    saved = artefacts.save_run(run.workdir, run.timeline, run.injector.records,
+                               title=str(context.get("title", "")), slos=results)
     for effect in checks:
         (log.info if effect.effective else log.error)("zoneproof: fault effect: %s",
                                                       effect.message)

@@ -1,4 +1,4 @@
-"""``zoneproof build|up|down|status|kubeconfig|kind-config|qualify|bench|mutants``."""
+"""``zoneproof build|up|down|status|kubeconfig|kind-config|qualify|certify|verify|bench|mutants``."""
 
 from __future__ import annotations
 
@@ -9,15 +9,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zoneproof import bench, binaries, cluster, errors
-from zoneproof.binaries import nodeimage
+from zoneproof.binaries import images, nodeimage
 from zoneproof.cluster import interface, registry, shared
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings
+from zoneproof.components import manifests
 from zoneproof.components.harness import component
 from zoneproof.components.harness.component import Components
 from zoneproof.components.harness.registry import Kind
+from zoneproof.report import attestation
 from zoneproof.slo.linearizability import CHECKER
-from zoneproof.suites import mutants, qualify
+from zoneproof.suites import certify, mutants, profile, qualify
 
 __all__ = ["main"]
 
@@ -112,17 +114,83 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cert = sub.add_parser("certify", help="qualify a vendor's components as a certification "
+                          "profile says; write the signed bundle (exit 0 only on PASS)")
+    cert.add_argument("profile", type=Path, help="certification profile (YAML, kind "
+                      "CertificationProfile; see certification/profile.example.yaml)")
+    cert.add_argument("--key", type=Path, required=True, metavar="PEM",
+                      help="the vendor's private signing key (Ed25519 or ECDSA P-256/P-384, PEM; "
+                           f"password in ${attestation.PASSWORD_ENV} if encrypted)")
+    cert.add_argument("-o", "--output", type=Path, metavar="BUNDLE",
+                      help="bundle path (default: <reports>/<product>-<version>-<run>"
+                           ".certification.tar.gz)")
+    cert.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    cert.add_argument("--reports", type=Path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout)")
+    cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    cert.set_defaults(handler=_certify)
+    ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
+                         "print what it attests (exit 0 verified PASS, 1 not verified, "
+                         "2 verified FAIL)")
+    ver.add_argument("bundle", type=Path, help="the .certification.tar.gz")
+    ver.add_argument("--key", type=Path, required=True, metavar="PEM",
+                     help="the vendor's public key (PEM)")
+    ver.set_defaults(handler=_verify)
 
+
+def _certify(args: argparse.Namespace) -> int:
+    chosen = profile.load(args.profile)
+    return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
+                           keep_cluster=args.keep_cluster, reports=args.reports,
+                           progress=_progress).code
+
+
+def _verify(args: argparse.Namespace) -> int:
+    try:
+        verified = certify.verify(args.bundle, args.key)
+    except errors.VerificationError as exc:
+        print(f"{args.bundle}: NOT VERIFIED")
+        for problem in str(exc).splitlines():
+            print(f"  - {problem}")
+        return 1
+    print("\n".join(certify.describe(args.bundle, verified)))
+    return 0 if verified.verdict == "PASS" else 2
+
+
+def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     build = sub.add_parser("build", help="build/cache the pinned upstream binaries and the "
                                          "history checker (porcupine-check)")
     build.add_argument("--force", action="store_true", help="rebuild even if cached")
     build.add_argument("--node-image", action="store_true",
                        help="build the offline kind node image (and kind) instead; needs docker, "
                             "debootstrap and root")
+    build.add_argument("--images", action="store_true",
+                       help="build the reference components' images (one archive, no registry) "
+                            "instead; needs docker, debootstrap and root")
+
+
+def _add_webhook_cert(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cert = sub.add_parser("webhook-cert", help="write a CA and a serving certificate for the "
+                          "in-cluster webhook Service (tls.crt, tls.key, ca.crt: what "
+                          "deploy/ha-config-webhook/kustomization.yaml reads)")
+    cert.add_argument("directory", type=Path, nargs="?",
+                      default=manifests.DEPLOY_DIR / manifests.TLS_DIR,
+                      help="where to write them (default: deploy/ha-config-webhook/tls)")
+    cert.add_argument("--service", default=manifests.WEBHOOK_SERVICE.name,
+                      help="the webhook's Service (default: %(default)s)")
+    cert.add_argument("--namespace", default=manifests.WEBHOOK_SERVICE.namespace,
+                      help="its namespace (default: %(default)s)")
+    cert.set_defaults(handler=_webhook_cert)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    _add_build(sub)
+    _add_webhook_cert(sub)
 
     up = sub.add_parser("up", help="bring up a multi-zone cluster and wait until it is ready")
     _add_target(up)
@@ -155,6 +223,7 @@ def _parser() -> argparse.ArgumentParser:
     kind_p.set_defaults(handler=_kind_config)
 
     _add_qualify(sub)
+    _add_certify(sub)
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
     bench_p.add_argument("what", choices=sorted(bench.BENCHES))
@@ -201,7 +270,26 @@ def _kind_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _webhook_cert(args: argparse.Namespace) -> int:
+    service = manifests.ServiceRef(args.service, args.namespace)
+    manifests.WebhookTls.issue(service).write(args.directory)
+    names = ", ".join(manifests.service_dns_names(service))
+    print(f"wrote {args.directory}/{{tls.crt,tls.key,ca.crt}} (a new CA; serving certificate for "
+          f"{names})")
+    return 0
+
+
 def _build(args: argparse.Namespace) -> int:
+    if args.node_image and args.images:
+        raise errors.ConfigError("build --node-image and --images are two builds: run one, then "
+                                 "the other")
+    if args.images:
+        built = images.build_component_images(force=args.force, progress=_progress)
+        print(f"archive: {built.archive} ({built.size_bytes / 2**20:.0f} MiB)")
+        for component, ref in built.images:
+            print(f"{component}: {ref}")
+        print(f"load into kind: kind load image-archive {built.archive} --name CLUSTER")
+        return 0
     if args.node_image:
         kind = binaries.resolve.resolve("kind", force=args.force, progress=_progress)
         result = nodeimage.build_node_image(force=args.force, progress=_progress)

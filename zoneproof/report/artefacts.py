@@ -20,6 +20,7 @@ from zoneproof.measure.history import History
 from zoneproof.measure.timeline import Timeline
 from zoneproof.report import plots
 from zoneproof.slo import linearizability
+from zoneproof.slo.results import SloResult
 
 __all__ = ["HISTORY", "JOURNAL", "RunArtefacts", "history_files", "load_faults", "save_history",
            "save_journal", "save_run"]
@@ -39,16 +40,17 @@ class RunArtefacts:
 
 
 def save_run(workdir: Path, timeline: Timeline, faults: Sequence[FaultRecord], *,
-             title: str) -> RunArtefacts:
-    """Write the timeline, the fault records and the timeline plot (PNG, SVG) to
-    ``workdir``. A plot that fails is logged, not raised: it is a report, not a verdict."""
+             title: str, slos: Sequence[SloResult] = ()) -> RunArtefacts:
+    """Write the timeline, the fault records and the timeline plot (PNG, SVG; measured
+    events labelled with ``slos``) to ``workdir``. A plot that fails is logged, not raised:
+    it is a report, not a verdict."""
     workdir.mkdir(parents=True, exist_ok=True)
     timeline_path, faults_path = workdir / TIMELINE, workdir / FAULTS
     timeline.save(timeline_path)
     faults_path.write_text(json.dumps([r.to_dict() for r in faults], indent=1))
     try:
         drawn = tuple(plots.plot_timeline(timeline.events, faults, workdir / PLOT_STEM,
-                                          title=title))
+                                          title=title, slos=slos))
     except Exception as exc:  # a plot is a report, not a verdict: say so and go on
         log.warning("zoneproof: timeline plot failed: %s: %s", type(exc).__name__, exc)
         drawn = ()

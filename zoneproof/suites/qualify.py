@@ -22,7 +22,7 @@ from zoneproof.components.harness.component import Components
 from zoneproof.report import allure_html, summary
 from zoneproof.slo import load_slos
 
-__all__ = ["SUITES", "Options", "experiments", "qualify", "repo_root"]
+__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -167,9 +167,23 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A finished qualification: its exit code and report directory."""
+
+    code: int
+    reports: Path
+
+
 def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
             progress: Progress) -> int:
     """Run the qualification; 0 only if everything passed and the reports were written."""
+    return execute(backend, spec, options, kubeconfig=kubeconfig, progress=progress).code
+
+
+def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
+            progress: Progress) -> Run:
+    """``qualify``, returning where the reports are too (certify packs them)."""
     root = repo_root()
     _check(options, root)
     run = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -194,4 +208,4 @@ def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
         code = 1
     progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}); "
              f"reports: {reports}")
-    return code
+    return Run(code, reports)

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from zoneproof import errors
-from zoneproof.binaries import resolve
+from zoneproof.binaries import resolve, rootfs
 from zoneproof.binaries.nodeimage import build, recipe
 from zoneproof.binaries.pins import PINS
 
 
 def _docker_problem() -> str | None:
     try:
-        build.docker_argv()
+        rootfs.docker_argv()
     except errors.BackendError as exc:
         return str(exc)
     if shutil.which("debootstrap") is None or os.geteuid() != 0:
@@ -95,8 +95,8 @@ def test_build_leaves_no_containers_or_work_dirs(node_image: build.BuildResult) 
 
 def test_kind_load_balancer_image_is_present(node_image: build.BuildResult) -> None:
     """kind's HA load balancer runs from the host's docker: zoneproof's stand-in or upstream's."""
-    r = recipe.Recipe.for_machine(PINS, *build.debian_source())
-    assert build._loadbalancer_state(build.docker_argv(), r) in ("current", "foreign")
+    r = recipe.Recipe.for_machine(PINS, *rootfs.debian_source())
+    assert build._loadbalancer_state(rootfs.docker_argv(), r) in ("current", "foreign")
 
 
 _CGROUP_V1_PATCH = """

@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from zoneproof import errors
-from zoneproof.binaries.nodeimage import build, recipe
+from zoneproof.binaries import rootfs
+from zoneproof.binaries.nodeimage import recipe
 from zoneproof.binaries.pins import KIND_UPSTREAM_IMAGES, PINS
 
 
@@ -90,14 +91,14 @@ def test_dockerfile_of_a_slim_image_uses_the_slim_base() -> None:
 def test_debian_source_from_apt_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        text: str, expected: tuple[str, str]) -> None:
     (tmp_path / "sources").write_text(text)
-    monkeypatch.setattr(build, "_SOURCES", (tmp_path / "missing", tmp_path / "sources"))
-    assert build.debian_source() == expected
+    monkeypatch.setattr(rootfs, "_SOURCES", (tmp_path / "missing", tmp_path / "sources"))
+    assert rootfs.debian_source() == expected
 
 
 def test_no_debian_source_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build, "_SOURCES", (tmp_path / "missing",))
+    monkeypatch.setattr(rootfs, "_SOURCES", (tmp_path / "missing",))
     with pytest.raises(errors.BinaryError, match="configure a Debian source"):
-        build.debian_source()
+        rootfs.debian_source()
 
 
 def test_load_balancer_is_kinds_envoy_name_holding_tcplb() -> None:

@@ -141,6 +141,8 @@ def test_kubelet_and_static_pod_argv() -> None:
     unpark = nodes.unpark_static_pod_argv("kube-apiserver")
     assert "mv /etc/kubernetes/zoneproof-parked/kube-apiserver.yaml /etc/kubernetes/manifests/" \
         in unpark[2]
+    assert nodes.parked_argv("kube-apiserver") == [
+        "test", "-f", "/etc/kubernetes/zoneproof-parked/kube-apiserver.yaml"]
 
 
 def test_registry_knows_kind_and_its_default_shape() -> None:

@@ -20,7 +20,6 @@ Temporary containers and directories are removed on success, failure and Ctrl-C.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
 import subprocess
@@ -33,16 +32,14 @@ from pathlib import Path
 
 from zoneproof import errors
 from zoneproof._util import processes, waiting
-from zoneproof.binaries import resolve
+from zoneproof.binaries import resolve, rootfs
 from zoneproof.binaries.build import Progress
 from zoneproof.binaries.nodeimage import recipe
 from zoneproof.binaries.pins import PINS, Pins
 
-__all__ = ["BuildResult", "build_node_image", "debian_source", "docker_argv", "image_exists"]
+__all__ = ["BuildResult", "build_node_image"]
 
-_NICE = ["nice", "-n", "10"]
 _IMAGE_LINE = re.compile(r"^([\w.-]+(?:/[\w.-]+)+:[\w.-]+)$", re.MULTILINE)
-_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,147 +52,15 @@ class BuildResult:
     images: tuple[str, ...]
 
 
-def docker_argv() -> list[str]:
-    """``docker`` if a daemon answers; else a BackendError naming the fix."""
-    docker = shutil.which("docker")
-    if docker is None:
-        raise errors.BackendError(
-            "docker is not installed: run `sudo scripts/setup-docker.sh` (Debian's docker.io), "
-            "or install Docker Engine")
-    try:
-        processes.run([docker, "info", "--format", "{{.ServerVersion}}"], timeout_s=30)
-    except (processes.CommandError, subprocess.TimeoutExpired) as exc:
-        raise errors.BackendError(
-            "docker is installed but its daemon does not answer (`docker info` failed): start it "
-            "with `sudo scripts/setup-docker.sh` (or `systemctl start docker`)") from exc
-    return [docker]
-
-
-def image_exists(docker: list[str], ref: str) -> bool:
-    """True if the local docker daemon has an image named ``ref``."""
-    try:
-        processes.run([*docker, "image", "inspect", "--format", "{{.Id}}", ref])
-    except processes.CommandError:
-        return False
-    return True
-
-
-def debian_source() -> tuple[str, str]:
-    """(suite, mirror URL) of this machine's first configured Debian ``main`` source."""
-    for path in _SOURCES:
-        if not path.is_file():
-            continue
-        text = path.read_text()
-        uris = re.search(r"^URIs:\s*(\S+)", text, re.MULTILINE)
-        suites = re.search(r"^Suites:\s*(\S+)", text, re.MULTILINE)
-        if uris and suites:
-            return suites.group(1), uris.group(1)
-        line = re.search(r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)\s+main", text, re.MULTILINE)
-        if line:
-            return line.group(2), line.group(1)
-    raise errors.BinaryError(
-        "no Debian mirror configured in /etc/apt/sources.list(.d): the node image's root file "
-        "system comes from debootstrap; configure a Debian source")
-
-
-def _debootstrap(suite: str, mirror: str, packages: tuple[str, ...], target: Path,
-                 progress: Progress) -> None:
-    if shutil.which("debootstrap") is None:
-        raise errors.BinaryError(
-            "debootstrap is not installed: `apt-get install debootstrap` (scripts/setup-docker.sh "
-            "installs it)")
-    if os.geteuid() != 0:
-        raise errors.BinaryError("debootstrap needs root: run `zoneproof build --node-image` as root")
-    log_file = target.parent / f"{target.name}.debootstrap.log"
-    progress(f"  debootstrap {suite} ({len(packages)} packages) from {mirror} (log: {log_file})")
-    start = time.monotonic()
-    processes.run([*_NICE, "debootstrap", "--variant=minbase", f"--include={','.join(packages)}",
-                   suite, str(target), mirror], log_file=log_file)
-    for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
-        for path in (target / junk).glob("*"):
-            if path.is_file():
-                path.unlink()
-    progress(f"  debootstrap {suite}: done in {time.monotonic() - start:.0f}s")
-
-
-def _mounts_under(path: Path) -> list[str]:
-    prefix = str(path.resolve()) + "/"
-    points = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
-    return sorted((p for p in points if p.startswith(prefix)), reverse=True)
-
-
-def _remove_rootfs(target: Path) -> None:
-    """Delete a debootstrap target, first unmounting what debootstrap mounted in it.
-
-    debootstrap mounts /proc, /sys and may bind-mount the host's /dev into the target; if it
-    was killed (Ctrl-C), those stay, and deleting through them would delete the host's files.
-    """
-    for point in _mounts_under(target):
-        subprocess.run(["umount", "-l", point], capture_output=True, check=False)
-    if left := _mounts_under(target):
-        raise errors.BinaryError(
-            f"{target} still has mounts ({', '.join(left)}): unmount them, then delete {target}")
-    shutil.rmtree(target, ignore_errors=True)
-
-
-def _import_rootfs(docker: list[str], rootfs: Path, ref: str, changes: list[str]) -> None:
-    argv = [*docker, "import"]
-    for change in changes:
-        argv += ["--change", change]
-    tar = subprocess.Popen([*_NICE, "tar", "-C", str(rootfs), "--numeric-owner", "-c", "."],
-                           stdout=subprocess.PIPE)
-    try:
-        proc = subprocess.run([*argv, "-", ref], stdin=tar.stdout, capture_output=True, text=True,
-                              check=False)
-    finally:
-        if tar.stdout is not None:
-            tar.stdout.close()
-        tar.wait()
-    if proc.returncode != 0 or tar.returncode != 0:
-        raise errors.BinaryError(f"docker import of {rootfs} as {ref} failed: {proc.stderr.strip()}")
-
-
-def _rootfs_image(docker: list[str], r: recipe.Recipe, ref: str, packages: tuple[str, ...], *,
-                  work: Path, progress: Progress) -> None:
-    if image_exists(docker, ref):
-        progress(f"  {ref}: cached")
-        return
-    target = work / f"rootfs-{ref.rsplit('/', 1)[-1].replace(':', '-')}"
-    _remove_rootfs(target)
-    try:
-        _debootstrap(r.suite, r.mirror, packages, target, progress)
-        _import_rootfs(docker, target, ref, [])
-    finally:
-        _remove_rootfs(target)
-    progress(f"  imported {ref}")
-
-
-def _docker_build(docker: list[str], context: Path, ref: str, *labels: str) -> None:
-    argv = [*_NICE, *docker, "build", "--network", "none", "-q", "-t", ref]
-    for label in labels:
-        argv += ["--label", label]
-    processes.run([*argv, str(context)], log_file=context / "build.log")
-
-
-def _label(docker: list[str], ref: str, key: str) -> str | None:
-    """The value of label ``key`` on image ``ref``; None if the image or the label is absent."""
-    try:
-        out = processes.run([*docker, "image", "inspect", "--format",
-                             f'{{{{index .Config.Labels "{key}"}}}}', ref]).strip()
-    except processes.CommandError:
-        return None
-    return out if out and out != "<no value>" else None
-
-
 def _loadbalancer_state(docker: list[str], r: recipe.Recipe) -> str:
     """``current``, ``foreign`` (a real envoy image: left alone), or ``missing``/``stale``."""
     ref = r.loadbalancer.ref
-    if not image_exists(docker, ref):
+    if not rootfs.image_exists(docker, ref):
         return "missing"
-    label = _label(docker, ref, recipe.LOADBALANCER_LABEL)
+    label = rootfs.image_label(docker, ref, recipe.LOADBALANCER_LABEL)
     if label is None:
         return "foreign"
-    return "current" if label == r.hash else "stale"
+    return "current" if label == r.loadbalancer_version else "stale"
 
 
 def _loadbalancer_image(docker: list[str], r: recipe.Recipe, work: Path, bins: dict[str, Path],
@@ -210,7 +75,8 @@ def _loadbalancer_image(docker: list[str], r: recipe.Recipe, work: Path, bins: d
     shutil.copy(bins["tcplb"], context / "tcplb")
     (context / "Dockerfile").write_text(recipe.dockerfile(image, r.slim_ref))
     progress(f"  docker build {image.ref} (zoneproof tcplb standing in for kind's HA load balancer)")
-    _docker_build(docker, context, image.ref, f"{recipe.LOADBALANCER_LABEL}={r.hash}")
+    rootfs.docker_build(docker, context, image.ref,
+                        f"{recipe.LOADBALANCER_LABEL}={r.loadbalancer_version}")
 
 
 def _copy_files(src: Path, dest: Path) -> None:
@@ -219,11 +85,12 @@ def _copy_files(src: Path, dest: Path) -> None:
 
 def _base_image(docker: list[str], r: recipe.Recipe, work: Path, bins: dict[str, Path],
                 progress: Progress) -> None:
-    if image_exists(docker, r.base_ref):
+    if rootfs.image_exists(docker, r.base_ref):
         progress(f"  {r.base_ref}: cached")
         return
     raw = r.node_rootfs_ref
-    _rootfs_image(docker, r, raw, recipe.NODE_PACKAGES, work=work, progress=progress)
+    rootfs.rootfs_image(docker, r.suite, r.mirror, raw, recipe.NODE_PACKAGES, work=work,
+                        progress=progress)
     context = work / "base"
     shutil.rmtree(context, ignore_errors=True)
     (context / "root").mkdir(parents=True)
@@ -260,13 +127,13 @@ def _base_image(docker: list[str], r: recipe.Recipe, work: Path, bins: dict[str,
         'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]\n'
         f'LABEL io.zoneproof.recipe="{r.hash}" io.zoneproof.kubernetes="{r.pins.kubernetes}"\n')
     progress(f"  docker build {r.base_ref}")
-    _docker_build(docker, context, r.base_ref)
+    rootfs.docker_build(docker, context, r.base_ref)
 
 
 def _component_images(docker: list[str], r: recipe.Recipe, work: Path, bins: dict[str, Path],
                       progress: Progress) -> None:
     for image in r.images:
-        if image_exists(docker, image.ref):
+        if rootfs.image_exists(docker, image.ref):
             progress(f"  {image.ref}: cached")
             continue
         context = work / "images" / re.sub(r"[^\w.-]", "_", image.ref)
@@ -278,7 +145,7 @@ def _component_images(docker: list[str], r: recipe.Recipe, work: Path, bins: dic
             shutil.copy(recipe.FILES / src, context / Path(src).name)
         (context / "Dockerfile").write_text(recipe.dockerfile(image, r.slim_ref))
         progress(f"  docker build {image.ref}")
-        _docker_build(docker, context, image.ref)
+        rootfs.docker_build(docker, context, image.ref)
 
 
 @contextlib.contextmanager
@@ -362,10 +229,10 @@ def build_node_image(pins: Pins = PINS, *, force: bool = False,
                      progress: Progress = print) -> BuildResult:
     """Make (or find) ``zoneproof/kind-node:<kubernetes>-<recipe hash>`` with no registry."""
     start = time.monotonic()
-    docker = docker_argv()
-    suite, mirror = debian_source()
+    docker = rootfs.docker_argv()
+    suite, mirror = rootfs.debian_source()
     r = recipe.Recipe.for_machine(pins, suite, mirror)
-    if (not force and image_exists(docker, r.node_tag)
+    if (not force and rootfs.image_exists(docker, r.node_tag)
             and _loadbalancer_state(docker, r) in ("current", "foreign")):
         progress(f"node image {r.node_tag}: cached")
         return BuildResult(r.node_tag, False, time.monotonic() - start,
@@ -380,14 +247,15 @@ def build_node_image(pins: Pins = PINS, *, force: bool = False,
     work_root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"{pins.kubernetes}-{r.hash}-", dir=work_root))
     try:
-        _rootfs_image(docker, r, r.slim_ref, recipe.SLIM_PACKAGES, work=work, progress=progress)
+        rootfs.rootfs_image(docker, r.suite, r.mirror, r.slim_ref, recipe.SLIM_PACKAGES, work=work,
+                            progress=progress)
         _base_image(docker, r, work, bins, progress)
         _component_images(docker, r, work, bins, progress)
         _loadbalancer_image(docker, r, work, bins, progress)
-        refs = (_assemble(docker, r, work, progress) if force or not image_exists(docker, r.node_tag)
-                else [image.ref for image in r.images])
+        fresh = force or not rootfs.image_exists(docker, r.node_tag)
+        refs = _assemble(docker, r, work, progress) if fresh else [image.ref for image in r.images]
     finally:
-        _remove_rootfs(work)
+        rootfs.remove_rootfs(work)
     seconds = time.monotonic() - start
     progress(f"node image {r.node_tag}: built in {seconds:.0f}s")
     return BuildResult(r.node_tag, True, seconds, tuple(refs))

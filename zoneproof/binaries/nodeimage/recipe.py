@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from zoneproof.binaries.build import source_digest
 from zoneproof.binaries.pins import KIND_UPSTREAM_IMAGES, PINS, Pins
 
 __all__ = [
@@ -41,7 +42,7 @@ SLIM_PACKAGES = ("iptables", "nftables", "conntrack", "iproute2", "ca-certificat
 FILES = Path(str(resources.files("zoneproof.binaries.nodeimage") / "files"))
 
 _LOCAL = "localhost/zoneproof"
-#: Label on zoneproof's stand-in for kind's envoy load balancer (value: the recipe hash).
+#: Label on zoneproof's stand-in for kind's envoy load balancer (``Recipe.loadbalancer_version``).
 LOADBALANCER_LABEL = "io.zoneproof.tcplb-recipe"
 
 
@@ -179,6 +180,11 @@ class Recipe:
     @property
     def images(self) -> tuple[ComponentImage, ...]:
         return component_images(self.pins, self.hash)
+
+    @property
+    def loadbalancer_version(self) -> str:
+        """The recipe hash and the digest of tcplb's sources: a changed tcplb is rebuilt."""
+        return f"{self.hash}-{source_digest('tcplb')}"
 
     @property
     def loadbalancer(self) -> ComponentImage:

@@ -27,11 +27,6 @@ __all__ = ["KindBackend"]
 _CREATE_TIMEOUT_S = 900.0
 
 
-def _kind_env() -> dict[str, str]:
-    """kind on docker, on zoneproof's own network (kind's default is shared with users)."""
-    return {"KIND_EXPERIMENTAL_PROVIDER": "docker", "KIND_EXPERIMENTAL_DOCKER_NETWORK": docker.NETWORK}
-
-
 def _missing_images(spec: ClusterSpec, image: str) -> list[str]:
     """What kind would otherwise try to pull (and cannot, offline), with the fix."""
     found = []
@@ -147,7 +142,7 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         argv = [str(kind), "create", "cluster", "--name", cluster.kind_name,
                 "--config", str(cluster.paths.config), "--image", cluster.image,
                 "--kubeconfig", str(cluster.paths.kubeconfig), "--wait", "0s"]
-        processes.run([*argv, "--retain"] if retain else argv, env=_kind_env(),
+        processes.run([*argv, "--retain"] if retain else argv, env=tools.kind_env(),
                       log_file=cluster.paths.create_log, timeout_s=_CREATE_TIMEOUT_S)
 
     def delete(self, name: str, *, progress: Progress) -> bool:
@@ -163,7 +158,7 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             started = time.monotonic()
             kind_name = config.cluster_name(paths.root.name)
             processes.run([str(tools.kind_binary(progress)), "delete", "cluster", "--name", kind_name,
-                           "--kubeconfig", str(paths.kubeconfig)], env=_kind_env(),
+                           "--kubeconfig", str(paths.kubeconfig)], env=tools.kind_env(),
                           timeout_s=_CREATE_TIMEOUT_S)
             if docker.remove_network_if_unused():
                 progress(f"removed docker network {docker.NETWORK} (no cluster uses it)")

@@ -21,7 +21,7 @@ from zoneproof._util import processes, waiting
 from zoneproof.cluster import _etcd, state
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component
-from zoneproof.cluster.kind import docker
+from zoneproof.cluster.kind import docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
 from zoneproof.cluster.spec import ClusterSpec
 
@@ -31,8 +31,8 @@ NAME = "kind"
 
 
 ROLE_LABEL = "io.x-k8s.kind.role"
-#: etcd: a restarted member's kubelet first gives up on its mirror pod (~35 s per API call
-#: while the API server has no quorum) before it starts the static pod again.
+#: Importing an image archive into every node's containerd (a few hundred MiB each).
+_LOAD_TIMEOUT_S = 600.0
 _READY_TIMEOUT_S = {"nodes": 300.0, "components": 120.0, "etcd": 180.0}
 _ETCD_CERTS = ("ca.crt", "healthcheck-client.crt", "healthcheck-client.key")
 
@@ -101,6 +101,15 @@ class KindCluster(ApiCluster):
     def audit_log(self) -> Path | None:
         """The API server's audit log (single control plane only; HA has one per member)."""
         return self.paths.audit_dir / "audit.log" if self.spec.etcd_members == 1 else None
+
+    def load_image_archive(self, archive: Path) -> None:
+        """Import the images of ``archive`` (``docker save`` or OCI) into every node's
+        containerd with ``kind load image-archive``: pods that name them start with no pull."""
+        if not archive.is_file():
+            raise errors.ConfigError(f"image archive {archive} does not exist: build it with "
+                                     "`zoneproof build --images` (or pass a `docker save` archive)")
+        processes.run([str(tools.kind_binary()), "load", "image-archive", str(archive),
+                       "--name", self.kind_name], env=tools.kind_env(), timeout_s=_LOAD_TIMEOUT_S)
 
     # -- kubelets and node containers --------------------------------------------------
     def stop_kubelet(self, node: str) -> None:
@@ -203,12 +212,36 @@ class KindCluster(ApiCluster):
         nodes_.park_static_pod(self._member(member), "etcd")
 
     def restart_etcd_member(self, member: str) -> None:
-        """Give the member's manifest back to its kubelet; returns once it serves clients."""
-        nodes_.unpark_static_pod(self._member(member), "etcd")
-        url = self.etcd_url(member)
-        waiting.wait_for(lambda: (_etcd.member_status(url, self._etcd_pool) is not None, url),
-                         what=f"etcd member {member} serving clients",
-                         timeout_s=_READY_TIMEOUT_S["etcd"], interval_s=0.5)
+        """Start the member again, and its node's API server with it; returns once the
+        member serves clients and that API server runs.
+
+        kubeadm's stacked etcd: the node's kube-apiserver has this member as its only etcd,
+        and the node's kubelet talks to that API server, which hangs without its member.
+        Given the member's manifest back, the kubelet would first wait out its pending API
+        calls (~35 s each, two of them) before it starts etcd, while the API server's etcd
+        client backs off further and its liveness probe restarts it (after ~80 s). So the
+        API server is parked while the member starts (the kubelet's calls fail at once) and
+        given back once the member serves: a fresh API server dials the member at once. An
+        API server another fault parked stays parked.
+        """
+        node = self._member(member)
+        held = nodes_.static_pod_parked(node, "kube-apiserver")
+        if not held:
+            nodes_.park_static_pod(node, "kube-apiserver")
+        try:
+            nodes_.unpark_static_pod(node, "etcd")
+            url = self.etcd_url(member)
+            waiting.wait_for(lambda: (_etcd.member_status(url, self._etcd_pool) is not None, url),
+                             what=f"etcd member {member} serving clients",
+                             timeout_s=_READY_TIMEOUT_S["etcd"], interval_s=0.5)
+        finally:
+            if not held:
+                nodes_.unpark_static_pod(node, "kube-apiserver")
+        if not held:
+            waiting.wait_for(
+                lambda: (nodes_.static_pod_running(node, "kube-apiserver"), None),
+                what=f"kube-apiserver running on {node} again",
+                timeout_s=_READY_TIMEOUT_S["components"], interval_s=0.5)
 
     def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
         """Wait until every member is up and reports health."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from zoneproof._util import processes
 from zoneproof.cluster.kind import docker
 
 __all__ = [
@@ -20,7 +21,9 @@ __all__ = [
     "kubelet_argv",
     "park_static_pod_argv",
     "park_static_pod",
+    "parked_argv",
     "running_argv",
+    "static_pod_parked",
     "static_pod_running",
     "unpark_static_pod",
     "unpark_static_pod_argv",
@@ -62,6 +65,11 @@ def unpark_static_pod_argv(pod: str) -> list[str]:
                         f"mv {PARKED}/{name}.yaml {MANIFESTS}/; fi"]
 
 
+def parked_argv(pod: str) -> list[str]:
+    """Exit 0 if ``pod``'s manifest is parked (a fault holds it down), 1 if not."""
+    return ["test", "-f", f"{PARKED}/{pod}.yaml"]
+
+
 def running_argv(pod: str) -> list[str]:
     """Print the ids of the running containers of static pod ``pod``."""
     script = (f"tasks=$({_CTR} tasks ls); for id in $({_containers_of(pod)}); do "
@@ -77,6 +85,17 @@ def park_static_pod(node: str, pod: str) -> None:
 def unpark_static_pod(node: str, pod: str) -> None:
     """Let the kubelet of ``node`` start static pod ``pod`` again."""
     docker.exec_in(node, unpark_static_pod_argv(pod))
+
+
+def static_pod_parked(node: str, pod: str) -> bool:
+    """True if static pod ``pod``'s manifest on ``node`` is parked."""
+    try:
+        docker.exec_in(node, parked_argv(pod))
+    except processes.CommandError as exc:
+        if exc.returncode == 1:
+            return False
+        raise
+    return True
 
 
 def static_pod_running(node: str, pod: str) -> bool:

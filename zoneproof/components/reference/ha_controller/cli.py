@@ -24,7 +24,14 @@ from typing import Any, NoReturn
 
 from zoneproof import errors
 from zoneproof._util import jsonlog
-from zoneproof.components.reference.ha_controller import controller, leader, selectors, variants, watching
+from zoneproof.components.reference.ha_controller import (
+    controller,
+    health,
+    leader,
+    selectors,
+    variants,
+    watching,
+)
 
 __all__ = [
     "EXIT_FATAL",
@@ -59,6 +66,8 @@ class Options:
     election: leader.ElectionConfig
     watch_timeout_s: int
     log_level: str
+    #: serve /healthz and /readyz on this port (None: no health endpoint)
+    health_port: int | None = None
 
 
 def default_identity() -> str:
@@ -106,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print the variants and what each breaks, then exit")
     misc.add_argument("--watch-timeout", type=int, default=300, metavar="SECONDS",
                       help="server-side timeout of one node watch (default: %(default)s)")
+    misc.add_argument("--health-port", type=int, metavar="PORT",
+                      help="serve GET /healthz and /readyz over HTTP on this port (default: off)")
     misc.add_argument("--log-level", default="INFO",
                       choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="(default: %(default)s)")
     return parser
@@ -130,6 +141,8 @@ def parse_options(args: argparse.Namespace) -> Options:
         problems.append(f"--selector: {exc}")
     if args.watch_timeout < 1:
         problems.append(f"--watch-timeout must be >= 1, got {args.watch_timeout}")
+    if args.health_port is not None and not 0 <= args.health_port <= 65535:
+        problems.append(f"--health-port {args.health_port} is outside 0-65535")
     identity = args.identity if args.identity is not None else default_identity()
     try:
         election = leader.ElectionConfig(
@@ -145,7 +158,7 @@ def parse_options(args: argparse.Namespace) -> Options:
         variant=variants.get_variant(args.variant), retry_delay_s=args.retry_period)
     return Options(kubeconfig=args.kubeconfig, context=args.context, settings=settings,
                    election=election, watch_timeout_s=args.watch_timeout,
-                   log_level=args.log_level)
+                   log_level=args.log_level, health_port=args.health_port)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -271,7 +284,13 @@ def run(
                  lease=f"{options.election.lease_namespace}/{options.election.lease_name}")
     for t in threads:
         t.start()
+    probes = None
+    if options.health_port is not None:
+        probes = health.HealthServer(options.health_port, lambda: all(t.is_alive() for t in threads))
+        probes.start()
     stop.wait()
+    if probes is not None:
+        probes.stop()
     worker.stop()
     watcher.stop()
     elector_stop.set()
