@@ -23,6 +23,7 @@ from kubernetes import client, watch
 from zoneproof import errors
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster, Component
+from zoneproof.measure import lease
 from zoneproof.measure.timeline import Timeline
 from zoneproof.specs import kubernetes
 
@@ -193,7 +194,8 @@ class LeaseRecorder(_WatchRecorder):
     """``lease_holder`` whenever the holder of Lease ``namespace/name`` changes,
     ``lease_renewed`` whenever the same holder writes a new renewTime (the Lease model's
     input, ``zoneproof.measure.lease``); both carry leaseDurationSeconds and the fencing
-    token (leaseTransitions)."""
+    token (leaseTransitions); ``lease_holder`` says renewals are recorded (``renewals``), so
+    a holder with no ``lease_renewed`` event did not renew."""
 
     def __init__(self, api: client.ApiClient, namespace: str, name: str) -> None:
         super().__init__(api)
@@ -214,7 +216,7 @@ class LeaseRecorder(_WatchRecorder):
                   "transitions": str(spec.lease_transitions or 0)}
         subject = f"{self.namespace}/{self.name}"
         if holder != self._holder:
-            self.timeline.add("lease_holder", subject, **detail)
+            self.timeline.add("lease_holder", subject, **detail, **{lease.RENEWALS: lease.RECORDED})
         elif holder and renewed != self._renewed:
             self.timeline.add("lease_renewed", subject, **detail)
         self._holder, self._renewed = holder, renewed

@@ -13,7 +13,12 @@ from collections.abc import Iterable
 from zoneproof.faults.base import FaultRecord
 from zoneproof.measure.attribution import unfenced_deletes
 from zoneproof.measure.audit import PodDeletion
-from zoneproof.measure.lease import CLOCK_TOLERANCE_S, LeaseHistory, observations
+from zoneproof.measure.lease import (
+    CLOCK_TOLERANCE_S,
+    LeaseHistory,
+    observations,
+    renewals_recorded,
+)
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
@@ -157,8 +162,9 @@ def deletes_outside_lease(timeline: Timeline, deletions: Iterable[PodDeletion], 
                           users_prefix: str) -> float | None:
     """Audited deletes by a replica outside its windows of ability under the Lease model
     (after its release, or after its last renewal plus leaseDuration). None without
-    recorded renewals (``lease_renewed``): then the model cannot know when a Lease expired."""
-    if timeline.first("lease_renewed") is None:
+    recorded renewals (``measure.lease.renewals_recorded``): then the model cannot know when
+    a Lease expired."""
+    if not renewals_recorded(timeline.events):
         return None
     return deletes_by_non_holders(timeline, deletions, users_prefix=users_prefix, expiry=True)
 
@@ -172,9 +178,9 @@ def _lease(timeline: Timeline) -> LeaseHistory | None:
 def lease_overlaps(timeline: Timeline) -> float | None:
     """Take-overs of the Lease while the previous holder could still act (its last renewal
     plus leaseDuration not yet passed, not released), beyond the clock tolerance. None
-    without ``lease_holder`` or ``lease_renewed`` events."""
+    without ``lease_holder`` events or recorded renewals."""
     history = _lease(timeline)
-    if history is None or timeline.first("lease_renewed") is None:
+    if history is None or not renewals_recorded(timeline.events):
         return None
     return float(len(history.overlaps(CLOCK_TOLERANCE_S)))
 

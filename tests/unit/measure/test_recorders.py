@@ -37,13 +37,13 @@ def test_the_lease_recorder_writes_changes_of_holder_and_renewals() -> None:
                       (_lease("l", "b", 2, token=1), "MODIFIED"),
                       (_lease("l", "b", 2, token=1), "DELETED")):
         recorder._observe(obj, kind, initial=kind == "ADDED")
-    detail = {"duration_s": "6"}
+    detail, recorded = {"duration_s": "6"}, {"renewals": "recorded"}  # no renewal: none made
     assert _kinds(recorder.timeline) == [
-        ("lease_holder", {"holder": "a", **detail, "transitions": "0"}),
+        ("lease_holder", {"holder": "a", **detail, "transitions": "0", **recorded}),
         ("lease_renewed", {"holder": "a", **detail, "transitions": "0"}),
-        ("lease_holder", {"holder": "", **detail, "transitions": "0"}),
-        ("lease_holder", {"holder": "b", **detail, "transitions": "1"}),
-        ("lease_holder", {"holder": "", **detail, "transitions": "1"})]
+        ("lease_holder", {"holder": "", **detail, "transitions": "0", **recorded}),
+        ("lease_holder", {"holder": "b", **detail, "transitions": "1", **recorded}),
+        ("lease_holder", {"holder": "", **detail, "transitions": "1", **recorded})]
 
 
 def test_the_heartbeat_recorder_writes_each_renewal_not_the_initial_list() -> None:

@@ -96,6 +96,18 @@ def test_a_holder_acting_on_its_expired_lease_is_caught_only_by_the_expiry_model
         "without renewals the model cannot know when a Lease expired"
 
 
+def test_a_holder_that_never_renews_is_able_only_until_its_acquire_plus_the_duration(
+        timeline_of: TimelineOf) -> None:
+    """The acts-on-expired-lease variant with one replica: zp-hac-0 acquires at 1 and never
+    renews; the recorder says it records renewals, so the Lease expired at 1 + 6 = 7."""
+    recorded = {"renewals": "recorded"}
+    t, kind, subject, detail = _lease(1, "zp-hac-0")
+    timeline = timeline_of([(t, kind, subject, {**detail, **recorded})])
+    late = [_delete(3, "zp-hac-0"), _delete(12, "zp-hac-0")]
+    assert metrics.deletes_outside_lease(timeline, late, users_prefix="zp-hac") == 1.0
+    assert metrics.lease_overlaps(timeline) == 0.0
+
+
 def test_lease_overlaps_and_fencing_tokens(timeline_of: TimelineOf) -> None:
     early = timeline_of([_lease(1, "zp-hac-0"), *_renewals("zp-hac-0", 2, 3),
                          _lease(5, "zp-hac-1", token=1)])  # could act until 9
