@@ -47,9 +47,23 @@ def _restart(cluster: Cluster, members: tuple[str, ...], timeout_s: float) -> No
     etcd.wait_etcd_healthy(timeout_s=timeout_s)
 
 
+class _KillsMembers:
+    """SIGKILL the targets; revert restarts them and waits ``restart_timeout_s`` for etcd
+    to be healthy."""
+
+    __slots__ = ()
+    restart_timeout_s: ClassVar[float] = 30.0
+
+    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        _kill(context.cluster, targets)
+
+    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        _restart(context.cluster, targets, self.restart_timeout_s)
+
+
 @registry.kind
 @dataclass(frozen=True, slots=True)
-class KillEtcdMember:
+class KillEtcdMember(_KillsMembers):
     """SIGKILL one etcd member: ``role`` is ``follower`` or a member name (the leader:
     ``kill-etcd-leader``, which also declares the leader change)."""
 
@@ -67,16 +81,10 @@ class KillEtcdMember:
     def targets(self, context: FaultContext) -> tuple[str, ...]:
         return _pick_members(context.cluster, self.role, 1)
 
-    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _kill(context.cluster, targets)
-
-    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _restart(context.cluster, targets, 30.0)
-
 
 @registry.kind
 @dataclass(frozen=True, slots=True)
-class KillEtcdLeader:
+class KillEtcdLeader(_KillsMembers):
     """SIGKILL the etcd leader: the other members must elect a new one; revert restarts it."""
 
     name: ClassVar[str] = "kill-etcd-leader"
@@ -87,20 +95,15 @@ class KillEtcdLeader:
     def targets(self, context: FaultContext) -> tuple[str, ...]:
         return _pick_members(context.cluster, "leader", 1)
 
-    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _kill(context.cluster, targets)
-
-    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _restart(context.cluster, targets, 30.0)
-
 
 @registry.kind
 @dataclass(frozen=True, slots=True)
-class KillEtcdMembers:
+class KillEtcdMembers(_KillsMembers):
     """SIGKILL ``count`` members, followers first, at least a majority (2 of 3): quorum is
     lost; revert restarts them."""
 
     name: ClassVar[str] = "kill-etcd-quorum"
+    restart_timeout_s: ClassVar[float] = 60.0
     requires: ClassVar[frozenset[Capability]] = _ETCD
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.ETCD_MEMBERS_DOWN,
                                                       Effect.ETCD_QUORUM_LOST})
@@ -120,9 +123,3 @@ class KillEtcdMembers:
         if self.count < len(members):
             return _pick_members(context.cluster, "follower", self.count)
         return tuple(members)
-
-    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _kill(context.cluster, targets)
-
-    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _restart(context.cluster, targets, 60.0)

@@ -120,11 +120,14 @@ def _lost_writes(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return metrics.lost_acknowledged_writes(ev.timeline)
 
 
-def _non_holders(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
-    if ev.deletions is None:
-        return None
-    return metrics.deletes_by_non_holders(ev.timeline, ev.deletions,
-                                          users_prefix=ev.replica_prefix)
+def _audited_deletes(metric: Callable[..., float | None]) -> Compute:
+    """A figure of the run's audited replica deletes against its Lease history (None
+    without an audit log)."""
+    def compute(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+        if ev.deletions is None:
+            return None
+        return metric(ev.timeline, ev.deletions, users_prefix=ev.replica_prefix)
+    return compute
 
 
 def _lease_overlaps(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
@@ -137,13 +140,6 @@ def _lease_tokens(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
 
 def _handover_gap(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return _worst(metrics.lease_handover_gap(ev.timeline, r) for r in faults)
-
-
-def _outside_lease(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
-    if ev.deletions is None:
-        return None
-    return metrics.deletes_outside_lease(ev.timeline, ev.deletions,
-                                         users_prefix=ev.replica_prefix)
 
 
 def _non_linearizable(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
@@ -183,8 +179,8 @@ FIGURES: dict[str, Figure] = {
     "etcd_write_error_window": Figure(frozenset({Effect.ETCD_MEMBERS_DOWN}), _write_window),
     "lost_acknowledged_writes": Figure(_NONE, _lost_writes),
     # the Lease model (measure.lease): who could act when
-    "deletes_by_non_holders": Figure(_NONE, _non_holders),
-    "deletes_outside_lease": Figure(_NONE, _outside_lease),
+    "deletes_by_non_holders": Figure(_NONE, _audited_deletes(metrics.deletes_by_non_holders)),
+    "deletes_outside_lease": Figure(_NONE, _audited_deletes(metrics.deletes_outside_lease)),
     "lease_overlaps": Figure(_NONE, _lease_overlaps),
     "lease_token_regressions": Figure(_NONE, _lease_tokens),
     "lease_handover_gap": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _handover_gap),
