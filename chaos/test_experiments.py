@@ -10,10 +10,10 @@ the JUnit properties (and so to summary.json); the journal, timeline and its plo
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import allure
 import pytest
@@ -47,9 +47,13 @@ def _overrides(bed: Cluster, webhook: Component, controller: ControllerSettings,
 def _attach(journal_path: Path, recorded: dict[str, Any]) -> None:
     allure.attach.file(str(journal_path), name="chaostoolkit journal",
                        attachment_type=allure.attachment_type.JSON)
-    kinds = {".png": allure.attachment_type.PNG, ".svg": allure.attachment_type.SVG}
+    kinds = {".png": allure.attachment_type.PNG, ".svg": allure.attachment_type.SVG,
+             ".json": allure.attachment_type.JSON, ".html": allure.attachment_type.HTML}
     for plot in map(Path, recorded.get("plots", [])):
         allure.attach.file(str(plot), name=f"timeline{plot.suffix}", attachment_type=kinds[plot.suffix])
+    for path in map(Path, recorded.get("artefacts", [])):  # history, porcupine's verdict, HTML
+        name = path.name if path.suffix == ".json" else f"porcupine: key {path.stem}"
+        allure.attach.file(str(path), name=name, attachment_type=kinds[path.suffix])
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,24 @@ class Outcome:
         rogue = "".join(f"\n  {line}" for line in self.unfenced)
         return (f"{self.verdict.summary()}{rogue}\nleft behind: {self.problems}\njournal: "
                 f"{self.journal_path}")
+
+
+def _with_arguments(experiment: dict[str, Any], arguments: Mapping[str, Mapping[str, Any]]
+                    ) -> dict[str, Any]:
+    """A copy of ``experiment`` whose method activities named in ``arguments`` take those
+    arguments (over their own)."""
+    changed = copy.deepcopy(experiment)
+    for activity in changed["method"]:
+        if activity.get("name") in arguments:
+            activity["provider"].setdefault("arguments", {}).update(arguments[activity["name"]])
+    missing = set(arguments) - {a.get("name") for a in changed["method"]}
+    assert not missing, f"no such method activities: {sorted(missing)}"
+    return changed
+
+
+def _load(name: str) -> dict[str, Any]:
+    experiment: dict[str, Any] = load_experiment(str(Path(__file__).parent / f"{name}.yaml"))
+    return experiment
 
 
 def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
@@ -105,32 +127,67 @@ def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
     assert run.verdict.passed and not run.problems, f"{path.name}: {run.explain()}"
 
 
-#: (experiment, broken controller variant, the SLO that must catch it)
+class Twin(NamedTuple):
+    """An experiment run against a broken controller variant, and the SLO that must catch it
+    (``alone``: no other SLO may), with ``arguments`` over its method activities'."""
+
+    experiment: str
+    variant: str
+    slo: str
+    arguments: Mapping[str, Mapping[str, Any]] = {}
+    alone: bool = False
+
+
 CAUGHT = [
-    pytest.param(("zone-outage", "graceful-delete", "statefulset-pod-ready-elsewhere"),
+    pytest.param(Twin("zone-outage", "graceful-delete", "statefulset-pod-ready-elsewhere"),
                  id="zone-outage-graceful-delete"),
-    pytest.param(("ha-controller-leader-sigkill", "no-leader-election", "concurrent-actors"),
+    pytest.param(Twin("ha-controller-leader-sigkill", "no-leader-election", "concurrent-actors"),
                  id="leader-sigkill-no-leader-election"),
+    # one replica: nobody takes the unrenewed Lease over, so only the Lease model's windows
+    # of ability (renewals + leaseDuration) see it act on an expired Lease
+    pytest.param(Twin("kubelet-stop-one-node", "acts-on-expired-lease", "lease-fenced-actions",
+                      {"deploy-ha-controller": {"replicas": 1}}, alone=True),
+                 id="kubelet-stop-acts-on-expired-lease"),
 ]
 
 
 @pytest.mark.parametrize("case", CAUGHT)
 def test_experiment_catches_a_broken_controller(
-        case: tuple[str, str, str], module_bed: Cluster, zp_settings: Settings,
-        tmp_path: Path) -> None:
+        case: Twin, module_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
     """The same experiment fails, naming the breached SLO, when the controller under test
     is started as its broken variant (conftest skips this when its source has no such
     variant)."""
-    experiment, variant, slo = case
     broken = zp_settings.controller.with_component(
-        zp_settings.controller.component.with_variant(variant))
-    run = _run(Path(__file__).parent / f"{experiment}.yaml", module_bed,
+        zp_settings.controller.component.with_variant(case.variant))
+    run = _run(_with_arguments(_load(case.experiment), case.arguments), module_bed,
                webhook=zp_settings.components.webhook, controller=broken, workdir=tmp_path,
                slos=load_slos(), record_property=lambda *_: None)
-    assert not run.verdict.passed, f"{experiment} passed against the {variant} controller"
+    assert not run.verdict.passed, f"{case.experiment} passed against the {case.variant} controller"
     breached = {r.name: r for r in run.results if r.status is not SloStatus.PASS}
-    assert slo in breached, f"{slo} did not catch {variant}: {run.explain()}"
-    assert slo in run.verdict.summary(), "the verdict names the breached SLO"
+    assert case.slo in breached, f"{case.slo} did not catch {case.variant}: {run.explain()}"
+    if case.alone:
+        assert set(breached) == {case.slo}, f"not {case.slo} alone: {run.explain()}"
+    assert case.slo in run.verdict.summary(), "the verdict names the breached SLO"
+    assert not run.problems, f"rollback/cleanup failed: {run.problems}"
+
+
+@pytest.mark.parametrize("case", [pytest.param(("apiserver-restart", "informer"),
+                                               id="apiserver-restart-informer-reads")])
+def test_informer_reads_are_judged_non_linearizable(
+        case: tuple[str, str], module_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
+    """The apiserver-restart experiment with the traffic's reads from a client-side informer
+    cache (stale while its watch is cut) fails on history-linearizable alone, naming the
+    operations, while its quorum-read original passes (test_experiment)."""
+    experiment, mode = case
+    twin = _with_arguments(_load(experiment),
+                           {"start-history-traffic": {"read_mode": mode}})
+    run = _run(twin, module_bed, webhook=zp_settings.components.webhook,
+               controller=zp_settings.controller, workdir=tmp_path, slos=load_slos(),
+               record_property=lambda *_: None)
+    assert {(f.kind, f.subject) for f in run.verdict.findings} == {
+        ("slo-not-met", "history-linearizable")}, run.explain()
+    (result,) = [r for r in run.results if r.name == "history-linearizable"]
+    assert result.status is SloStatus.FAIL and "none of the next fits" in result.message
     assert not run.problems, f"rollback/cleanup failed: {run.problems}"
 
 

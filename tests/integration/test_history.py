@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof.cluster.interface import Cluster, Component
-from zoneproof.faults import Injector, KillComponent, KillEtcdMember
+from zoneproof.faults import Injector, KillComponent, KillEtcdLeader
 from zoneproof.measure.history import History, Outcome, ReadMode
 from zoneproof.measure.timeline import Timeline
 from zoneproof.slo import SloResult, SloStatus, load_slos
@@ -61,7 +61,7 @@ def _across_faults(bed: Cluster, mode: ReadMode, workdir: Path) -> Run:
     victim = bed.etcd_leader()
     try:
         time.sleep(BEFORE_S)
-        with injector.injected(KillEtcdMember("leader"), max_duration_s=60):
+        with injector.injected(KillEtcdLeader(), max_duration_s=60):
             time.sleep(HOLD_S)
         leader_after = bed.etcd_leader()
         time.sleep(BETWEEN_S)

@@ -19,7 +19,10 @@ from zoneproof.chaos import k8s, session
 from zoneproof.components.harness import controller as controllers
 from zoneproof.components.harness import webhook as webhooks
 from zoneproof.faults import Effect, Fault, FaultContext, registry
+from zoneproof.measure.history import ReadMode
+from zoneproof.report import artefacts
 from zoneproof.traffic import admission, tolerant, workloads
+from zoneproof.traffic.registers import RegisterTraffic, TrafficSettings
 from zoneproof.traffic.writer import Writer
 
 __all__ = [
@@ -37,7 +40,9 @@ __all__ = [
     "remove_webhook",
     "remove_workloads",
     "revert_faults",
+    "start_history_traffic",
     "start_writer",
+    "stop_history_traffic",
     "stop_writer",
     "wait_apiserver",
     "wait_controller_leader",
@@ -47,6 +52,7 @@ __all__ = [
 
 Configuration = dict[str, Any] | None
 _CONTROLLER, _WRITER, _WEBHOOK = "ha-controller", "writer", "webhook"
+_HISTORY = "register traffic"
 _WORKLOADS = "workloads"
 _TOLERANT = "zone-tolerant workload"
 
@@ -265,6 +271,50 @@ def stop_writer(configuration: Configuration = None) -> dict[str, int]:
     return {"acknowledged": len(writer.acknowledged), "failed": writer.failed, "lost": lost}
 
 
+# -- register traffic with a recorded history ------------------------------------------
+
+# chaostoolkit's discovery lists only positional-or-keyword parameters
+def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0,  # noqa: PLR0917
+                          min_rate_ops_s: float = 100.0, clients: int = 8, keys: int = 5,
+                          seed: int = 0, configuration: Configuration = None) -> str:
+    """Start register traffic (``clients`` threads, ``rate_ops_s`` in total on ``keys``
+    ConfigMaps; reads by ``read_mode``: quorum, watch-cache or informer) recording every
+    operation; its namespace. Start it >= 5 s before the first fault: the history is void
+    when the traffic before the fault ran under ``min_rate_ops_s``. Stopped, and its history
+    saved as ``history.json``, by ``stop_history_traffic`` or when the run closes."""
+    try:
+        mode = ReadMode(read_mode)
+    except ValueError:
+        raise errors.ConfigError(f"read_mode must be one of {[m.value for m in ReadMode]}, "
+                                 f"got {read_mode!r}") from None
+    run = session.current(configuration)
+    if _HISTORY in run.extras:
+        raise errors.ConfigError("register traffic already runs in this run: one history per "
+                                 "run (stop_history_traffic first)")
+    namespace = run.namespace.replace(run.settings.namespace, "zp-history", 1)
+    traffic = RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
+        namespace=namespace, keys=keys, clients=clients, rate_ops_s=rate_ops_s,
+        min_rate_ops_s=min_rate_ops_s, read_mode=mode, seed=seed))
+    run.extras[_HISTORY] = _SaveHistory(run, traffic.start())
+    return namespace
+
+
+def stop_history_traffic(configuration: Configuration = None) -> dict[str, Any]:
+    """Stop the register traffic and save its history (``history.json`` in the run's
+    workdir); what it recorded."""
+    run = session.current(configuration)
+    extra = run.extras.pop(_HISTORY, None)
+    if not isinstance(extra, _SaveHistory):
+        raise errors.FaultError("no register traffic runs in this run: call "
+                                "start_history_traffic first")
+    extra.stop()
+    history = run.history
+    assert history is not None
+    done = sum(1 for op in history.operations if op.outcome.definite)
+    return {"namespace": history.plan.namespace, "read_mode": str(history.plan.read_mode),
+            "operations": len(history.operations), "definite": done}
+
+
 def expect_writes(succeed: bool = True, timeout_s: float = 10.0,
                   configuration: Configuration = None) -> bool:
     """Wait until a write through the API server succeeds (``succeed``) or fails; raises
@@ -428,6 +478,19 @@ class _DeleteNamespace:
         except client.ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+class _SaveHistory:
+    """Stops the run's register traffic (also when the run closes on failure) and saves its
+    history next to the timeline."""
+
+    def __init__(self, run: session.Run, traffic: RegisterTraffic) -> None:
+        self.run, self.traffic = run, traffic
+
+    def stop(self) -> None:
+        history = self.traffic.stop()
+        artefacts.save_history(self.run.workdir, history)
+        self.run.history = history
 
 
 class _StopReplicas:

@@ -10,33 +10,38 @@ Before the experiment it checks every ``inject_fault`` activity against the faul
 registry (an unknown fault or parameter interrupts the run before anything is touched)
 and that the cluster can take every fault the experiment holds (``guard.check``: a
 refused experiment stops before its first action, status "interrupted", exit 1), opens
-a run (cluster, Timeline, Injector) and starts the recorders (node readiness and
-cordons, the run's workload pods, the controller Lease, API server and etcd health).
-Before each fault action it logs the blast radius. After the experiment (after the
-rollbacks, also on failure or Ctrl-C) it reverts every fault still active, stops what
-the run started, has ``report.artefacts`` save the timeline, fault records and plots,
-checks that every fault took effect, computes the SLOs named by
-``configuration.zoneproof_slos`` from the run's ``slo.Evidence`` and stores all of it in
-``journal["zoneproof"]``.
+a run (cluster, Timeline, Injector) and starts the recorders (node readiness, cordons and
+kubelet heartbeats, the run's workload pods, the controller Lease and its renewals, API
+server, etcd and control-plane process health). Before each fault action it logs the
+blast radius. After the experiment (after the rollbacks, also on failure or Ctrl-C) it
+reverts every fault still active, stops what the run started (the register traffic saves
+its history), has ``report.artefacts`` save the timeline, fault records and plots, checks
+the history with porcupine, checks that every fault took effect within the bounds the
+bed's timings give, computes the SLOs named by ``configuration.zoneproof_slos`` from the
+run's ``slo.Evidence`` and stores all of it in ``journal["zoneproof"]``.
 """
 
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from chaoslib.exceptions import InterruptExecution
 
+from zoneproof import cluster as clusters
 from zoneproof import errors
 from zoneproof.chaos import actions, guard, session
 from zoneproof.chaos.settings import Settings
 from zoneproof.components.harness import controller
+from zoneproof.faults.effects import StatedTimings
 from zoneproof.measure import (
     HealthRecorder,
     LeaseRecorder,
+    NodeHeartbeatRecorder,
     NodeReadyRecorder,
     PodRecorder,
     pod_deletions,
@@ -48,13 +53,13 @@ from zoneproof.slo import (
     SloResult,
     SloStatus,
     effects,
-    evaluate,
     figures,
     judge,
+    linearizability,
 )
 
 __all__ = ["after_experiment_control", "before_activity_control", "before_experiment_control",
-           "check_faults", "effect_checks", "slo_results"]
+           "check_faults", "effect_checks", "slo_results", "stated_timings"]
 
 log = logging.getLogger("chaostoolkit")
 JOURNAL_KEY = "zoneproof"
@@ -85,7 +90,8 @@ def before_experiment_control(context: Mapping[str, Any],
         raise InterruptExecution(f"zoneproof: {exc}") from exc
     run = session.open_run(configuration)
     s = run.settings
-    for recorder in (NodeReadyRecorder(run.api), PodRecorder(run.api, run.namespace, s.selector),
+    for recorder in (NodeReadyRecorder(run.api), NodeHeartbeatRecorder(run.api),
+                     PodRecorder(run.api, run.namespace, s.selector),
                      LeaseRecorder(run.api, s.lease_namespace, s.lease_name),
                      HealthRecorder(run.cluster)):
         recorder.start(run.timeline)
@@ -115,7 +121,19 @@ def before_activity_control(context: Mapping[str, Any],
              ", ".join(targets))
 
 
-def _evidence(run: session.Run) -> Evidence:
+def _check_history(run: session.Run) -> tuple[linearizability.CheckReport | None, str]:
+    """porcupine's verdict on the run's register history (None: no history, or the check
+    could not run: the reason)."""
+    if run.history is None:
+        return None, ""
+    try:
+        return linearizability.check(run.history, run.workdir, faults=run.injector.records), ""
+    except errors.ZoneproofError as exc:
+        log.error("zoneproof: the history check failed: %s", exc)
+        return None, f"the history check failed: {exc}"
+
+
+def _evidence(run: session.Run, check: linearizability.CheckReport | None) -> Evidence:
     """What the closed run leaves to be judged by (audited deletes read now)."""
     audit = run.cluster.audit_log()
     deletions = None
@@ -124,7 +142,19 @@ def _evidence(run: session.Run) -> Evidence:
         deletions = tuple(d for d in pod_deletions(audit, users_prefix=controller.REPLICA_PREFIX)
                           if d.namespace == run.namespace and d.at >= since)
     return Evidence(run.timeline, tuple(run.injector.records), run.namespace,
-                    lease=run.settings.lease, deletions=deletions)
+                    lease=run.settings.lease, deletions=deletions, history=run.history,
+                    history_check=check)
+
+
+def stated_timings(run: session.Run) -> StatedTimings:
+    """The timings that bound the run's effects: the bed's (assumed upstream's for a
+    cluster zoneproof did not make) and the HA controller's Lease timings."""
+    made = clusters.backend_type(run.settings.backend).traits.makes_clusters
+    source = (f"{run.cluster.backend} cluster {run.cluster.name}'s spec" if made else
+              "upstream defaults (a cluster zoneproof did not make states none)")
+    return StatedTimings.of(run.cluster.timings,
+                            controller.ControllerSettings(namespaces=(run.namespace,)),
+                            source=source)
 
 
 def _evaluate(run: session.Run, evidence: Evidence) -> list[SloResult]:
@@ -135,15 +165,36 @@ def _evaluate(run: session.Run, evidence: Evidence) -> list[SloResult]:
         except errors.ConfigError as exc:
             results.append(SloResult(name, SloStatus.INVALID, None, 0.0, "", str(exc)))
             continue
-        results.append(evaluate(slo, figures.compute(slo.metric, evidence)))
+        results.append(figures.result(slo, evidence))
     return results
+
+
+def _unfenced(slos: Sequence[str], evidence: Evidence) -> list[str]:
+    """Lines naming the deletes the Lease SLOs the run judges found outside a Lease."""
+    lines = figures.unfenced(evidence) if "concurrent-actors" in slos else []
+    if "lease-fenced-actions" in slos:
+        lines += [u for u in figures.unfenced(evidence, expiry=True) if u not in lines]
+    return lines
+
+
+def _history_record(evidence: Evidence, error: str) -> dict[str, Any] | None:
+    """The journal's account of the run's register history and its check."""
+    if evidence.history is None:
+        return None
+    shown = linearizability.figures(evidence.history, evidence.history_check,
+                                    fault_at=evidence.first_fault_at)
+    return {**dataclasses.asdict(shown), "error": error,
+            "keys": [{"key": k.key, "result": str(k.result), "operations": k.operations,
+                      "seconds": k.seconds} for k in (evidence.history_check.keys
+                                                      if evidence.history_check else ())]}
 
 
 def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
                              configuration: dict[str, Any] | None = None,
                              **kwargs: Any) -> None:
-    """Close the run (revert, stop), save its artefacts, store the effect checks and SLO
-    results in the journal; then close the zoneproof run ``guard.begin`` opened."""
+    """Close the run (revert, stop), save its artefacts, check its history, store the
+    effect checks and SLO results in the journal; then close the zoneproof run
+    ``guard.begin`` opened."""
     try:
         _close(context, state)
     finally:
@@ -155,26 +206,32 @@ def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
     run = session.close_run()
     if run is None:
         return
-    evidence = _evidence(run)
-    checks = effects.check(evidence.faults, evidence.timeline.events)
+    check, error = _check_history(run)
+    evidence = _evidence(run, check)
+    timings = stated_timings(run)
+    checks = effects.check(evidence.faults, evidence.timeline.events, timings)
     results = _evaluate(run, evidence)
     saved = artefacts.save_run(run.workdir, run.timeline, run.injector.records,
                                title=str(context.get("title", "")), slos=results)
-    for check in checks:
-        (log.info if check.effective else log.error)("zoneproof: fault effect: %s", check.message)
+    for effect in checks:
+        (log.info if effect.effective else log.error)("zoneproof: fault effect: %s",
+                                                      effect.message)
     for result in results:
         log.info("zoneproof: SLO %s %s: %s", result.name, result.status, result.message)
     for problem in run.problems:
         log.error("zoneproof: %s", problem)
-    rogue = figures.unfenced(evidence) if "concurrent-actors" in run.settings.slos else []
+    rogue = _unfenced(run.settings.slos, evidence)
     for line in rogue:
         log.error("zoneproof: unfenced delete: %s", line)
     state[JOURNAL_KEY] = {
         "cluster": run.cluster.name, "cluster_identity": run.identity,
         "namespace": run.namespace, "workdir": str(run.workdir),
         "timeline": str(saved.timeline), "plots": [str(p) for p in saved.plots],
+        "timings": timings.to_dict(),
         "faults": [r.to_dict() for r in evidence.faults],
         "effects": [c.to_dict() for c in checks],
+        "history": _history_record(evidence, error),
+        "artefacts": [str(p) for p in artefacts.history_files(run.workdir)],
         "problems": list(run.problems),
         "unfenced_deletes": rogue,
         "slos": [r.to_dict() for r in results],

@@ -28,7 +28,7 @@ from zoneproof.chaos.settings import Settings
 from zoneproof.cluster import identity, runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.faults import Fault, FaultContext, FaultRecord, Injector
-from zoneproof.measure import Recorder, Timeline
+from zoneproof.measure import History, Recorder, Timeline
 
 __all__ = ["Extra", "Run", "close_run", "current", "find_cluster", "open_run"]
 
@@ -60,6 +60,8 @@ class Run:
     """What failed while closing the run (a revert, a stop): the verdict must fail."""
     identity: dict[str, Any] = field(default_factory=dict)
     """The cluster as reports name it (``cluster.identity``)."""
+    history: History | None = None
+    """The register history of the run's traffic, once stopped (None: it ran none)."""
 
     def start_fault(self, fault: Fault, max_duration_s: float,
                     context: FaultContext | None = None) -> tuple[str, ...]:

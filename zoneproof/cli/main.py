@@ -20,6 +20,7 @@ from zoneproof.components.harness import component
 from zoneproof.components.harness.component import Components
 from zoneproof.components.harness.registry import Kind
 from zoneproof.report import attestation
+from zoneproof.slo.linearizability import CHECKER
 from zoneproof.suites import certify, mutants, profile, qualify
 
 __all__ = ["main"]
@@ -178,7 +179,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    build = sub.add_parser("build", help="build/cache the pinned upstream binaries")
+    build = sub.add_parser("build", help="build/cache the pinned upstream binaries and the "
+                                         "history checker (porcupine-check)")
     build.add_argument("--force", action="store_true", help="rebuild even if cached")
     build.add_argument("--node-image", action="store_true",
                        help="build the offline kind node image (and kind) instead; needs docker, "
@@ -329,6 +331,9 @@ def _build(args: argparse.Namespace) -> int:
     found = binaries.resolve_all(force=args.force, progress=_progress)
     for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"):
         print(f"{name}: {found.path(name)}")
+    # the history checker every experiment with register traffic runs (slo.linearizability)
+    checker = binaries.resolve.resolve(CHECKER, force=args.force, progress=_progress)
+    print(f"{CHECKER}: {checker}")
     return 0
 
 

@@ -57,7 +57,8 @@ def health_probe(client_url: str, pool: urllib3.PoolManager = _http) -> tuple[bo
 def leader(urls: Mapping[str, str], cluster: str, pool: urllib3.PoolManager = _http) -> str:
     """The member (name → client URL) whose id the answering members report as leader.
 
-    FaultError naming ``cluster`` and the answering members if there is none now.
+    FaultError naming ``cluster`` and the answering members if there is none now (a member
+    without a leader omits the field: the JSON gateway leaves out a zero id).
     """
     ids: dict[str, str] = {}
     leaders: set[str] = set()
@@ -65,7 +66,8 @@ def leader(urls: Mapping[str, str], cluster: str, pool: urllib3.PoolManager = _h
         status = member_status(url, pool)
         if status is not None:
             ids[status["header"]["member_id"]] = member
-            leaders.add(status["leader"])
+            if status.get("leader"):
+                leaders.add(status["leader"])
     for leader_id in leaders:
         if leader_id in ids:
             return ids[leader_id]

@@ -17,7 +17,7 @@ from zoneproof import errors
 from zoneproof._util import kube
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
-from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.cluster.spec import ClusterSpec, Timings
 
 __all__ = ["ExistingBackend", "ExistingCluster", "unreachable"]
 
@@ -33,6 +33,7 @@ class ExistingCluster(ApiCluster):
         self.kubeconfig = kubeconfig
         self.name = kubeconfig.stem
         self.capabilities = frozenset({Capability.DESTRUCTIVE} if allow_destructive else ())
+        self.timings = Timings.upstream()  # its own cannot be read: assume upstream's
 
     def status(self) -> ClusterStatus:
         """Node readiness (there are no processes of ours); BackendError if the cluster does

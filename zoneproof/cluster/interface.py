@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from zoneproof.binaries import PINS
-from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.cluster.spec import ClusterSpec, Timings
 
 __all__ = [
     "WORKLOAD_IMAGE",
@@ -97,6 +97,9 @@ class Cluster(Protocol):
     backend: str
     kubeconfig: Path
     capabilities: frozenset[Capability]
+    timings: Timings
+    """What the cluster states of its node-lifecycle and etcd timings (its spec's; a cluster
+    zoneproof did not make: ``Timings.upstream()``)."""
 
     @property
     def host_address(self) -> str:
@@ -190,6 +193,9 @@ class ControlPlane(Protocol):
 
     def restart_component(self, component: Component) -> None:
         """Start a killed control-plane process again; returns once it is healthy."""
+
+    def component_running(self, component: Component) -> bool:
+        """True if the control-plane process runs (on every control-plane node)."""
 
 
 @dataclass(frozen=True, slots=True)

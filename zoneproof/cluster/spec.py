@@ -32,16 +32,26 @@ def parse_zones(text: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Timings:
-    """Node-lifecycle timings (seconds). Defaults are test-friendly, far below upstream's.
+    """Node-lifecycle and etcd timings (seconds). Defaults are test-friendly, far below
+    upstream's (``upstream()``): node-monitor-period 5 s, node-monitor-grace-period 50 s,
+    not-ready/unreachable toleration 300 s, kubelet node lease 40 s, etcd election 1 s.
 
-    Upstream defaults: node-monitor-period 5 s, node-monitor-grace-period 50 s,
-    not-ready/unreachable toleration 300 s, kubelet node lease 40 s.
+    They are what a bed states: faults' effects must show within bounds derived from them
+    (``zoneproof.faults.effects``).
     """
 
     node_monitor_period_s: float = 1.0
     node_monitor_grace_period_s: float = 8.0
     toleration_s: int = 30
     node_lease_duration_s: int = 4
+    etcd_election_timeout_s: float = 1.0
+
+    @classmethod
+    def upstream(cls) -> Timings:
+        """Kubernetes' and etcd's own defaults (what a cluster zoneproof did not make is
+        assumed to run)."""
+        return cls(node_monitor_period_s=5.0, node_monitor_grace_period_s=50.0,
+                   toleration_s=300, node_lease_duration_s=40, etcd_election_timeout_s=1.0)
 
     def problems(self) -> list[str]:
         """Every inconsistency, as messages naming the field and the fix."""
@@ -54,6 +64,9 @@ class Timings:
         if self.node_lease_duration_s >= self.node_monitor_grace_period_s:
             found.append("timings.node_lease_duration_s must be below node_monitor_grace_period_s, "
                          "or healthy nodes flap NotReady between lease renewals")
+        if self.etcd_election_timeout_s < 0.5:
+            found.append("timings.etcd_election_timeout_s must be >= 0.5: etcd needs 5 x its "
+                         "heartbeat interval (100 ms on the beds)")
         return found
 
 

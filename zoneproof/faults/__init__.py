@@ -19,7 +19,7 @@ from zoneproof.faults.base import Fault, FaultContext, FaultRecord, NodeScheduli
 from zoneproof.faults.components import KillControllerLeader, StopWebhook
 from zoneproof.faults.control_plane import KillComponent
 from zoneproof.faults.effects import Effect
-from zoneproof.faults.etcd import KillEtcdMember, KillEtcdMembers
+from zoneproof.faults.etcd import KillEtcdLeader, KillEtcdMember, KillEtcdMembers
 from zoneproof.faults.injector import Injector
 from zoneproof.faults.node import StopKubelets, ZoneOutage, restore_nodes
 from zoneproof.faults.scheduling import CordonZone, DrainZone
@@ -34,6 +34,7 @@ __all__ = [
     "Injector",
     "KillComponent",
     "KillControllerLeader",
+    "KillEtcdLeader",
     "KillEtcdMember",
     "KillEtcdMembers",
     "NodeScheduling",

@@ -1,4 +1,4 @@
-"""etcd faults: one member or a quorum SIGKILLed; revert restarts them."""
+"""etcd faults: one member, the leader or a quorum SIGKILLed; revert restarts them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from zoneproof.faults import registry
 from zoneproof.faults.base import FaultContext
 from zoneproof.faults.effects import Effect
 
-__all__ = ["KillEtcdMember", "KillEtcdMembers"]
+__all__ = ["KillEtcdLeader", "KillEtcdMember", "KillEtcdMembers"]
 
 _ETCD = frozenset({Capability.ETCD_MEMBERS, Capability.DESTRUCTIVE})
 
@@ -35,6 +35,11 @@ def _pick_members(cluster: Cluster, role: str, count: int) -> tuple[str, ...]:
                             f"{members}")
 
 
+def _kill(cluster: Cluster, members: tuple[str, ...]) -> None:
+    for member in members:
+        _etcd(cluster).kill_etcd_member(member)
+
+
 def _restart(cluster: Cluster, members: tuple[str, ...], timeout_s: float) -> None:
     etcd = _etcd(cluster)
     for member in members:
@@ -42,10 +47,25 @@ def _restart(cluster: Cluster, members: tuple[str, ...], timeout_s: float) -> No
     etcd.wait_etcd_healthy(timeout_s=timeout_s)
 
 
+class _KillsMembers:
+    """SIGKILL the targets; revert restarts them and waits ``restart_timeout_s`` for etcd
+    to be healthy."""
+
+    __slots__ = ()
+    restart_timeout_s: ClassVar[float] = 30.0
+
+    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        _kill(context.cluster, targets)
+
+    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        _restart(context.cluster, targets, self.restart_timeout_s)
+
+
 @registry.kind
 @dataclass(frozen=True, slots=True)
-class KillEtcdMember:
-    """SIGKILL one etcd member: ``role`` is ``leader``, ``follower`` or a member name."""
+class KillEtcdMember(_KillsMembers):
+    """SIGKILL one etcd member: ``role`` is ``follower`` or a member name (the leader:
+    ``kill-etcd-leader``, which also declares the leader change)."""
 
     name: ClassVar[str] = "kill-etcd-member"
     requires: ClassVar[frozenset[Capability]] = _ETCD
@@ -53,24 +73,37 @@ class KillEtcdMember:
 
     role: str = "follower"
 
+    def __post_init__(self) -> None:
+        if self.role == "leader":
+            raise errors.ConfigError(f"fault {self.name}: role 'leader': use fault "
+                                     "kill-etcd-leader (it must also cause a leader change)")
+
     def targets(self, context: FaultContext) -> tuple[str, ...]:
         return _pick_members(context.cluster, self.role, 1)
-
-    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        for member in targets:
-            _etcd(context.cluster).kill_etcd_member(member)
-
-    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _restart(context.cluster, targets, 30.0)
 
 
 @registry.kind
 @dataclass(frozen=True, slots=True)
-class KillEtcdMembers:
+class KillEtcdLeader(_KillsMembers):
+    """SIGKILL the etcd leader: the other members must elect a new one; revert restarts it."""
+
+    name: ClassVar[str] = "kill-etcd-leader"
+    requires: ClassVar[frozenset[Capability]] = _ETCD
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.ETCD_MEMBERS_DOWN,
+                                                      Effect.ETCD_LEADER_CHANGED})
+
+    def targets(self, context: FaultContext) -> tuple[str, ...]:
+        return _pick_members(context.cluster, "leader", 1)
+
+
+@registry.kind
+@dataclass(frozen=True, slots=True)
+class KillEtcdMembers(_KillsMembers):
     """SIGKILL ``count`` members, followers first, at least a majority (2 of 3): quorum is
     lost; revert restarts them."""
 
     name: ClassVar[str] = "kill-etcd-quorum"
+    restart_timeout_s: ClassVar[float] = 60.0
     requires: ClassVar[frozenset[Capability]] = _ETCD
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.ETCD_MEMBERS_DOWN,
                                                       Effect.ETCD_QUORUM_LOST})
@@ -90,10 +123,3 @@ class KillEtcdMembers:
         if self.count < len(members):
             return _pick_members(context.cluster, "follower", self.count)
         return tuple(members)
-
-    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        for member in targets:
-            _etcd(context.cluster).kill_etcd_member(member)
-
-    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _restart(context.cluster, targets, 60.0)

@@ -48,7 +48,8 @@ class StopKubelets:
 
     name: ClassVar[str] = "stop-kubelets"
     requires: ClassVar[frozenset[Capability]] = _KUBELET
-    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.NODES_NOT_READY})
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.KUBELETS_STOPPED,
+                                                      Effect.NODES_NOT_READY})
 
     nodes: tuple[str, ...] = ()
     count: int = 1
@@ -89,7 +90,8 @@ class ZoneOutage:
 
     name: ClassVar[str] = "zone-outage"
     requires: ClassVar[frozenset[Capability]] = _KUBELET
-    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.NODES_NOT_READY})
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.KUBELETS_STOPPED,
+                                                      Effect.NODES_NOT_READY})
 
     zone: str = "zone-a"
 

@@ -1,4 +1,6 @@
-"""The files a chaos run leaves: timeline.json, faults.json, the timeline plot, the journal.
+"""The files a chaos run leaves: timeline.json, faults.json, the timeline plot, the journal,
+and with register traffic its history (history.json) and porcupine's verdict (porcupine.json,
+porcupine/<key>.html for each key it found illegal).
 
 Called by the chaos control and the chaos suite; every artefact of a run is written here
 (next to summary.json's ``report.summary``), so their names and formats live in one room.
@@ -14,14 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof.faults.base import FaultRecord
+from zoneproof.measure.history import History
 from zoneproof.measure.timeline import Timeline
 from zoneproof.report import plots
+from zoneproof.slo import linearizability
 from zoneproof.slo.results import SloResult
 
-__all__ = ["JOURNAL", "RunArtefacts", "load_faults", "save_journal", "save_run"]
+__all__ = ["HISTORY", "JOURNAL", "RunArtefacts", "history_files", "load_faults", "save_history",
+           "save_journal", "save_run"]
 
 log = logging.getLogger(__name__)
 TIMELINE, FAULTS, PLOT_STEM, JOURNAL = "timeline.json", "faults.json", "timeline", "journal.json"
+HISTORY = "history.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +67,19 @@ def save_journal(workdir: Path, journal: Mapping[str, Any]) -> Path:
     path = workdir / JOURNAL
     path.write_text(json.dumps(journal, indent=1, default=str))
     return path
+
+
+def save_history(workdir: Path, history: History) -> Path:
+    """Write the register history of a run's traffic as ``history.json``."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / HISTORY
+    history.save(path)
+    return path
+
+
+def history_files(workdir: Path) -> list[Path]:
+    """The history artefacts a run left in ``workdir``: history.json, porcupine.json and
+    the visualization of each illegal key (those that exist)."""
+    found = [workdir / HISTORY, workdir / linearizability.VERDICT]
+    found += sorted((workdir / linearizability.VISUALIZATIONS).glob("*.html"))
+    return [p for p in found if p.is_file()]

@@ -66,6 +66,11 @@ class Summary:
         return [(o.nodeid, r) for o in self.outcomes for r in o.slos]
 
     @property
+    def slo_counts(self) -> dict[str, int]:
+        """SLO results by status (PASS, FAIL, NO_DATA, INVALID, VOID): only PASS passed."""
+        return dict(sorted(Counter(str(r.status) for _, r in self.slos).items()))
+
+    @property
     def failures(self) -> list[Outcome]:
         """The tests that failed or errored."""
         return [o for o in self.outcomes if o.failed]
@@ -77,6 +82,7 @@ class Summary:
             "started": self.started, "finished": self.finished,
             "duration_s": round(self.duration_s, 1),
             "counts": dict(sorted(Counter(o.outcome for o in self.outcomes).items())),
+            "slo_counts": self.slo_counts,
             "failures": [{"test": o.nodeid, "message": o.message} for o in self.failures],
             "slos": [{"test": test, **r.to_dict(), "pass": r.met} for test, r in self.slos],
             "tests": [{"test": o.nodeid, "outcome": o.outcome,

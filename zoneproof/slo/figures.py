@@ -4,6 +4,12 @@ Each figure reads the fault records it is about *by effect* (node figures read t
 that must turn nodes NotReady, ``lease_failover`` those that must cost the controller its
 leader, ...); with several such faults the worst figure counts. No matching fault, or
 missing events, gives None (NO_DATA, a fail unless allowed): never a silent pass.
+
+Most figures are a number the SLO bounds (``results.evaluate``). A figure may instead judge
+its SLO itself (``Figure.judge``) when a number cannot say what happened: the register
+history's check is VOID under the traffic's minimum rate, NO_DATA when the checker ran out
+of time, a FAIL naming the operations it could not place (``linearizability.judge``).
+``result`` is the one entry point: the SLO's result from the evidence.
 """
 
 from __future__ import annotations
@@ -16,11 +22,14 @@ from zoneproof.faults.base import FaultRecord
 from zoneproof.faults.effects import Effect
 from zoneproof.measure.attribution import unfenced_deletes
 from zoneproof.measure.audit import PodDeletion
+from zoneproof.measure.history import History
 from zoneproof.measure.timeline import Timeline
-from zoneproof.slo import metrics
+from zoneproof.slo import linearizability, metrics
+from zoneproof.slo.results import SloResult, evaluate
+from zoneproof.slo.spec import Slo
 from zoneproof.traffic import workloads
 
-__all__ = ["FIGURES", "Evidence", "Figure", "compute", "unfenced"]
+__all__ = ["FIGURES", "Evidence", "Figure", "compute", "result", "unfenced"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +47,15 @@ class Evidence:
     """Audited pod deletes by controller replicas in ``namespace`` during the run (None:
     the cluster has no readable audit log)."""
     replica_prefix: str = REPLICA_PREFIX
+    history: History | None = None
+    """The register history the run's traffic recorded (None: the run ran no traffic)."""
+    history_check: linearizability.CheckReport | None = None
+    """porcupine's verdict on ``history`` (None: not checked)."""
+
+    @property
+    def first_fault_at(self) -> float | None:
+        """When the first fault was injected (None: no fault)."""
+        return min((r.injected_at for r in self.faults), default=None)
 
     def faults_causing(self, effects: Iterable[Effect]) -> list[FaultRecord]:
         """The records of the faults that must cause any of ``effects``."""
@@ -46,15 +64,18 @@ class Evidence:
 
 
 Compute = Callable[[Evidence, Sequence[FaultRecord]], float | None]
+Judge = Callable[[Slo, Evidence, Sequence[FaultRecord]], SloResult]
 
 
 @dataclass(frozen=True, slots=True)
 class Figure:
-    """One metric: the effects of the faults it is about (none: about no fault) and how it
-    is computed from the evidence and those faults' records."""
+    """One metric: the effects of the faults it is about (none: about no fault), how it is
+    computed from the evidence and those faults' records, and (``judge``) how it judges its
+    SLO when a number alone cannot (default: ``results.evaluate`` of the number)."""
 
     effects: frozenset[Effect]
     compute: Compute
+    judge: Judge | None = None
 
 
 def _worst(values: Iterable[float | None]) -> float | None:
@@ -99,11 +120,38 @@ def _lost_writes(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return metrics.lost_acknowledged_writes(ev.timeline)
 
 
-def _non_holders(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
-    if ev.deletions is None:
-        return None
-    return metrics.deletes_by_non_holders(ev.timeline, ev.deletions,
-                                          users_prefix=ev.replica_prefix)
+def _audited_deletes(metric: Callable[..., float | None]) -> Compute:
+    """A figure of the run's audited replica deletes against its Lease history (None
+    without an audit log)."""
+    def compute(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+        if ev.deletions is None:
+            return None
+        return metric(ev.timeline, ev.deletions, users_prefix=ev.replica_prefix)
+    return compute
+
+
+def _lease_overlaps(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return metrics.lease_overlaps(ev.timeline)
+
+
+def _lease_tokens(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return metrics.lease_token_regressions(ev.timeline)
+
+
+def _handover_gap(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return _worst(metrics.lease_handover_gap(ev.timeline, r) for r in faults)
+
+
+def _non_linearizable(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return None if ev.history_check is None else ev.history_check.non_linearizable_keys
+
+
+def _judge_history(slo: Slo, ev: Evidence, faults: Sequence[FaultRecord]) -> SloResult:
+    """VOID under the traffic's minimum rate before the first fault, NO_DATA without a
+    history or a check, else porcupine's verdict (``linearizability.judge``)."""
+    if ev.history is None:
+        return evaluate(slo, None)
+    return linearizability.judge(slo, ev.history, ev.history_check, fault_at=ev.first_fault_at)
 
 
 def _failed_admissions(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
@@ -130,7 +178,14 @@ FIGURES: dict[str, Figure] = {
     "lease_failover": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _failover),
     "etcd_write_error_window": Figure(frozenset({Effect.ETCD_MEMBERS_DOWN}), _write_window),
     "lost_acknowledged_writes": Figure(_NONE, _lost_writes),
-    "deletes_by_non_holders": Figure(_NONE, _non_holders),
+    # the Lease model (measure.lease): who could act when
+    "deletes_by_non_holders": Figure(_NONE, _audited_deletes(metrics.deletes_by_non_holders)),
+    "deletes_outside_lease": Figure(_NONE, _audited_deletes(metrics.deletes_outside_lease)),
+    "lease_overlaps": Figure(_NONE, _lease_overlaps),
+    "lease_token_regressions": Figure(_NONE, _lease_tokens),
+    "lease_handover_gap": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _handover_gap),
+    # the register history of the run's traffic, checked by porcupine
+    "non_linearizable_keys": Figure(_NONE, _non_linearizable, _judge_history),
     # failures inside these faults' windows are expected (the webhook or the API is down)
     "failed_admissions": Figure(frozenset({Effect.WEBHOOK_DOWN, Effect.CONTROL_PLANE_DOWN,
                                            Effect.ETCD_QUORUM_LOST}), _failed_admissions),
@@ -146,8 +201,19 @@ def compute(metric: str, evidence: Evidence) -> float | None:
     return figure.compute(evidence, evidence.faults_causing(figure.effects))
 
 
-def unfenced(evidence: Evidence) -> list[str]:
-    """One line per audited replica delete made outside its Lease tenure (for messages)."""
+def result(slo: Slo, evidence: Evidence) -> SloResult:
+    """``slo``'s result from ``evidence``: its figure's own judgement where it has one, else
+    the figure's number against the bound (an unknown metric: NO_DATA)."""
+    figure = FIGURES.get(slo.metric)
+    if figure is not None and figure.judge is not None:
+        return figure.judge(slo, evidence, evidence.faults_causing(figure.effects))
+    return evaluate(slo, compute(slo.metric, evidence))
+
+
+def unfenced(evidence: Evidence, *, expiry: bool = False) -> list[str]:
+    """One line per audited replica delete made outside its tenure as the Lease's holder of
+    record (``expiry``: outside its window of ability) (for messages)."""
     return [u.describe() for u in unfenced_deletes(evidence.deletions or [],
                                                    evidence.timeline.events,
-                                                   users_prefix=evidence.replica_prefix)]
+                                                   users_prefix=evidence.replica_prefix,
+                                                   expiry=expiry)]

@@ -7,18 +7,29 @@ default. Every function is pure.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 
 from zoneproof.faults.base import FaultRecord
 from zoneproof.measure.attribution import unfenced_deletes
 from zoneproof.measure.audit import PodDeletion
+from zoneproof.measure.lease import (
+    CLOCK_TOLERANCE_S,
+    LeaseHistory,
+    observations,
+    renewals_recorded,
+)
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
     "deletes_by_non_holders",
+    "deletes_outside_lease",
     "failed_admissions",
     "force_delete_after_not_ready",
     "lease_failover",
+    "lease_handover_gap",
+    "lease_overlaps",
+    "lease_token_regressions",
     "lost_acknowledged_writes",
     "not_ready_detection",
     "pdb_budget_exceeded",
@@ -133,8 +144,9 @@ def lost_acknowledged_writes(timeline: Timeline) -> float | None:
 
 
 def deletes_by_non_holders(timeline: Timeline, deletions: Iterable[PodDeletion], *,
-                           users_prefix: str) -> float | None:
-    """Audited deletes by a controller replica made while it did not hold the Lease.
+                           users_prefix: str, expiry: bool = False) -> float | None:
+    """Audited deletes by a controller replica made while it was not the Lease's holder of
+    record (``expiry``: while it could not act on it, its Lease expired or released).
 
     A delete with no Lease tenure recorded at all is unfenced. None when there is neither
     a delete nor a ``lease_holder`` event (nothing was observed).
@@ -142,7 +154,58 @@ def deletes_by_non_holders(timeline: Timeline, deletions: Iterable[PodDeletion],
     deletions = list(deletions)
     if not deletions and timeline.first("lease_holder") is None:
         return None
-    return float(len(unfenced_deletes(deletions, timeline.events, users_prefix=users_prefix)))
+    return float(len(unfenced_deletes(deletions, timeline.events, users_prefix=users_prefix,
+                                      expiry=expiry)))
+
+
+def deletes_outside_lease(timeline: Timeline, deletions: Iterable[PodDeletion], *,
+                          users_prefix: str) -> float | None:
+    """Audited deletes by a replica outside its windows of ability under the Lease model
+    (after its release, or after its last renewal plus leaseDuration). None without
+    recorded renewals (``measure.lease.renewals_recorded``): then the model cannot know when
+    a Lease expired."""
+    if not renewals_recorded(timeline.events):
+        return None
+    return deletes_by_non_holders(timeline, deletions, users_prefix=users_prefix, expiry=True)
+
+
+def _lease(timeline: Timeline) -> LeaseHistory | None:
+    if timeline.first("lease_holder") is None:
+        return None
+    return LeaseHistory(observations(timeline.events))
+
+
+def lease_overlaps(timeline: Timeline) -> float | None:
+    """Take-overs of the Lease while the previous holder could still act (its last renewal
+    plus leaseDuration not yet passed, not released), beyond the clock tolerance. None
+    without ``lease_holder`` events or recorded renewals."""
+    history = _lease(timeline)
+    if history is None or not renewals_recorded(timeline.events):
+        return None
+    return float(len(history.overlaps(CLOCK_TOLERANCE_S)))
+
+
+def lease_token_regressions(timeline: Timeline) -> float | None:
+    """New tenures whose fencing token (leaseTransitions) did not grow. None without
+    ``lease_holder`` events."""
+    history = _lease(timeline)
+    return None if history is None else float(len(history.token_regressions()))
+
+
+def _wall(timeline: Timeline, t: float) -> dt.datetime:
+    return dt.datetime.fromisoformat(timeline.start_wall) + dt.timedelta(seconds=t)
+
+
+def lease_handover_gap(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """Seconds from the previous holder's last sign of life (its release, else its last
+    renewal) to the next holder's acquire, for the first hand-over after ``fault``'s
+    injection. None without one."""
+    history = _lease(timeline)
+    if history is None:
+        return None
+    since = _wall(timeline, fault.injected_at)
+    after = [h for h in history.handovers() if h.next.start >= since]
+    return after[0].gap_s if after else None
 
 
 def failed_admissions(timeline: Timeline, faults: Iterable[FaultRecord]) -> float | None:

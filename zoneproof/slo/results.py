@@ -20,6 +20,9 @@ class SloStatus(enum.StrEnum):
     FAIL = "FAIL"
     NO_DATA = "NO_DATA"
     INVALID = "INVALID"
+    VOID = "VOID"
+    """The run cannot be judged by this SLO at all (e.g. its traffic before the fault was
+    under the minimum rate): not a pass, not a measured failure."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,10 @@ run passes only if every one of these holds:
 - the steady-state hypothesis was checked and met before and after;
 - every method activity succeeded, and every process activity exited 0;
 - every declared rollback ran and succeeded (process rollbacks exited 0);
-- every fault took effect: each effect it declares was observed (``slo.effects``);
-- every SLO result is PASS.
+- every fault took effect: each effect it declares was observed within its bound
+  (``slo.effects``);
+- no SLO is void (the run could not be judged by it: e.g. too little traffic before the
+  fault), and every SLO result is PASS.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zoneproof.slo.effects import EffectCheck
-from zoneproof.slo.results import SloResult
+from zoneproof.slo.results import SloResult, SloStatus
 
 __all__ = ["Finding", "FindingKind", "Verdict", "judge"]
 
@@ -37,6 +39,7 @@ class FindingKind(enum.StrEnum):
     ROLLBACK_FAILED = "rollback-failed"
     ROLLBACK_MISSING = "rollback-not-run"
     FAULT_NOT_EFFECTIVE = "fault-not-effective"
+    VOID = "void"
     SLO = "slo-not-met"
 
 
@@ -119,6 +122,8 @@ def judge(journal: Mapping[str, Any], slo_results: Sequence[SloResult] = (),
               for name in declared if name not in ran]
     found += [Finding(FindingKind.FAULT_NOT_EFFECTIVE, f"{c.fault} {','.join(c.targets)}",
                       c.message) for c in effects if not c.effective]
+    found += [Finding(FindingKind.VOID, r.name, r.message)
+              for r in slo_results if r.status is SloStatus.VOID]
     found += [Finding(FindingKind.SLO, r.name, f"{r.status}: {r.message}")
-              for r in slo_results if not r.met]
+              for r in slo_results if not r.met and r.status is not SloStatus.VOID]
     return Verdict(tuple(found))

@@ -146,6 +146,14 @@ def describe(run: summary.Summary) -> list[str]:
         measured = "-" if result.observed is None else f"{result.observed:.2f}"
         lines.append(f"{result.name:<34}{experiment_of(test):<36}{result.threshold:>9g}"
                      f"{measured:>10}  {result.status}")
+    counts = run.slo_counts
+    if counts:
+        others = ", ".join(f"{n} {status}" for status, n in counts.items() if status != "PASS")
+        lines.append(f"SLOs: {counts.get('PASS', 0)} passed"
+                     + (f", not passed: {others}" if others else ""))
+    if counts.get("VOID"):
+        lines.append(f"VOID: {counts['VOID']} SLO result(s) could not judge their run (e.g. "
+                     "too little traffic before the fault): not passed")
     lines += [f"experiment {experiment_of(o.nodeid)}: {o.outcome} in {o.duration_s:.1f} s"
               for o in run.outcomes if "chaos/" in o.nodeid]
     lines += [f"FAILED {o.nodeid}" for o in run.failures]

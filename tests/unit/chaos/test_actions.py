@@ -8,13 +8,21 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.chaos import actions, session
-from zoneproof.faults import KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
+from zoneproof.faults import (
+    KillEtcdLeader,
+    KillEtcdMember,
+    KillEtcdMembers,
+    StopKubelets,
+    ZoneOutage,
+)
 
 
 @pytest.mark.parametrize("call, text", [
     (lambda: actions.inject_fault("kill-controller-leader", {"signal_name": "SIGSTOP"}),
      "SIGKILL or SIGTERM"),
     (lambda: actions.inject_fault("kill-etcd-quorum", {"count": 0}), "count must be >= 1"),
+    (lambda: actions.start_history_traffic(read_mode="stale"),
+     r"read_mode must be one of \['quorum', 'watch-cache', 'informer'\]"),
     (lambda: actions.inject_fault("zone-outage", {"zones": "zone-a"}),
      r"unknown parameters \['zones'\]; it takes \['zone'\]"),
     (lambda: actions.inject_fault("no-such-fault"), "unknown fault 'no-such-fault'"),
@@ -30,8 +38,12 @@ def test_bad_arguments_raise_before_opening_a_run(call: Any, text: str) -> None:
 
 def test_planned_fault_uses_the_kind_defaults() -> None:
     assert actions.planned_fault("inject_fault", {"fault": "zone-outage"}) == ZoneOutage("zone-a")
-    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-member", "parameters": {
-        "role": "leader"}}) == KillEtcdMember("leader")
+    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-member"}) == \
+        KillEtcdMember("follower")
+    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-leader"}) == KillEtcdLeader()
+    with pytest.raises(errors.ConfigError, match="use fault kill-etcd-leader"):
+        actions.planned_fault("inject_fault", {"fault": "kill-etcd-member",
+                                               "parameters": {"role": "leader"}})
     assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-quorum"}) == \
         KillEtcdMembers(2)
     assert actions.planned_fault("inject_fault", {

@@ -25,6 +25,7 @@ def test_etcd_members_form_one_raft_cluster() -> None:
     assert [_flag(a, "--listen-client-urls") for a in argvs] == [
         "https://127.0.0.1:30000", "https://127.0.0.1:30001", "https://127.0.0.1:30002"]
     assert all(_flag(a, "--data-dir").startswith("/bed/etcd/") for a in argvs)
+    assert {_flag(a, "--election-timeout") for a in argvs} == {"1000"}  # the stated timing
 
 
 def test_etcd_requires_client_certificates_of_its_own_ca_on_both_ports() -> None:

@@ -17,7 +17,7 @@ from zoneproof.faults import (
     FaultContext,
     Injector,
     KillComponent,
-    KillEtcdMember,
+    KillEtcdLeader,
     KillEtcdMembers,
     StopKubelets,
     ZoneOutage,
@@ -93,7 +93,8 @@ def test_inject_then_revert_with_targets_and_record() -> None:
     assert cluster.calls == ["down zone-a", "up zone-a"]
     record = injector.records[0]
     assert record.kind == "zone-outage" and record.reverted_at is not None
-    assert record.effects == (Effect.NODES_NOT_READY,) and record.targets == ("a1", "a2")
+    assert record.effects == (Effect.KUBELETS_STOPPED, Effect.NODES_NOT_READY)
+    assert record.targets == ("a1", "a2")
     assert [e.kind for e in injector.timeline.events] == ["fault_injected", "fault_reverted"]
 
 
@@ -114,7 +115,7 @@ def test_records_show_active_faults_and_revert_by_kind() -> None:
 
 def test_leader_is_resolved_at_injection_and_restarted() -> None:
     cluster = RecordingCluster()
-    with _injector(cluster).injected(KillEtcdMember("leader"), max_duration_s=60):
+    with _injector(cluster).injected(KillEtcdLeader(), max_duration_s=60):
         pass
     assert cluster.calls == ["kill etcd-1", "restart etcd-1", "etcd healthy"]
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from zoneproof.cluster.spec import Timings
+from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.faults import Effect, FaultRecord, registry
-from zoneproof.faults.effects import OBSERVATIONS
+from zoneproof.faults.effects import OBSERVATIONS, StatedTimings
 from zoneproof.measure import Timeline
 from zoneproof.report import artefacts
 from zoneproof.slo import Evidence, effects, figures, judge
@@ -20,8 +22,14 @@ TimelineOf = Callable[[list[tuple[float, str, str, dict[str, str]]]], Timeline]
 Row = tuple[float, str, str, dict[str, str]]
 
 
+TIMINGS = StatedTimings.of(Timings(), ControllerSettings(namespaces=()))
+
 #: What the recorders write when an effect happens to ``targets`` (injected at 10 s).
 WITNESSES: dict[Effect, Callable[[tuple[str, ...]], list[Row]]] = {
+    Effect.KUBELETS_STOPPED: lambda ts: [(5, "node_heartbeat", t, {}) for t in ts] + [
+        (20, "node_heartbeat", "another-node", {})],
+    Effect.ETCD_LEADER_CHANGED: lambda ts: [(11.5, "etcd_leader", "etcd",
+                                             {"leader": "another-member"})],
     Effect.NODES_NOT_READY: lambda ts: [(12, "node_ready", t, {"status": "Unknown"}) for t in ts],
     Effect.ETCD_MEMBERS_DOWN: lambda ts: [(11, "etcd_member", t, {"healthy": "False"})
                                           for t in ts],
@@ -68,13 +76,13 @@ def test_a_fault_kind_walks_through_figures_verdict_and_reports(
     record, witnessed = _witnessed(timeline_of, kind)
     evidence = Evidence(witnessed, (record,), "ns", lease="ns/lease", deletions=())
 
-    checks = effects.check(evidence.faults, witnessed.events)
+    checks = effects.check(evidence.faults, witnessed.events, TIMINGS)
     assert {c.effect for c in checks} == {str(e) for e in fault.effects}
     assert all(c.effective for c in checks), [c.message for c in checks]
     for metric in figures.FIGURES:  # every figure takes every kind's record
         figures.compute(metric, evidence)
 
-    unseen = effects.check(evidence.faults, timeline_of([]).events)
+    unseen = effects.check(evidence.faults, timeline_of([]).events, TIMINGS)
     verdict = judge({"status": "completed"}, (), unseen)
     assert {f.kind for f in verdict.findings} >= {"fault-not-effective"}
 

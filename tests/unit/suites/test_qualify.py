@@ -74,8 +74,23 @@ def test_describe_lists_slos_walls_and_failures() -> None:
         "chaos/test_experiments.py::test_experiment[zone-outage]", "failed", 21.5,
         [_result("lease-failover", SloStatus.NO_DATA, None)])))
     assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
-    assert lines[2] == "experiment zone-outage: failed in 21.5 s"
-    assert lines[3].startswith("FAILED chaos/")
+    assert lines[2] == "SLOs: 0 passed, not passed: 1 NO_DATA"
+    assert lines[3] == "experiment zone-outage: failed in 21.5 s"
+    assert lines[4].startswith("FAILED chaos/")
+
+
+def test_a_void_result_is_shown_void_and_not_counted_as_passed() -> None:
+    run = _summary(summary.Outcome(
+        "chaos/test_experiments.py::test_experiment[etcd-kill-leader]", "failed", 30.0,
+        [_result("history-linearizable", SloStatus.VOID, None),
+         _result("lost-acknowledged-writes", SloStatus.PASS, 0.0)]))
+    assert not run.passed and run.slo_counts == {"PASS": 1, "VOID": 1}
+    assert run.to_dict()["slo_counts"] == {"PASS": 1, "VOID": 1}
+    lines = qualify.describe(run)
+    assert "VOID" in lines[1] and "history-linearizable" in lines[1]
+    assert "SLOs: 1 passed, not passed: 1 VOID" in lines
+    assert any(line.startswith("VOID: 1 SLO result(s)") and "not passed" in line
+               for line in lines)
 
 
 def test_describe_names_the_components_that_ran() -> None:

@@ -62,6 +62,7 @@ class KindCluster(ApiCluster):
         data = state.read_json(paths.state)
         self.spec, _ = ClusterSpec.from_stored(data["spec"])  # (older states: local options)
         self.name = self.spec.name
+        self.timings = self.spec.timings
         self.kind_name: str = data["kind_name"]
         self.image: str = data["image"]
         self.kubeconfig = paths.kubeconfig
@@ -265,6 +266,10 @@ class KindCluster(ApiCluster):
 
         waiting.wait_for(probe, what=f"{component.value} running on {planes}",
                          timeout_s=_READY_TIMEOUT_S["components"], interval_s=0.5)
+
+    def component_running(self, component: Component) -> bool:
+        """True if ``component``'s static pod runs on every control-plane node."""
+        return all(nodes_.static_pod_running(n, component.value) for n in self.control_planes())
 
     def status(self) -> ClusterStatus:
         """Node containers running, and node readiness (empty if the API server is down)."""

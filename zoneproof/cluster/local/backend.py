@@ -81,6 +81,7 @@ class LocalCluster(ApiCluster):
         self.spec, legacy = ClusterSpec.from_stored(data["spec"])
         self.options = options_.LocalOptions.from_dict(data.get("options", legacy))
         self.name = self.spec.name
+        self.timings = self.spec.timings
         self.kubeconfig = paths.kubeconfig
         self.ports = ports.Ports.from_dict(data["ports"])
         self.ownership = ownership.Ownership.of_state(data)
@@ -366,6 +367,10 @@ class LocalCluster(ApiCluster):
         record = self._restart(component)
         self._wait_healthy(record, self._component_health(component),
                            _START_TIMEOUT_S["kube-apiserver"])
+
+    def component_running(self, component: Component) -> bool:
+        """True if the process of ``component`` is alive."""
+        return daemons.alive(self._record(component))
 
     def status(self) -> ClusterStatus:
         """Liveness of every process the bed must run (one never started counts as stopped)

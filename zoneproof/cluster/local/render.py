@@ -117,7 +117,8 @@ def etcd_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPaths, in
         "--peer-cert-file", str(paths.cert("etcd-peer")),
         "--peer-key-file", str(paths.key("etcd-peer")),
         "--peer-client-cert-auth", "--peer-trusted-ca-file", str(paths.cert("etcd-ca")),
-        "--heartbeat-interval", "100", "--election-timeout", "1000",
+        "--heartbeat-interval", "100",
+        "--election-timeout", str(round(spec.timings.etcd_election_timeout_s * 1000)),
         "--unsafe-no-fsync", "--log-level", "warn",
     ]
 

@@ -316,7 +316,8 @@ def wire(
         elector = None
     else:
         elector = leader.LeaderElector(leases, options.election, on_lost=on_lost,
-                                       on_started=on_started, clock=clock)
+                                       on_started=on_started, clock=clock,
+                                       renew=behaviour.renew_lease)
         gate = elector if behaviour.exit_on_lease_loss else leader.LameDuckGate(elector)
     limiter = ratelimit.TokenBucket(options.qps, options.burst)
     scopes = podcache.scopes(settings.namespaces)

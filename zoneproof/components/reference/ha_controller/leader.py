@@ -178,7 +178,11 @@ class LeaderElector:
         on_lost: Callable[[str], None],
         on_started: Callable[[Leadership], None] | None = None,
         clock: Clock | None = None,
+        renew: bool = True,
     ) -> None:
+        """``renew`` False is the ``acts-on-expired-lease`` variant: once leader it never
+        renews, yet ``current`` keeps answering leader."""
+        self._renew = renew
         self._api = api
         self._config = config
         self._on_lost = on_lost
@@ -213,7 +217,8 @@ class LeaderElector:
     def current(self) -> Leadership | None:
         """Leadership if we hold the Lease and renewed it within the renew deadline."""
         with self._lock:
-            fresh = self._clock.monotonic() - self._last_renew < self._config.renew_deadline_s
+            fresh = (not self._renew
+                     or self._clock.monotonic() - self._last_renew < self._config.renew_deadline_s)
             if self._held and not self._done and fresh and self._transitions is not None:
                 return Leadership(self._config.identity, self._transitions)
             return None
@@ -234,6 +239,8 @@ class LeaderElector:
         """
         if self._done:
             return False
+        if self._held and not self._renew:
+            return True
         started = self._clock.monotonic()
         renewed = self._try_acquire_or_renew(started)
         if self._lapsed(before=started if renewed else None):
@@ -283,7 +290,7 @@ class LeaderElector:
     def _next_wait_s(self) -> float:
         """The retry period, cut short so a held lease's deadline is checked on time."""
         with self._lock:
-            if not self._held:
+            if not self._held or not self._renew:
                 return self._config.retry_period_s
             left = self._last_renew + self._config.renew_deadline_s - self._clock.monotonic()
         return max(0.0, min(self._config.retry_period_s, left))

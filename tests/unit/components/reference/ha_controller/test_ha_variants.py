@@ -119,6 +119,16 @@ def after_lease_loss(variant: str) -> object:
     return (r.exits, deleted(core))
 
 
+def acts_unrenewed(variant: str) -> object:
+    """Leader, then no renewal for longer than the renew deadline (a hung renew loop)."""
+    core, clock = cluster(), FakeClock()
+    r = Replica(variant, core, FakeLeaseApi(), clock)
+    r.start()
+    clock.advance(20)
+    r.set_ready("n1", "False")
+    return deleted(core)
+
+
 def already_down_at_start(variant: str) -> object:
     core = cluster()
     core.nodes["n1"] = node("n1", "False")
@@ -156,6 +166,7 @@ SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "no-reconcile": (already_down_at_start, ["noobaa-0"]),
     "ignores-unknown": (lambda v: deleted_on_failure(v, "Unknown"), ["noobaa-0"]),
     "no-release-on-shutdown": (lease_after_shutdown, ([cli.EXIT_OK], "")),
+    "acts-on-expired-lease": (acts_unrenewed, []),
 }
 
 
