@@ -27,7 +27,7 @@ import atexit
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chaoslib.exceptions import InterruptExecution

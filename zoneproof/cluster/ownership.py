@@ -264,3 +264,17 @@ def survey() -> list[BedView]:
             found += [view(name, path) for path in sorted(root.iterdir())
                       if not path.name.endswith(".lock")]
     return found
+
+
+# -- how a run's beds are undone (``runs.reap`` calls these by holding kind) --------------
+
+@runs.reaper("bed")
+def _delete_bed(holding: dict[str, Any], progress: Progress) -> None:
+    registry.get_backend(holding["backend"]).delete(holding["name"], progress=progress)
+
+
+@runs.reaper("repair")
+def _repair_bed(holding: dict[str, Any], progress: Progress) -> None:
+    found = registry.get_backend(holding["backend"]).get(holding["name"])
+    if isinstance(found, Repairable):
+        found.repair(progress)

@@ -177,3 +177,20 @@ def uncordon(kubeconfig: Path, label_selector: str, progress: Progress) -> None:
                 if exc.status != 404:
                     raise
     progress(f"uncordoned {', '.join(nodes)} in the cluster of {kubeconfig}")
+
+
+# -- how a run's objects are undone (``runs.reap`` calls these by holding kind) -----------
+
+@runs.reaper("objects")
+def _remove_objects(holding: dict[str, Any], progress: Progress) -> None:
+    remove_labelled(Path(holding["kubeconfig"]), holding["run"], progress)
+
+
+@runs.reaper("object")
+def _remove_object(holding: dict[str, Any], progress: Progress) -> None:
+    remove_named(Path(holding["kubeconfig"]), holding["object"], progress)
+
+
+@runs.reaper("uncordon")
+def _uncordon(holding: dict[str, Any], progress: Progress) -> None:
+    uncordon(Path(holding["kubeconfig"]), str(holding["selector"]), progress)
