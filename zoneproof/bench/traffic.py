@@ -5,7 +5,8 @@ Each experiment is run in pairs on one local bed by chaostoolkit's own runner (`
 run``): once as shipped (history traffic on, ~150 ops/s) and once with its two traffic
 actions and the ``history-linearizable`` SLO removed, alternating so that load and bed age
 hit both alike. Figures: the median of every other SLO figure with and without traffic,
-and their ratio (with / without).
+and their ratio (with / without); of the runs with traffic, the history's size, rate and
+checking time.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ __all__ = ["EXPERIMENTS", "TRAFFIC_ACTIONS", "bench_traffic_overhead", "without_
 EXPERIMENTS = ("etcd-kill-leader", "zone-outage")
 TRAFFIC_ACTIONS = frozenset({"start-history-traffic", "stop-history-traffic"})
 _HISTORY_SLO = "history-linearizable"
+#: Figures of the recorded history (the run with traffic): name here → the journal's key.
+_HISTORY_FIGURES = {"history operations": "operations", "history ops/s": "ops_per_s",
+                    "history check s": "check_seconds",
+                    "history non-linearizable keys": "non_linearizable_keys"}
 
 
 def without_history_traffic(experiment: Mapping[str, Any]) -> dict[str, Any]:
@@ -73,6 +78,10 @@ def _run(experiment: Path, cluster: str, workdir: Path) -> dict[str, float]:
     found = {r.name: r.observed for r in results if r.observed is not None and
              r.name != _HISTORY_SLO}
     found["wall s"] = float(recorded.get("duration", 0.0))
+    history = control.history_record(recorded) or {}
+    for figure, key in _HISTORY_FIGURES.items():
+        if history.get(key) is not None:
+            found[figure] = float(history[key])
     return found
 
 

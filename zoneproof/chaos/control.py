@@ -250,6 +250,13 @@ def slo_results(journal: Mapping[str, Any]) -> list[SloResult]:
     return [SloResult.from_dict(r) for r in _recorded(journal, "slos")]
 
 
+def history_record(journal: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The account of the run's register history and its check this control stored in
+    ``journal`` (None: the experiment ran no history traffic)."""
+    record: Mapping[str, Any] | None = (journal.get(JOURNAL_KEY) or {}).get("history")
+    return record
+
+
 def effect_checks(journal: Mapping[str, Any]) -> list[EffectCheck]:
     """The fault effect checks this control stored in ``journal``."""
     return [EffectCheck.from_dict(c) for c in _recorded(journal, "effects")]
