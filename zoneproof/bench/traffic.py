@@ -24,10 +24,10 @@ import yaml
 
 from zoneproof import errors
 from zoneproof.bench import samples as figures
-from zoneproof.chaos import control
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.local import LocalBackend
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.report import journal as journals
 from zoneproof.suites import qualify
 
 __all__ = ["EXPERIMENTS", "TRAFFIC_ACTIONS", "bench_traffic_overhead", "without_history_traffic"]
@@ -71,14 +71,14 @@ def _run(experiment: Path, cluster: str, workdir: Path) -> dict[str, float]:
         raise errors.ZoneproofError(f"chaos run of {experiment} wrote no journal: see "
                                     f"{workdir / 'chaos.log'}")
     recorded = json.loads(journal.read_text())
-    results = control.slo_results(recorded)
+    results = journals.slo_results(recorded)
     if not results:
         raise errors.ZoneproofError(f"chaos run of {experiment} judged no SLO: see "
                                     f"{workdir / 'chaos.log'}")
     found = {r.name: r.observed for r in results if r.observed is not None and
              r.name != _HISTORY_SLO}
     found["wall s"] = float(recorded.get("duration", 0.0))
-    history = control.history_record(recorded) or {}
+    history = journals.history_record(recorded) or {}
     for figure, key in _HISTORY_FIGURES.items():
         if history.get(key) is not None:
             found[figure] = float(history[key])
