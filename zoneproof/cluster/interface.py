@@ -229,6 +229,8 @@ class Traits:
     #: Marker of the tests that make clusters of this backend themselves (run only when
     #: qualifying it), or None.
     tests_marker: str | None = None
+    #: Its beds hold hundreds of nodes on one machine (kwok): the scale profile runs there.
+    holds_nodes_at_scale: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -412,7 +412,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
     traits = Traits(
         summary="etcd, control plane and kwok nodes as processes on this host",
         makes_clusters=True, default_etcd_members=3, capabilities=_CAPABILITIES,
-        options=options_.OPTIONS)
+        options=options_.OPTIONS, holds_nodes_at_scale=True)
     paths_type = render.BedPaths
     cluster_type = LocalCluster
 
