@@ -130,7 +130,7 @@ def _markers(backend: Backend) -> str:
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
                  kubeconfig: Path | None) -> list[str]:
-    suites = [SCALE_SUITE, "-p", "no:xdist", f"--zp-scale={options.scale}"] if options.scale \
+    suites = [SCALE_SUITE, "-n", "0", f"--zp-scale={options.scale}"] if options.scale \
         else [*SUITES, "-n", str(options.workers)]
     argv = [sys.executable, "-m", "pytest", *suites,
             "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",

@@ -72,10 +72,10 @@ def test_scale_profile_on_a_backend_without_nodes_at_scale_is_refused(tmp_path: 
     assert not list(tmp_path.glob("2*")), "no report directory for a refused run"
 
 
-def test_scale_profile_runs_alone_without_xdist(tmp_path: Path) -> None:
+def test_scale_profile_runs_alone_in_one_process(tmp_path: Path) -> None:
     argv = qualify._pytest_argv(cluster.get_backend("local"), ClusterSpec(name="zp"), tmp_path,
                                 qualify.Options(scale=10), kubeconfig=None)
-    assert argv[3:7] == [qualify.SCALE_SUITE, "-p", "no:xdist", "--zp-scale=10"]
+    assert argv[3:7] == [qualify.SCALE_SUITE, "-n", "0", "--zp-scale=10"]
     assert not set(qualify.SUITES) & set(argv)
 
 
