@@ -160,6 +160,9 @@ class NodeMachines(Protocol):
     def unpause_nodes(self, nodes: list[str]) -> None:
         """Thaw paused nodes."""
 
+    def kill_pod_containers(self, node: str, namespace: str, pod: str) -> int:
+        """SIGKILL the running containers of a pod on ``node`` (no grace); how many."""
+
 
 @runtime_checkable
 class Images(Protocol):

@@ -38,6 +38,7 @@ from zoneproof.components.harness.registry import Kind
 __all__ = ["ROLLOUT_TIMEOUT_S", "Installed", "Patch", "archive_images", "install", "refusal", "uninstall"]
 
 ROLLOUT_TIMEOUT_S = 300.0
+_GONE_TIMEOUT_S = 120.0
 _WORKLOADS = ("Deployment", "StatefulSet")
 _loaded: set[tuple[str, str]] = set()
 _lock = threading.Lock()
@@ -137,6 +138,8 @@ def _ensure_namespaces(core: client.CoreV1Api, objects: tuple[dict[str, Any], ..
     wanted = sorted({ns for o in objects if (ns := o["metadata"].get("namespace"))} - own)
     created = []
     for name in wanted:
+        if _gone(core, name)[1] == "Terminating":
+            _wait_gone(core, name)  # an earlier install's, still going: it would refuse ours
         try:
             core.create_namespace(sweep.labelled({"metadata": {"name": name}}))
             created.append(name)
@@ -215,7 +218,19 @@ def install(cluster: Cluster, component: Component, *, patch: Patch | None = Non
                      time.monotonic() - started)
 
 
+def _gone(core: client.CoreV1Api, name: str) -> tuple[bool, str]:
+    try:
+        found = core.read_namespace(name)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return True, "gone"
+        raise
+    return False, str(found.status.phase)
+
+
 def _remove(kubeconfig: Path, refs: list[dict[str, Any]], namespaces: list[str]) -> None:
+    """Delete the objects, then the namespaces made for them, waiting until they are gone
+    (a namespace still terminating refuses the next install's objects)."""
     if not kubeconfig.is_file():
         return  # the cluster is gone, and what was in it
     manifests.delete(manifests.Rendered(tuple(refs), None), kubeconfig)
@@ -226,6 +241,16 @@ def _remove(kubeconfig: Path, refs: list[dict[str, Any]], namespaces: list[str])
         except client.ApiException as exc:
             if exc.status != 404:
                 raise
+    for name in namespaces:
+        _wait_gone(core, name)
+
+
+def _wait_gone(core: client.CoreV1Api, name: str) -> None:
+    def probe() -> tuple[bool, str]:
+        return _gone(core, name)
+
+    waiting.wait_for(probe, what=f"namespace {name} deleted", timeout_s=_GONE_TIMEOUT_S,
+                     interval_s=0.5)
 
 
 def uninstall(description: Mapping[str, Any]) -> None:

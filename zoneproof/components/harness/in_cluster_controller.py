@@ -5,10 +5,13 @@ controller's Deployment (``in_cluster.install``): ``start_all`` deploys it with 
 scope, ``stop_all`` removes it. A replica's identity is its pod name (the Lease
 holderIdentity the manifests give it, ``--identity=$(POD_NAME)``), and the API server's
 audit log names it too: the pod's ServiceAccount acts with the pod-name extra
-(``measure.audit``). Signals get their in-cluster meaning: SIGKILL deletes the pod with
-grace 0 (the kubelet kills it at once), SIGTERM deletes it gracefully (its container gets
-SIGTERM); a replacement pod is the Deployment's. SIGSTOP and SIGCONT have none
-(``NO_MEANING``): a pod cannot be frozen through the API.
+(``measure.audit``). Signals get their in-cluster meaning: SIGKILL kills the pod's
+containers through the node's runtime (``NodeMachines.kill_pod_containers``: SIGKILL, no
+SIGTERM first) and deletes the pod with grace 0 so the kubelet does not restart them under
+the same identity (a force delete alone gets SIGTERM from the kubelet, and a controller
+that releases its Lease on SIGTERM would hand over in ~2 s: not a SIGKILL); SIGTERM
+deletes it gracefully (its container gets SIGTERM). A replacement pod is the Deployment's.
+SIGSTOP and SIGCONT have none (``NO_MEANING``): a pod cannot be frozen through the API.
 
 What the suite tells the controller goes into its container's arguments, in the
 reference controller's flags (``--namespaces``, ``--selector``, ``--lease-duration``,
@@ -27,8 +30,8 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube, waiting
-from zoneproof.cluster import sweep
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster import facets, sweep
+from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness import in_cluster, started
 from zoneproof.components.harness.component import InCluster
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
@@ -126,14 +129,23 @@ class InClusterReplicas(ControllerReplicas):
         return pod is not None and pod.metadata.deletion_timestamp is None
 
     def signal(self, identity: str, sig: signal.Signals) -> None:
-        """SIGKILL: delete the pod with grace 0; SIGTERM: delete it gracefully."""
+        """SIGKILL: kill the pod's containers, then delete it with grace 0; SIGTERM: delete it
+        gracefully."""
         if sig in NO_MEANING:
             raise errors.ConfigError(f"no in-cluster meaning: {NO_MEANING[sig]}")
         if sig not in (signal.SIGKILL, signal.SIGTERM):
             raise errors.ConfigError(f"no in-cluster meaning for {sig.name}")
+        namespace = self.deployment["metadata"]["namespace"]
+        if sig is signal.SIGKILL:
+            pod = self._pod(identity)
+            if pod is None or not pod.spec.node_name:
+                raise errors.FaultError(f"pod {namespace}/{identity} is not running on a node")
+            machines = facets.facet(self.cluster, Capability.NODE_CONTAINERS)
+            if machines.kill_pod_containers(pod.spec.node_name, namespace, identity) == 0:
+                raise errors.FaultError(f"pod {namespace}/{identity} has no running container "
+                                        f"on {pod.spec.node_name} to kill")
         client.CoreV1Api(self.api).delete_namespaced_pod(
-            identity, self.deployment["metadata"]["namespace"],
-            grace_period_seconds=0 if sig is signal.SIGKILL else None)
+            identity, namespace, grace_period_seconds=0 if sig is signal.SIGKILL else None)
 
     def wait_exit(self, identity: str, timeout_s: float) -> int | None:
         """Wait until the pod is gone; its container's exit code if it was seen, else None."""
