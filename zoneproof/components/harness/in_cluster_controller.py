@@ -7,9 +7,10 @@ holderIdentity the manifests give it, ``--identity=$(POD_NAME)``), and the API s
 audit log names it too: the pod's ServiceAccount acts with the pod-name extra
 (``measure.audit``). Signals get their in-cluster meaning: SIGKILL kills the pod's
 containers through the node's runtime (``NodeMachines.kill_pod_containers``: SIGKILL, no
-SIGTERM first) and deletes the pod with grace 0 so the kubelet does not restart them under
-the same identity (a force delete alone gets SIGTERM from the kubelet, and a controller
-that releases its Lease on SIGTERM would hand over in ~2 s: not a SIGKILL); SIGTERM
+SIGTERM first; on kind ``ctr task kill -s SIGKILL``) and deletes the pod with grace 0 so
+the kubelet does not restart them under the same identity (a force delete alone gets
+SIGTERM from the kubelet, and a controller that releases its Lease on SIGTERM would hand
+over in ~2 s: not a SIGKILL); SIGTERM
 deletes it gracefully (its container gets SIGTERM). A replacement pod is the Deployment's.
 SIGSTOP and SIGCONT have none (``NO_MEANING``): a pod cannot be frozen through the API.
 
