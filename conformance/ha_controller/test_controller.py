@@ -23,7 +23,6 @@ from zoneproof._util import waiting
 from zoneproof.cluster.interface import WORKLOAD_IMAGE, Cluster
 from zoneproof.cluster.spec import Timings
 from zoneproof.components.harness.controller import (
-    REPLICA_PREFIX,
     ControllerReplicas,
     ControllerSettings,
 )
@@ -129,21 +128,22 @@ def _figure(record_property: Callable[[str, object], None], name: str, value: fl
     print(f"{name} = {value:.3f}")
 
 
-def _assert_one_actor(bed: Cluster, timeline: Timeline, *namespaces: str) -> None:
+def _assert_one_actor(replicas: ControllerReplicas, bed: Cluster, timeline: Timeline,
+                      *namespaces: str) -> None:
     """Every audited delete by a replica in ``namespaces`` was made while it held the Lease."""
     audit = bed.audit_log()
     assert audit is not None, "the bed has no audit log"
-    deletes = [d for d in pod_deletions(audit, users_prefix=REPLICA_PREFIX)
+    deletes = [d for d in pod_deletions(audit, users_prefix=replicas.prefix)
                if d.namespace in namespaces]
-    found = unfenced_deletes(deletes, timeline.events, users_prefix=REPLICA_PREFIX)
+    found = unfenced_deletes(deletes, timeline.events, users_prefix=replicas.prefix)
     assert not found, "deletes by a replica not holding the Lease:\n" + "\n".join(
         u.describe() for u in found)
 
 
-def _deleters(bed: Cluster, namespace: str, name: str) -> set[str]:
+def _deleters(replicas: ControllerReplicas, bed: Cluster, namespace: str, name: str) -> set[str]:
     audit = bed.audit_log()
     assert audit is not None
-    return {d.user for d in pod_deletions(audit, users_prefix=REPLICA_PREFIX)
+    return {d.user for d in pod_deletions(audit, users_prefix=replicas.prefix)
             if d.namespace == namespace and d.pod == name}
 
 
@@ -211,7 +211,7 @@ def test_not_ready_node_loses_only_matching_pods(
     module_bed.wait_nodes([victim], ready=True, timeout_s=NOT_READY_TIMEOUT_S)
     _holds_for(_untouched(bed_core, {**spared, **late}), for_s=STAY_S,
                what="a matching pod on a node that turned Ready again untouched")
-    _assert_one_actor(module_bed, timeline, watched, unwatched)
+    _assert_one_actor(replicas, module_bed, timeline, watched, unwatched)
 
 
 def test_sigterm_releases_the_lease_to_the_standby(
@@ -225,7 +225,7 @@ def test_sigterm_releases_the_lease_to_the_standby(
     assert new == _other(replicas, leader)
     assert takeover <= SIGTERM_TAKEOVER_BOUND_S, (
         f"the standby took {takeover:.1f}s: was the Lease released on SIGTERM?")
-    _assert_one_actor(module_bed, timeline, watched)
+    _assert_one_actor(replicas, module_bed, timeline, watched)
 
 
 def test_transition_while_no_replica_runs_is_handled_on_start(
@@ -242,7 +242,7 @@ def test_transition_while_no_replica_runs_is_handled_on_start(
     replicas.start_all()
     _wait_gone(bed_core, doomed, LEADER_TIMEOUT_S + REACTION_BOUND_S)
     _figure(record_property, "start_to_catch_up_seconds", time.monotonic() - start)
-    _assert_one_actor(module_bed, timeline, watched)
+    _assert_one_actor(replicas, module_bed, timeline, watched)
 
 
 def test_frozen_leader_exits_on_resume_and_deletes_nothing(
@@ -271,11 +271,11 @@ def test_frozen_leader_exits_on_resume_and_deletes_nothing(
     assert code not in (None, 0), f"{leader} exited {code} after losing the Lease"
     module_bed.wait_nodes([victim], ready=False, timeout_s=NOT_READY_TIMEOUT_S)
     _wait_gone(bed_core, doomed, REACTION_BOUND_S)
-    assert _deleters(module_bed, watched, "victim") == {new}
+    assert _deleters(replicas, module_bed, watched, "victim") == {new}
     audit = module_bed.audit_log()
     assert audit is not None
     assert not [d for d in pod_deletions(audit, users_prefix=leader) if d.namespace == watched]
-    _assert_one_actor(module_bed, timeline, watched)
+    _assert_one_actor(replicas, module_bed, timeline, watched)
 
 
 def test_sigkill_failover_then_new_leader_acts(
@@ -289,15 +289,17 @@ def test_sigkill_failover_then_new_leader_acts(
     _figure(record_property, "sigkill_failover_seconds", failover)
     bound = hac_settings.lease_duration_s + hac_settings.retry_period_s + MARGIN_S
     assert failover <= bound
-    assert new == _other(replicas, leader)
+    # another replica: with two host replicas the other one; in-cluster the standby or the
+    # Deployment's replacement for the killed pod, whichever took the Lease
+    assert new != leader and new in replicas.identities
 
     doomed = {(watched, "next"): _bare_pod(bed_core, watched, "next", victim,
                                            _labels(hac_settings, matching=True))}
     _wait_running(bed_core, doomed)
     _stop_until_not_ready(injector, victim)
     _wait_gone(bed_core, doomed, REACTION_BOUND_S)
-    assert _deleters(module_bed, watched, "next") == {new}
-    _assert_one_actor(module_bed, timeline, watched)
+    assert _deleters(replicas, module_bed, watched, "next") == {new}
+    _assert_one_actor(replicas, module_bed, timeline, watched)
 
 
 def _workload_template(labels: dict[str, str], node: str) -> dict[str, Any]:
@@ -383,4 +385,4 @@ def test_workloads_recover_faster_than_without_controller(
         _figure(record_property, name, value)
     assert sts_with <= WORKLOAD_TIMEOUT_S
     assert deploy_with < deploy_without
-    _assert_one_actor(module_bed, timeline, watched, unwatched)
+    _assert_one_actor(replicas, module_bed, timeline, watched, unwatched)

@@ -1,7 +1,10 @@
 """Pod deletions as the API server audited them: who deleted which pod, when, with what result.
 
 This is the ground truth for attribution ("never two actors"): it does not depend on what
-a component under test chooses to log.
+a component under test chooses to log. The actor is the user the request authenticated as,
+except a pod acting with its ServiceAccount's token: then the pod (``POD_NAME_EXTRA``), so
+the replicas of an in-cluster component, one ServiceAccount, are told apart as their Lease
+identities (their pod names) tell them apart.
 """
 
 from __future__ import annotations
@@ -11,7 +14,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PodDeletion", "pod_deletions"]
+__all__ = ["POD_NAME_EXTRA", "PodDeletion", "actor", "pod_deletions"]
+
+#: The user extra a ServiceAccount token bound to a pod carries: the pod's name.
+POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name"
+_SERVICE_ACCOUNT = "system:serviceaccount:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +30,19 @@ class PodDeletion:
     namespace: str
     pod: str
     code: int
+    account: str = ""
+    """The ServiceAccount (``system:serviceaccount:NS:NAME``) when ``user`` is its pod."""
+
+
+def actor(user: dict[str, object]) -> tuple[str, str]:
+    """(actor, ServiceAccount) of an audit event's ``user``: a pod acting with its
+    ServiceAccount is that pod; anyone else is its user name (no ServiceAccount)."""
+    name = str(user.get("username", ""))
+    extra = user.get("extra")
+    pods = extra.get(POD_NAME_EXTRA) if isinstance(extra, dict) else None
+    if name.startswith(_SERVICE_ACCOUNT) and isinstance(pods, list) and pods:
+        return str(pods[0]), name
+    return name, ""
 
 
 def pod_deletions(audit_log: Path, *, users_prefix: str = "") -> list[PodDeletion]:
@@ -36,11 +56,11 @@ def pod_deletions(audit_log: Path, *, users_prefix: str = "") -> list[PodDeletio
         except json.JSONDecodeError:
             continue  # a line being written right now
         ref = event.get("objectRef") or {}
-        user = (event.get("user") or {}).get("username", "")
+        user, account = actor(event.get("user") or {})
         if (event.get("stage") != "ResponseComplete" or event.get("verb") != "delete"
                 or ref.get("resource") != "pods" or not user.startswith(users_prefix)):
             continue
         at = dt.datetime.fromisoformat(event["requestReceivedTimestamp"].replace("Z", "+00:00"))
         found.append(PodDeletion(at, user, ref.get("namespace", ""), ref.get("name", ""),
-                                 int((event.get("responseStatus") or {}).get("code", 0))))
+                                 int((event.get("responseStatus") or {}).get("code", 0)), account))
     return sorted(found, key=lambda d: d.at)

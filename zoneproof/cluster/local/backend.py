@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 NAME = "local"
 #: Kubelets (kwok), etcd members and control-plane processes; no node machines to stop.
-_CAPABILITIES = frozenset(Capability) - {Capability.NODE_CONTAINERS}
+_CAPABILITIES = frozenset(Capability) - {Capability.NODE_CONTAINERS, Capability.LOAD_IMAGES}
 
 _STOP_TIMEOUT_S = 10.0
 _START_TIMEOUT_S = {"etcd": 30.0, "kube-apiserver": 120.0, "components": 60.0, "nodes": 60.0}

@@ -115,6 +115,8 @@ class ControllerReplicas:
                  replicas: int = 2, prefix: str = REPLICA_PREFIX) -> None:
         settings.component.validate()
         self.cluster, self.settings, self.workdir = cluster, settings, workdir
+        self.prefix = prefix
+        """What every replica's identity (and audited user name) starts with."""
         self.identities = [f"{prefix}-{i}" for i in range(replicas)]
         self.records: dict[str, daemons.DaemonRecord] = {}
         self.api = kube.api_client(cluster.kubeconfig)
