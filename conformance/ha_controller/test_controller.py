@@ -234,7 +234,9 @@ def test_not_ready_node_loses_only_matching_pods(
         what="NotReady and every delete on the timeline", timeout_s=10)
     assert reaction is not None
     _figure(record_property, "force_delete_reaction_seconds", reaction)
-    assert reaction <= REACTION_BOUND_S
+    assert reaction <= REACTION_BOUND_S, (
+        f"the matching pods went {reaction:.2f}s after {victim}'s NotReady, over "
+        f"{REACTION_BOUND_S:g}s")
     _holds_for(_untouched(bed_core, spared), for_s=STAY_S,
                what=f"non-matching, other-namespace pods on {victim}, pods on {neighbour} (Ready, "
                     f"same zone) and on {healthy} (Ready) untouched")
@@ -318,7 +320,7 @@ def test_sigterm_releases_the_lease_to_the_standby(
     _figure(record_property, "sigterm_takeover_seconds", takeover)
     code = replicas.wait_exit(leader, 10)
     assert code == 0, f"{leader} exited {code} on SIGTERM (expected 0)"
-    assert new == _other(replicas, leader)
+    assert new == _other(replicas, leader), f"the Lease went to {new!r} after {leader} exited"
     limit = hac_settings.takeover_after_release()
     assert takeover <= limit.seconds, (
         f"the standby took {takeover:.1f}s after SIGTERM to {leader}, over {limit.seconds:g}s "
@@ -378,7 +380,9 @@ def test_frozen_leader_exits_on_resume_and_deletes_nothing(
         new = replicas.wait_leader(hac_settings.lease_duration_s + LEADER_TIMEOUT_S,
                                    not_=leader)
         _figure(record_property, "frozen_leader_takeover_seconds", time.monotonic() - frozen)
-        assert time.monotonic() - frozen > hac_settings.renew_deadline_s
+        assert time.monotonic() - frozen > hac_settings.renew_deadline_s, (
+            f"{new} took the Lease {time.monotonic() - frozen:.1f}s after {leader} froze, "
+            f"within its renew deadline {hac_settings.renew_deadline_s:g}s")
     finally:
         replicas.signal(leader, signal.SIGCONT)
     code = replicas.wait_exit(leader, hac_settings.renew_deadline_s + LEADER_TIMEOUT_S)
@@ -407,7 +411,7 @@ def test_sigkill_failover_then_new_leader_acts(
     assert failover <= limit.seconds, (
         f"{new} took the Lease {failover:.1f}s after SIGKILL to {leader}, over "
         f"{limit.seconds:g}s ({limit.derivation})")
-    assert new == _other(replicas, leader)
+    assert new == _other(replicas, leader), f"the Lease went to {new!r} after {leader} died"
 
     doomed = {(watched, "next"): _bare_pod(bed_core, watched, "next", victim,
                                            _labels(hac_settings, matching=True))}
@@ -501,7 +505,9 @@ def test_workloads_recover_faster_than_without_controller(
                         ("deployment_replace_with_controller_seconds", deploy_with),
                         ("deployment_replace_without_controller_seconds", deploy_without)):
         _figure(record_property, name, value)
-    assert sts_with <= WORKLOAD_TIMEOUT_S
+    assert sts_with <= WORKLOAD_TIMEOUT_S, (
+        f"the StatefulSet pod was Ready elsewhere {sts_with:.1f}s after the stop, over "
+        f"{WORKLOAD_TIMEOUT_S:g}s")
     assert deploy_with + DEPLOYMENT_MARGIN_S <= deploy_without, (
         f"the Deployment pod was Ready elsewhere {deploy_with:.1f}s after the stop with the "
         f"controller, {deploy_without:.1f}s without (taint eviction): not at least "
