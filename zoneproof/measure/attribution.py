@@ -54,8 +54,10 @@ class UnfencedDelete:
         d = self.deletion
         what = f"{d.user} deleted {d.namespace}/{d.pod} at {d.at.isoformat()} (HTTP {d.code})"
         if self.by_audit_order:
-            return (f"{what} before writing the Lease itself: the last Lease write the API "
-                    f"server received before that delete was by {self.holder or '<nobody>'!r}")
+            last = (f"was by {self.holder!r}" if self.holder
+                    else "was none: no replica had written the Lease yet")
+            return (f"{what} before writing the Lease itself: the last replica Lease write "
+                    f"the API server received before that delete {last}")
         if self.holder == d.user:
             return (f"{what} as holder of record of a Lease it could no longer act on (not "
                     "renewed within its leaseDuration)")
