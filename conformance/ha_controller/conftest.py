@@ -1,7 +1,8 @@
 """Fixtures of the HA controller conformance suite: thin, over the zoneproof library.
 
-Every test gets its own Lease (no state left by an earlier test's replicas), two fresh
-namespaces on the module's bed (one the controller watches, one it must leave alone),
+Every test gets its own Lease (no state left by an earlier test's replicas), three fresh
+namespaces on the module's bed (two the controller watches — its namespaces setting always
+lists several — and one it must leave alone),
 the controller's replicas (not started), a Timeline recording the Lease holder, node
 readiness and pods, an Injector for its node faults (each a FaultRecord on that Timeline,
 reverted at the end), and every node Ready again afterwards.
@@ -99,6 +100,14 @@ def watched(bed_core: client.CoreV1Api, timeline: Timeline, request: pytest.Fixt
 
 
 @pytest.fixture
+def watched_too(bed_core: client.CoreV1Api, timeline: Timeline, request: pytest.FixtureRequest
+                ) -> Iterator[str]:
+    """A second namespace the controller acts in (its setting lists both)."""
+    with namespaces.temporary(bed_core, "w2-" + request.node.name) as name:
+        yield name
+
+
+@pytest.fixture
 def unwatched(bed_core: client.CoreV1Api, timeline: Timeline, request: pytest.FixtureRequest
               ) -> Iterator[str]:
     """A namespace the controller must leave alone (also the no-controller baseline)."""
@@ -107,13 +116,15 @@ def unwatched(bed_core: client.CoreV1Api, timeline: Timeline, request: pytest.Fi
 
 
 @pytest.fixture
-def replicas(module_bed: Cluster, hac_settings: ControllerSettings, watched: str,
-             tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ControllerReplicas]:
-    """Two replicas of the controller under test acting in ``watched``; not started yet."""
+def replicas(*, module_bed: Cluster, hac_settings: ControllerSettings, watched: str,
+             watched_too: str, tmp_path: Path, request: pytest.FixtureRequest
+             ) -> Iterator[ControllerReplicas]:
+    """Two replicas of the controller under test acting in ``watched`` and ``watched_too``;
+    not started yet."""
     if (reason := _NO_IN_CLUSTER_MEANING.get(request.node.originalname)) is not None \
             and hac_settings.component.mode == IN_CLUSTER:
         pytest.skip(f"no in-cluster meaning: {reason} (run it with --zp-components host)")
-    group = replicas_of(module_bed, hac_settings.with_namespaces(watched),
+    group = replicas_of(module_bed, hac_settings.with_namespaces(watched, watched_too),
                         tmp_path / "controller", replicas=2)
     try:
         yield group
