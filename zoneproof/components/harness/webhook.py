@@ -25,12 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import filelock
 import urllib3
 from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import certs, daemons, kube, ports, waiting
-from zoneproof.cluster import runs, sweep
+from zoneproof.cluster import runs, state, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import in_cluster, started
 from zoneproof.components.harness.component import Component, InCluster, Url
@@ -77,6 +78,8 @@ class RunningWebhook:
         """What the last ``start`` ran (None before)."""
         self.installed: in_cluster.Installed | None = None
         """The in-cluster webhook as deployed (after ``start``; None for a host one)."""
+        self._port_lock: filelock.BaseFileLock | None = None
+        """Holds the served port from ``start`` to ``stop``, restarts included."""
         workdir.mkdir(parents=True, exist_ok=True)
 
     # -- process ---------------------------------------------------------------------
@@ -99,8 +102,10 @@ class RunningWebhook:
         cert_file, key_file = certs.issue_cert(
             ca, "zoneproof-webhook", sans=sans, validity=lifetime).write(
                 runs.private_dir("webhook"), "serving")
-        port = ports.choose_base(1, explicit=None, start=20000, stop=21000,
-                                 free=lambda p: ports.is_free(p, host))
+        if self._port_lock is not None:
+            self._port_lock.release()
+        port, self._port_lock = ports.reserve(state.state_root() / "webhook-ports",
+                                              start=20000, stop=21000, host=host)
         argv = self.component.argv(
             {"python": sys.executable, "kubeconfig": self.cluster.kubeconfig, "port": port,
              "cert_file": cert_file, "key_file": key_file, "host": host}, self.extra_args)
@@ -271,6 +276,9 @@ class RunningWebhook:
     def stop(self) -> None:
         """Unregister and stop the process; nothing is left behind."""
         release(self.describe())
+        if self._port_lock is not None:
+            self._port_lock.release()
+            self._port_lock = None
 
 
 def release(description: dict[str, Any]) -> None:
