@@ -35,3 +35,5 @@ def test_ratio_of_medians_with_over_without() -> None:
     samples = {"e f with": [2.0, 4.0, 3.0], "e f without": [2.0, 1.0, 3.0],
                "e g with": [1.0], "e g without": [0.0]}
     assert _ratios(samples) == {"e f with/without": [1.5]}
+    even = {"e f with": [1.0, 2.0], "e f without": [1.0, 1.0]}  # medians 1.5 and 1
+    assert _ratios(even) == {"e f with/without": [1.5]}
