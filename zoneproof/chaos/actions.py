@@ -14,7 +14,7 @@ from typing import Any
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import waiting
+from zoneproof._util import kube, waiting
 from zoneproof.chaos import k8s, session
 from zoneproof.components.harness import controller as controllers
 from zoneproof.components.harness import webhook as webhooks
@@ -372,11 +372,7 @@ def remove_webhook(configuration: Configuration = None) -> list[str]:
     names = list(_admission_namespaces(run))
     core = client.CoreV1Api(run.api)
     for name in names:
-        try:
-            core.delete_namespace(name)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
+        kube.delete_namespace(core, name)
     return names
 
 

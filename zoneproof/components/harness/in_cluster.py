@@ -138,7 +138,7 @@ def _ensure_namespaces(core: client.CoreV1Api, objects: tuple[dict[str, Any], ..
     wanted = sorted({ns for o in objects if (ns := o["metadata"].get("namespace"))} - own)
     created = []
     for name in wanted:
-        if _gone(core, name)[1] == "Terminating":
+        if kube.namespace_gone(core, name)[1] == "Terminating":
             _wait_gone(core, name)  # an earlier install's, still going: it would refuse ours
         try:
             core.create_namespace(sweep.labelled({"metadata": {"name": name}}))
@@ -218,16 +218,6 @@ def install(cluster: Cluster, component: Component, *, patch: Patch | None = Non
                      time.monotonic() - started)
 
 
-def _gone(core: client.CoreV1Api, name: str) -> tuple[bool, str]:
-    try:
-        found = core.read_namespace(name)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return True, "gone"
-        raise
-    return False, str(found.status.phase)
-
-
 def _remove(kubeconfig: Path, refs: list[dict[str, Any]], namespaces: list[str]) -> None:
     """Delete the objects, then the namespaces made for them, waiting until they are gone
     (a namespace still terminating refuses the next install's objects)."""
@@ -235,22 +225,15 @@ def _remove(kubeconfig: Path, refs: list[dict[str, Any]], namespaces: list[str])
         return  # the cluster is gone, and what was in it
     manifests.delete(manifests.Rendered(tuple(refs), None), kubeconfig)
     core = client.CoreV1Api(kube.api_client(kubeconfig))
-    for name in namespaces:
-        try:
-            core.delete_namespace(name)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
+    for name in namespaces:  # all deletions first: the namespaces terminate side by side
+        kube.delete_namespace(core, name)
     for name in namespaces:
         _wait_gone(core, name)
 
 
 def _wait_gone(core: client.CoreV1Api, name: str) -> None:
-    def probe() -> tuple[bool, str]:
-        return _gone(core, name)
-
-    waiting.wait_for(probe, what=f"namespace {name} deleted", timeout_s=_GONE_TIMEOUT_S,
-                     interval_s=0.5)
+    waiting.wait_for(lambda: kube.namespace_gone(core, name), what=f"namespace {name} deleted",
+                     timeout_s=_GONE_TIMEOUT_S, interval_s=0.5)
 
 
 def uninstall(description: Mapping[str, Any]) -> None:
