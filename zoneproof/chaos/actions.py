@@ -280,7 +280,7 @@ def stop_writer(configuration: Configuration = None) -> dict[str, int]:
 
 # chaostoolkit's discovery lists only positional-or-keyword parameters
 def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0,  # noqa: PLR0917
-                          min_rate_ops_s: float = 100.0, clients: int = 8, keys: int = 5,
+                          min_rate_ops_s: float = 100.0, clients: int = 16, keys: int = 5,
                           seed: int = 0, configuration: Configuration = None) -> str:
     """Start register traffic (``clients`` threads, ``rate_ops_s`` in total on ``keys``
     ConfigMaps; reads by ``read_mode``: quorum, watch-cache or informer) recording every
