@@ -13,6 +13,7 @@ from typing import Any
 
 from kubernetes import client
 
+from zoneproof import cluster as clusters
 from zoneproof import errors
 from zoneproof._util import kube, waiting
 from zoneproof.chaos import k8s, session
@@ -280,12 +281,13 @@ def stop_writer(configuration: Configuration = None) -> dict[str, int]:
 
 # chaostoolkit's discovery lists only positional-or-keyword parameters
 def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0,  # noqa: PLR0917
-                          min_rate_ops_s: float = 100.0, clients: int = 16, keys: int = 5,
+                          min_rate_ops_s: float | None = None, clients: int = 16, keys: int = 5,
                           seed: int = 0, configuration: Configuration = None) -> str:
     """Start register traffic (``clients`` threads, ``rate_ops_s`` in total on ``keys``
     ConfigMaps; reads by ``read_mode``: quorum, watch-cache or informer) recording every
     operation; its namespace. Start it >= 5 s before the first fault: the history is void
-    when the traffic before the fault ran under ``min_rate_ops_s``. Stopped, and its history
+    when the traffic before the fault ran under ``min_rate_ops_s`` (default: what the
+    backend's beds carry, ``Traits.history_min_rate_ops_s``). Stopped, and its history
     saved as ``history.json``, by ``stop_history_traffic`` or when the run closes."""
     try:
         mode = ReadMode(read_mode)
@@ -297,6 +299,8 @@ def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0, 
         raise errors.ConfigError("register traffic already runs in this run: one history per "
                                  "run (stop_history_traffic first)")
     namespace = run.namespace.replace(run.settings.namespace, "zp-history", 1)
+    if min_rate_ops_s is None:
+        min_rate_ops_s = clusters.backend_type(run.settings.backend).traits.history_min_rate_ops_s
     traffic = RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
         namespace=namespace, keys=keys, clients=clients, rate_ops_s=rate_ops_s,
         min_rate_ops_s=min_rate_ops_s, read_mode=mode, seed=seed))

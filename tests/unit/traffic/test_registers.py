@@ -86,3 +86,15 @@ def test_a_client_remembers_the_resource_version_it_last_saw(op: Operation,
     known = {"k": "1"}
     registers._remember(known, op)
     assert known.get("k") == remembered
+
+
+def test_every_backend_floor_is_under_the_traffic_rate_and_the_local_bed_keeps_100() -> None:
+    """A floor above the rate the traffic aims at would void every history; the local bed
+    keeps the issue's (and etcd robustness') 100 ops/s."""
+    from zoneproof.cluster import registry
+
+    rate = TrafficSettings("ns").rate_ops_s
+    floors = {name: registry.backend_type(name).traits.history_min_rate_ops_s
+              for name in registry.names()}
+    assert all(0 < floor < rate for floor in floors.values()), floors
+    assert floors["local"] == 100.0
