@@ -233,3 +233,27 @@ def test_broken_twins_run_only_where_the_controller_has_the_variant(pytester: py
     vendor.assert_outcomes(skipped=1)
     vendor.stdout.fnmatch_lines(["*no broken twin to prove zone-outage can fail: the controller "
                                  "command 'ctl {kubeconfig} {identity}' has no variants*"])
+
+
+def test_loadgroup_keeps_each_xdist_group_on_one_worker(pytester: pytest.Pytester) -> None:
+    """Under pytest 9, pytest-xdist's own loadgroup spreads a group over the workers (its
+    ``@group`` nodeid suffix is lost); with the plugin each group runs on one worker."""
+    pytester.makepyfile(test_grouped="""
+        import os, time, pytest
+        pytestmark = pytest.mark.xdist_group("bed")
+
+        @pytest.mark.parametrize("i", range(6))
+        def test_grouped(i, record_property):
+            time.sleep(0.2)
+            record_property("worker", os.environ["PYTEST_XDIST_WORKER"])
+    """, test_loose="""
+        import time
+        def test_a(): time.sleep(0.5)
+        def test_b(): time.sleep(0.5)
+    """)
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup", f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()
+    text = junit.read_text()
+    workers = {w for w in ("gw0", "gw1") if f'value="{w}"' in text}
+    assert text.count('name="worker"') == 6 and len(workers) == 1, text
