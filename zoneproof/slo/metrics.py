@@ -8,6 +8,7 @@ default. Every function is pure.
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from collections.abc import Iterable
 
 from zoneproof.faults.base import FaultRecord
@@ -22,9 +23,11 @@ from zoneproof.measure.lease import (
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
+    "admission_latency_p99",
     "deletes_by_non_holders",
     "deletes_outside_lease",
     "failed_admissions",
+    "failed_admissions_during",
     "force_delete_after_not_ready",
     "lease_failover",
     "lease_handover_gap",
@@ -36,6 +39,7 @@ __all__ = [
     "pod_ready_elsewhere",
     "ready_elsewhere",
     "write_error_window",
+    "zone_force_delete",
 ]
 
 
@@ -230,6 +234,47 @@ def failed_admissions(timeline: Timeline, faults: Iterable[FaultRecord]) -> floa
         return None
     return float(sum(1 for e in attempts if e.kind == "admission_failed"
                      and not any(start <= e.t <= end for start, end in windows)))
+
+
+def _attempts_during(timeline: Timeline, fault: FaultRecord) -> list[Event]:
+    end = fault.reverted_at if fault.reverted_at is not None else float("inf")
+    return [e for e in timeline.select(after=fault.injected_at)
+            if e.kind in ("admission_ok", "admission_failed") and e.t <= end]
+
+
+def failed_admissions_during(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """Admission attempts that failed from ``fault``'s injection until its revert (the end
+    of the timeline while active); None without any attempt in that window."""
+    attempts = _attempts_during(timeline, fault)
+    if not attempts:
+        return None
+    return float(sum(1 for e in attempts if e.kind == "admission_failed"))
+
+
+def admission_latency_p99(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """p99 (inclusive quantiles) of the seconds the admission attempts during ``fault``
+    took, failed ones included; None without two attempts that say how long they took."""
+    took = [float(e.detail["latency_s"]) for e in _attempts_during(timeline, fault)
+            if "latency_s" in e.detail]
+    if len(took) < 2:
+        return None
+    return statistics.quantiles(took, n=100, method="inclusive")[98]
+
+
+def zone_force_delete(timeline: Timeline, fault: FaultRecord, pods: Iterable[str]
+                      ) -> float | None:
+    """Seconds from the first target node seen NotReady until the last of ``pods`` (on the
+    targets) was gone: the whole failed zone handled. None if no target turned NotReady, no
+    pod is given, or one was never deleted."""
+    wanted = list(pods)
+    turned = [t for node in fault.targets
+              if (t := _not_ready_at(timeline, node, fault.injected_at)) is not None]
+    if not wanted or not turned:
+        return None
+    gone = _max(e.t if (e := _first(timeline.select("pod_deleted", pod,
+                                                      after=fault.injected_at))) else None
+                for pod in wanted)
+    return None if gone is None else max(0.0, gone - min(turned))
 
 
 def pdb_budget_exceeded(timeline: Timeline, drain: FaultRecord, workloads: Iterable[str],
