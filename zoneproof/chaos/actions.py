@@ -448,7 +448,8 @@ def start_admission_traffic(interval_s: float = 0.5, configuration: Configuratio
 
 def stop_admission_traffic(configuration: Configuration = None) -> dict[str, Any]:
     """Stop the admission traffic; how many were admitted and failed, in all and during each
-    outage of nodes (with the p99 of the seconds an admission took then)."""
+    outage of nodes (all along, and once its nodes were NotReady: the components-zone-admissions
+    SLO's figure; with the p99 of the seconds an admission took)."""
     run = session.current(configuration)
     traffic = run.extras.pop(_ADMISSIONS, None)
     if not isinstance(traffic, admission.AdmissionTraffic):
@@ -457,6 +458,7 @@ def stop_admission_traffic(configuration: Configuration = None) -> dict[str, Any
     traffic.stop()
     outages = [{"fault": r.kind, "targets": list(r.targets),
                 "failed": metrics.failed_admissions_during(run.timeline, r),
+                "failed_once_detected": metrics.failed_admissions_after_detection(run.timeline, r),
                 "latency_p99_s": metrics.admission_latency_p99(run.timeline, r)}
                for r in run.injector.records if r.causes(Effect.NODES_NOT_READY)]
     return {"admitted": traffic.admitted, "failed": traffic.failed, "during_outages": outages}

@@ -123,7 +123,7 @@ def _zone_failover(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
 
 
 def _zone_admissions(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
-    return _worst(metrics.failed_admissions_during(ev.timeline, r) for r in faults)
+    return _worst(metrics.failed_admissions_after_detection(ev.timeline, r) for r in faults)
 
 
 def _write_window(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
@@ -193,7 +193,7 @@ FIGURES: dict[str, Figure] = {
     # a zone outage that takes the controller's leader and webhook replicas with it
     "zone_lease_failover": Figure(_NODES, _failover),
     "zone_force_delete_with_failover": Figure(_NODES, _zone_failover),
-    "failed_admissions_during_outage": Figure(_NODES, _zone_admissions),
+    "failed_admissions_once_detected": Figure(_NODES, _zone_admissions),
     "etcd_write_error_window": Figure(frozenset({Effect.ETCD_MEMBERS_DOWN}), _write_window),
     "lost_acknowledged_writes": Figure(_NONE, _lost_writes),
     # the Lease model (measure.lease): who could act when

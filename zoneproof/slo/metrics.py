@@ -27,6 +27,7 @@ __all__ = [
     "deletes_by_non_holders",
     "deletes_outside_lease",
     "failed_admissions",
+    "failed_admissions_after_detection",
     "failed_admissions_during",
     "force_delete_after_not_ready",
     "lease_failover",
@@ -249,6 +250,30 @@ def failed_admissions_during(timeline: Timeline, fault: FaultRecord) -> float | 
     if not attempts:
         return None
     return float(sum(1 for e in attempts if e.kind == "admission_failed"))
+
+
+#: From a zone's nodes NotReady until the Service in front of a webhook no longer sends to
+#: the zone's replicas: kcm marks their pods NotReady (next node-monitor period), the
+#: EndpointSlice controller drops them, kube-proxy syncs (iptables: min-sync-period 1 s).
+ENDPOINTS_MARGIN_S = 5.0
+
+
+def failed_admissions_after_detection(timeline: Timeline, fault: FaultRecord,
+                                      margin_s: float = ENDPOINTS_MARGIN_S) -> float | None:
+    """Admission attempts that failed among those sent from ``margin_s`` after the last
+    target node was seen NotReady until the fault's revert (while active: the end). Before
+    that, an attempt the Service sends to a frozen replica hangs until the webhook's timeout,
+    whatever the webhook does. None if a target never turned NotReady or no attempt was
+    sent in that window (an attempt's send time: its event time minus ``latency_s``)."""
+    turned = [_not_ready_at(timeline, node, fault.injected_at) for node in fault.targets]
+    if not turned or any(t is None for t in turned):
+        return None
+    since = max(t for t in turned if t is not None) + margin_s
+    sent = [e for e in _attempts_during(timeline, fault)
+            if e.t - float(e.detail.get("latency_s", "0")) >= since]
+    if not sent:
+        return None
+    return float(sum(1 for e in sent if e.kind == "admission_failed"))
 
 
 def admission_latency_p99(timeline: Timeline, fault: FaultRecord) -> float | None:

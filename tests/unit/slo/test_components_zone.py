@@ -80,5 +80,23 @@ def test_admissions_are_counted_and_timed_inside_the_outage_only(timeline_of: Ti
     assert metrics.failed_admissions_during(timeline_of([]), OUTAGE) is None
     assert metrics.admission_latency_p99(timeline_of(_admissions([(11, True, 0.1)])),
                                          OUTAGE) is None
+
+
+
+def test_the_admissions_slo_counts_what_was_sent_once_the_zone_was_known_gone(
+        timeline_of: TimelineOf) -> None:
+    """Sent before its nodes were NotReady + the endpoints margin (19 + 5 s), an attempt may
+    hang on the frozen replica: not counted; one sent after that and failing is."""
+    not_ready = [(18, "node_ready", "a2", {"status": "Unknown"}),
+                 (19, "node_ready", "a1", {"status": "Unknown"})]
     slo = load_slos().get("components-zone-admissions")
-    assert str(result(slo, Evidence(timeline, (OUTAGE,), "ns")).status) == "FAIL"
+
+    def judged(rows: list[tuple[float, bool, float]]) -> tuple[str, float | None]:
+        done = result(slo, Evidence(timeline_of(not_ready + _admissions(rows)), (OUTAGE,), "ns"))
+        return str(done.status), done.observed
+
+    assert judged([(23, False, 10.0), (25, True, 0.1), (30, True, 0.1)]) == ("PASS", 0.0)
+    assert judged([(25, True, 0.1), (26, False, 0.1), (61, False, 0.1)]) == ("FAIL", 1.0)
+    assert judged([(20, True, 0.1)]) == ("NO_DATA", None)  # nothing sent once known gone
+    assert metrics.failed_admissions_after_detection(
+        timeline_of(_admissions([(30, False, 0.1)])), OUTAGE) is None  # never NotReady
