@@ -135,7 +135,8 @@ def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
 
 class Twin(NamedTuple):
     """An experiment run against a broken controller variant, and the SLO that must catch it
-    (``alone``: no other SLO may), with ``arguments`` over its method activities'."""
+    (``alone``: no other SLO may), with ``arguments`` over its method activities' (which may
+    break the deployment instead: the ``reference`` controller, its webhook placed badly)."""
 
     experiment: str
     variant: str
@@ -166,6 +167,13 @@ CAUGHT = [
     pytest.param(Twin("kubelet-stop-one-node", "acts-on-expired-lease", "lease-fenced-actions",
                       {"deploy-ha-controller": {"replicas": 1}}, alone=True),
                  id="kubelet-stop-acts-on-expired-lease"),
+    # in-cluster only (chaos/conftest.py skips them otherwise): the leader's zone goes down
+    pytest.param(Twin("zone-outage-components", "no-leader-election", "concurrent-actors"),
+                 id="components-zone-no-leader-election"),
+    # the reference controller; the webhook's one replica placed in the leader's zone
+    pytest.param(Twin("zone-outage-components", "reference", "components-zone-admissions",
+                      {"deploy-webhook": {"replicas": 1, "zone": "controller-leader"}}),
+                 id="components-zone-one-webhook-replica"),
 ]
 
 

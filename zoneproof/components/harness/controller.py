@@ -200,6 +200,10 @@ class ControllerReplicas:
         """Send ``sig`` to a replica (SIGKILL, SIGTERM, SIGSTOP, SIGCONT)."""
         daemons.send(self.records[identity], sig)
 
+    def node_of(self, identity: str) -> str:
+        """The node the replica runs on: '' (host processes run on no node)."""
+        return ""
+
     def wait_exit(self, identity: str, timeout_s: float) -> int | None:
         """Wait until the replica has exited on its own; its exit code."""
         record = self.records[identity]
