@@ -117,7 +117,6 @@ def stop(record: DaemonRecord, *, timeout_s: float = 10.0, sig: signal.Signals =
                          what=f"{record.name} to die after SIGKILL", timeout_s=10, interval_s=0.05)
 
 
-
 def stop_together(records: Sequence[DaemonRecord], *, timeout_s: float = 10.0,
                   sig: signal.Signals = signal.SIGTERM) -> None:
     """``stop`` each of ``records`` at once (signal all, then wait for each, SIGKILL after

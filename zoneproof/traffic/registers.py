@@ -56,7 +56,9 @@ class TrafficSettings:
     reads instead). ``min_rate_ops_s`` is recorded with the history: a judge calls the
     history void when the traffic before a fault ran slower. Each client waits for its
     answer, so the rate achieved is at most ``clients`` / latency: 16 clients hold 150 ops/s
-    up to ~100 ms a request (8 reached only 92 ops/s on a loaded 3-control-plane kind).
+    up to ~100 ms a request. Past that the bed is the limit, not the clients (a
+    3-control-plane kind on 2 cores: 92 ops/s with 8 clients, 91 with 16; hence
+    ``Traits.history_min_rate_ops_s`` per backend).
     """
 
     namespace: str
