@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from zoneproof import cluster as clusters
 from zoneproof.cluster.interface import Cluster, Component
 from zoneproof.faults import Injector, KillComponent, KillEtcdLeader
 from zoneproof.measure.history import History, Outcome, ReadMode
@@ -57,7 +58,8 @@ def _across_faults(bed: Cluster, mode: ReadMode, workdir: Path) -> Run:
     timeline = Timeline()
     injector = Injector(bed, timeline)
     traffic = RegisterTraffic(bed.kubeconfig, timeline, TrafficSettings(
-        namespace=f"zp-history-{mode}", read_mode=mode)).start()
+        namespace=f"zp-history-{mode}", read_mode=mode,
+        min_rate_ops_s=clusters.backend_type(bed.backend).traits.history_min_rate_ops_s)).start()
     victim = bed.etcd_leader()
     try:
         time.sleep(BEFORE_S)

@@ -61,8 +61,9 @@ class TrafficSettings:
     """What to run: ``clients`` threads at ``rate_ops_s`` in total on ``keys`` ConfigMaps.
 
     ``mix`` weighs get, put, cas, delete (a cas with no resourceVersion known for its key
-    reads instead). ``min_rate_ops_s`` is recorded with the history: a judge calls the
-    history void when the traffic before a fault ran slower. Each client waits for its
+    reads instead). ``min_rate_ops_s`` (the bed's ``Traits.history_min_rate_ops_s``) is
+    recorded with the history: a judge calls the history void when the traffic before a
+    fault ran slower. Each client waits for its
     answer, so the rate achieved is at most ``clients`` / latency: 16 clients hold 150 ops/s
     up to ~100 ms a request. Past that the bed is the limit, not the clients (a
     3-control-plane kind on 2 cores: 92 ops/s with 8 clients, 91 with 16; hence
@@ -70,10 +71,10 @@ class TrafficSettings:
     """
 
     namespace: str
+    min_rate_ops_s: float
     keys: int = 5
     clients: int = 16
     rate_ops_s: float = 150.0
-    min_rate_ops_s: float = 100.0
     read_mode: ReadMode = ReadMode.QUORUM
     request_timeout_s: float = 3.0
     mix: tuple[float, float, float, float] = (0.5, 0.2, 0.2, 0.1)

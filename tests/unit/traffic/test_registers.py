@@ -62,7 +62,7 @@ def test_settings_name_every_problem() -> None:
         TrafficSettings("ns", keys=0, rate_ops_s=50, min_rate_ops_s=100, mix=(1, 0, 0))
     message = str(caught.value)
     assert "keys and clients" in message and "min_rate_ops_s" in message and "mix" in message
-    settings = TrafficSettings("ns", keys=3)
+    settings = TrafficSettings("ns", 100.0, keys=3)
     assert settings.key_names == ("r-0", "r-1", "r-2")
     assert settings.plan().min_rate_ops_s == 100.0 and settings.rate_ops_s >= 100
 
@@ -93,7 +93,7 @@ def test_every_backend_floor_is_under_the_traffic_rate_and_the_local_bed_keeps_1
     keeps the issue's (and etcd robustness') 100 ops/s."""
     from zoneproof.cluster import registry
 
-    rate = TrafficSettings("ns").rate_ops_s
+    rate = TrafficSettings("ns", 1.0).rate_ops_s
     floors = {name: registry.backend_type(name).traits.history_min_rate_ops_s
               for name in registry.names()}
     assert all(0 < floor < rate for floor in floors.values()), floors
@@ -121,7 +121,7 @@ def test_a_probing_client_only_reads() -> None:
     import random
 
     traffic = registers.RegisterTraffic.__new__(registers.RegisterTraffic)
-    traffic.settings = TrafficSettings("ns", mix=(0, 1, 1, 1))
+    traffic.settings = TrafficSettings("ns", 100.0, mix=(0, 1, 1, 1))
     worker = registers._Client(0, None, random.Random(1), probing=True)  # type: ignore[arg-type]
     assert {traffic._choose(worker)[1] for _ in range(50)} == {OpKind.GET}
     worker.probing = False
