@@ -104,6 +104,14 @@ class ControllerSettings:
                      f"retryPeriod {self.retry_period_s:g} s x (1 + jitter {REPLICA_JITTER:g}) "
                      f"+ {TAKEOVER_MARGIN_S:g} s")
 
+    def standby_retry(self) -> Limit:
+        """From the moment a standby's attempt on the Lease is seen until its next one: a
+        standby that finds the Lease held tries again after one jittered retry period; two
+        are allowed (one attempt may be slow on a loaded machine)."""
+        return Limit(2 * self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+                     f"2 x retryPeriod {self.retry_period_s:g} s x (1 + jitter "
+                     f"{REPLICA_JITTER:g}) + {TAKEOVER_MARGIN_S:g} s")
+
     def takeover_after_kill(self) -> Limit:
         """From the leader's death (SIGKILL, no release) until a standby holds the Lease: the
         standby sees the last renewal up to one jittered retry late, waits leaseDuration from

@@ -180,11 +180,16 @@ class LeaderElector:
         clock: Clock | None = None,
         renew: bool = True,
         before_acquire: Callable[[], None] | None = None,
+        keep_competing: bool = True,
     ) -> None:
         """``renew`` False is the ``acts-on-expired-lease`` variant: once leader it never
         renews, yet ``current`` keeps answering leader. ``before_acquire`` (the
-        ``acts-before-lease`` variant) runs just before writing a Lease it takes over."""
+        ``acts-before-lease`` variant) runs just before writing a Lease it takes over.
+        ``keep_competing`` False is the ``gives-up-as-standby`` variant: when its first
+        attempt does not win the Lease it never tries again (the process runs on)."""
         self._renew = renew
+        self._keep_competing = keep_competing
+        self._gave_up = False
         self._before_acquire = before_acquire
         self._api = api
         self._config = config
@@ -240,12 +245,15 @@ class LeaderElector:
         leader"), so this process must never act again; it exits, and the next leader's
         new term reconciles what was skipped (client-go gives up at the deadline too).
         """
-        if self._done:
+        if self._done or self._gave_up:
             return False
         if self._held and not self._renew:
             return True
         started = self._clock.monotonic()
         renewed = self._try_acquire_or_renew(started)
+        if not renewed and not self._held and not self._keep_competing:
+            self._gave_up = True
+            jsonlog.emit(log, logging.INFO, "standby-gave-up", **self._fields())
         if self._lapsed(before=started if renewed else None):
             self._lose("renew-deadline-exceeded" if not renewed else "renewed-after-deadline")
         return self.current() is not None

@@ -278,3 +278,17 @@ def test_gates_of_broken_variants(api: FakeLeaseApi, clock: FakeClock) -> None:
     clock.advance(11)
     assert a.elector.current() is None
     assert lame.current() == leader.Leadership("a", 0)  # stale, on purpose
+
+
+def test_gives_up_as_standby_stops_reading_the_lease(api: FakeLeaseApi, clock: FakeClock) -> None:
+    """The gives-up-as-standby variant: one attempt that does not win, then no request at
+    all (what the conformance suite sees in the audit log: one read, then silence)."""
+    Candidate(api, clock, "a").elector.step()
+    config = leader.ElectionConfig("ha", "zp", "b", 15, 10, 2)
+    b = leader.LeaderElector(api, config, on_lost=lambda _: None, clock=clock,
+                             keep_competing=False)
+    assert not b.step()
+    calls = len(api.calls)
+    clock.advance(60)  # the Lease expired long ago
+    assert not b.step() and not b.step()
+    assert len(api.calls) == calls and b.current() is None
