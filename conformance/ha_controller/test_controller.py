@@ -35,7 +35,9 @@ from zoneproof.components.harness.controller import (
 from zoneproof.faults import FaultRecord, Injector, StopKubelets
 from zoneproof.faults.kubelet_report import NOT_READY_REASON, ready_condition, reporting_not_ready
 from zoneproof.measure import (
+    LeaseRequest,
     Timeline,
+    attempts_after_seen_renewal,
     attempts_by,
     deletes_not_after_own_lease_write,
     lease_requests,
@@ -214,49 +216,55 @@ def _audit_log_or_skip(bed: Cluster) -> Path:
 def _leader_with_competing_standby(replicas: ControllerReplicas, bed: Cluster,
                                    settings: ControllerSettings) -> str:
     """Start the replicas; the leader, once every other replica has been seen competing for
-    the Lease (a read or write of it by that replica in the audit log) and then seen trying
-    again: a failover starts only when the standby is really in the race, so a standby that
-    is still starting cannot win it by luck, and one that tried once and stopped fails here."""
+    the Lease (a read or write of it by that replica in the audit log) and seen trying again
+    after it could have seen the leader renew it: a failover starts only when the standby is
+    really in the race, so a standby still starting cannot win it by luck, and one that
+    tried once, or stopped on seeing a healthy leader, fails here."""
     audit = _audit_log_or_skip(bed)
     replicas.start_all()
     leader = replicas.wait_leader(LEADER_TIMEOUT_S)
     standbys = [i for i in replicas.identities if i != leader]
     lease = f"{settings.lease_namespace}/{settings.lease_name}"
 
-    def attempts() -> dict[str, int]:
-        return attempts_by(lease_requests(audit, namespace=settings.lease_namespace,
-                                          name=settings.lease_name,
-                                          users_prefix=replicas.prefix), standbys)
+    def requests() -> list[LeaseRequest]:
+        return lease_requests(audit, namespace=settings.lease_namespace,
+                              name=settings.lease_name, users_prefix=replicas.prefix)
 
-    def more_than(before: dict[str, int]) -> Callable[[], tuple[bool, dict[str, int]]]:
-        def probe() -> tuple[bool, dict[str, int]]:
-            now = attempts()
-            return all(now[s] > before[s] for s in standbys), now
+    def tried() -> tuple[bool, dict[str, int]]:
+        counts = attempts_by(requests(), standbys)
+        return all(counts.values()), counts
 
-        return probe
+    def tried_again() -> tuple[bool, dict[str, int]]:
+        found = requests()
+        counts = {s: attempts_after_seen_renewal(found, standby=s, leader=leader)
+                  for s in standbys}
+        return all(counts.values()), counts
 
     try:
-        seen = waiting.wait_for(more_than(dict.fromkeys(standbys, 0)),
-                                what=f"a Lease attempt by each standby of {standbys}",
-                                timeout_s=STANDBY_START_TIMEOUT_S, interval_s=0.5)
+        waiting.wait_for(tried, what=f"a Lease attempt by each standby of {standbys}",
+                         timeout_s=STANDBY_START_TIMEOUT_S, interval_s=0.5)
     except waiting.WaitTimeout:
         raise AssertionError(
             f"a standby never competed for the Lease {lease}: attempts (reads or writes of "
-            f"it in the audit log) by {attempts()} within {STANDBY_START_TIMEOUT_S:g}s of "
+            f"it in the audit log) {tried()[1]} within {STANDBY_START_TIMEOUT_S:g}s of "
             f"{leader} leading") from None
     limit = settings.standby_retry()
     try:
-        waiting.wait_for(more_than(seen),
-                         what=f"another Lease attempt by each standby of {standbys}",
-                         timeout_s=limit.seconds, interval_s=0.5)
+        waiting.wait_for(tried_again, what=f"each standby of {standbys} trying again after "
+                         f"{leader} renewed", timeout_s=limit.seconds, interval_s=0.5)
     except waiting.WaitTimeout:
-        now = attempts()
-        stopped = [s for s in standbys if now[s] <= seen[s]] or standbys
+        found = requests()
+        stopped = [s for s in standbys if not tried_again()[1][s]] or standbys
+        renewals = sum(r.user == leader and r.verb != "get" and 200 <= r.code < 300
+                       for r in found)
         raise AssertionError(
-            f"the standby {', '.join(stopped)} stopped competing for the Lease {lease} held "
-            f"by {leader}: {', '.join(str(seen[s]) for s in stopped)} attempt(s) in the "
-            f"audit log, then none within {limit.seconds:g}s ({limit.derivation}); a standby "
-            "must keep trying, or no one takes over when the leader fails") from None
+            f"the standby {', '.join(stopped)} stopped competing for the Lease {lease}: "
+            f"{attempts_by(found, stopped)} attempt(s) in the audit log, none after one "
+            f"could have seen {leader} renew it ({renewals} successful write(s) by "
+            f"{leader}) within {limit.seconds:g}s of its first ({limit.derivation}); a "
+            "standby must keep trying, or no one takes over when the leader fails") from None
+    print(f"Lease attempts by the standby before {leader} is failed: {tried()[1]}, after it "
+          f"could have seen a renewal: {tried_again()[1]}")
     return leader
 
 

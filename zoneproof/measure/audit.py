@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["ATTEMPT_VERBS", "POD_NAME_EXTRA", "WRITE_VERBS", "LeaseRequest", "LeaseWrite",
-           "PodDeletion", "actor", "attempts_by", "lease_requests", "lease_writes",
-           "pod_deletions"]
+           "PodDeletion", "actor", "attempts_after_seen_renewal", "attempts_by",
+           "lease_requests", "lease_writes", "pod_deletions"]
 
 #: The user extra a ServiceAccount token bound to a pod carries: the pod's name.
 POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name"
@@ -116,6 +116,27 @@ def lease_writes(audit_log: Path, *, namespace: str, name: str,
 def attempts_by(requests: list[LeaseRequest], users: list[str]) -> dict[str, int]:
     """How many of ``requests`` each of ``users`` made (0 for one that made none)."""
     return {user: sum(r.user == user for r in requests) for user in users}
+
+
+def attempts_after_seen_renewal(requests: list[LeaseRequest], *, standby: str,
+                                leader: str) -> int:
+    """How many attempts ``standby`` made after the first one at which it could have seen
+    ``leader`` renew the Lease (a successful write by ``leader`` received between two of
+    ``standby``'s attempts), in the audit log's order. A standby that stops trying once it
+    has seen a healthy leader makes none; one that keeps trying makes more and more."""
+    attempted = renewed_since = seen = False
+    after = 0
+    for request in sorted(requests, key=lambda r: r.at):
+        if request.user == standby:
+            if seen:
+                after += 1
+            elif renewed_since:
+                seen = True
+            attempted, renewed_since = True, False
+        elif (request.user == leader and attempted and request.verb in WRITE_VERBS
+              and 200 <= request.code < 300):
+            renewed_since = True
+    return after
 
 
 def pod_deletions(audit_log: Path, *, users_prefix: str = "") -> list[PodDeletion]:

@@ -7,7 +7,13 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from zoneproof.measure import attempts_by, lease_requests, lease_writes
+from zoneproof.measure import (
+    LeaseRequest,
+    attempts_after_seen_renewal,
+    attempts_by,
+    lease_requests,
+    lease_writes,
+)
 from zoneproof.measure.audit import POD_NAME_EXTRA
 
 T0 = dt.datetime(2026, 11, 24, 12, 0, tzinfo=dt.UTC)
@@ -65,3 +71,38 @@ def test_an_in_cluster_replica_is_its_pod(tmp_path: Path) -> None:
 
 def test_no_audit_log_yet_is_no_attempt(tmp_path: Path) -> None:
     assert lease_requests(tmp_path / "absent.log", namespace="default", name="hac") == []
+
+
+def _requests(tmp_path: Path, lines: list[str]) -> list[LeaseRequest]:
+    return lease_requests(_log(tmp_path, lines), namespace="default", name="hac",
+                          users_prefix="zp-hac")
+
+
+def test_a_standby_that_keeps_trying_after_seeing_a_renewal(tmp_path: Path) -> None:
+    found = _requests(tmp_path, [
+        _event(0, "zp-hac-0", "create", name=""),
+        _event(100, "zp-hac-1", "get"),       # finds it held
+        _event(1000, "zp-hac-0", "get"),      # the leader reads before it renews
+        _event(1005, "zp-hac-0", "update"),   # renews
+        _event(1100, "zp-hac-1", "get"),      # could see the renewal
+        _event(2100, "zp-hac-1", "get"),      # and still tries
+        _event(3100, "zp-hac-1", "get"),
+    ])
+    assert attempts_after_seen_renewal(found, standby="zp-hac-1", leader="zp-hac-0") == 2
+
+
+def test_a_standby_that_stops_once_it_saw_a_renewal(tmp_path: Path) -> None:
+    found = _requests(tmp_path, [
+        _event(0, "zp-hac-0", "create", name=""),   # before the standby's first attempt
+        _event(100, "zp-hac-1", "get"),
+        _event(1000, "zp-hac-0", "update", code=409),  # a failed write is no renewal
+        _event(1100, "zp-hac-1", "get"),
+        _event(2000, "zp-hac-0", "update"),
+        _event(2100, "zp-hac-1", "get"),            # sees it: and stops
+        _event(3000, "zp-hac-0", "update"),
+        _event(4000, "zp-hac-0", "update"),
+    ])
+    assert attempts_after_seen_renewal(found, standby="zp-hac-1", leader="zp-hac-0") == 0
+    # a standby that tried once and stopped, and one that never tried
+    assert attempts_after_seen_renewal(found[:2], standby="zp-hac-1", leader="zp-hac-0") == 0
+    assert attempts_after_seen_renewal(found, standby="zp-hac-2", leader="zp-hac-0") == 0

@@ -105,11 +105,11 @@ class ControllerSettings:
                      f"+ {TAKEOVER_MARGIN_S:g} s")
 
     def standby_retry(self) -> Limit:
-        """From the moment a standby's attempt on the Lease is seen until its next one: a
-        standby that finds the Lease held tries again after one jittered retry period; two
-        are allowed (one attempt may be slow on a loaded machine)."""
-        return Limit(2 * self.max_retry_wait_s + TAKEOVER_MARGIN_S,
-                     f"2 x retryPeriod {self.retry_period_s:g} s x (1 + jitter "
+        """From a standby's first attempt on the Lease (seen) until it has tried again after
+        seeing the leader renew it: the leader renews within one jittered retry period, the
+        standby reads within another after that, and again within a third."""
+        return Limit(3 * self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+                     f"3 x retryPeriod {self.retry_period_s:g} s x (1 + jitter "
                      f"{REPLICA_JITTER:g}) + {TAKEOVER_MARGIN_S:g} s")
 
     def takeover_after_kill(self) -> Limit:

@@ -38,7 +38,7 @@ def test_slo_default_is_the_derived_limit() -> None:
     assert "jitter 1.2" in slo.description
 
 
-def test_standby_retry_limit_allows_two_jittered_retries() -> None:
+def test_standby_retry_limit_is_three_jittered_retries() -> None:
     s = ControllerSettings((), retry_period_s=1.0)
-    assert s.standby_retry().seconds == 2 * 2.2 + TAKEOVER_MARGIN_S
+    assert s.standby_retry().seconds == 3 * 2.2 + TAKEOVER_MARGIN_S
     assert "jitter 1.2" in s.standby_retry().derivation

@@ -185,8 +185,8 @@ class LeaderElector:
         """``renew`` False is the ``acts-on-expired-lease`` variant: once leader it never
         renews, yet ``current`` keeps answering leader. ``before_acquire`` (the
         ``acts-before-lease`` variant) runs just before writing a Lease it takes over.
-        ``keep_competing`` False is the ``gives-up-as-standby`` variant: when its first
-        attempt does not win the Lease it never tries again (the process runs on)."""
+        ``keep_competing`` False is the ``gives-up-as-standby`` variant: once it has seen
+        another holder renew the Lease it never tries again (the process runs on)."""
         self._renew = renew
         self._keep_competing = keep_competing
         self._gave_up = False
@@ -251,9 +251,6 @@ class LeaderElector:
             return True
         started = self._clock.monotonic()
         renewed = self._try_acquire_or_renew(started)
-        if not renewed and not self._held and not self._keep_competing:
-            self._gave_up = True
-            jsonlog.emit(log, logging.INFO, "standby-gave-up", **self._fields())
         if self._lapsed(before=started if renewed else None):
             self._lose("renew-deadline-exceeded" if not renewed else "renewed-after-deadline")
         return self.current() is not None
@@ -330,7 +327,15 @@ class LeaderElector:
 
         record = _Record.of(lease)
         if record != self._observed:
+            renewed_by_other = (self._observed is not None and not self._held
+                                and record.holder not in ("", cfg.identity)
+                                and record.holder == self._observed.holder)
             self._observed, self._observed_at = record, started
+            if renewed_by_other and not self._keep_competing:
+                self._gave_up = True  # "a healthy leader: not needed" (the variant's bug)
+                jsonlog.emit(log, logging.INFO, "standby-gave-up", **self._fields(),
+                             holder=record.holder)
+                return False
         if self._held and record.holder != cfg.identity:
             self._lose(f"lease-held-by:{record.holder or '<nobody>'}")
             return False
