@@ -3,7 +3,9 @@
 Real bed, real processes: kwok fakes the kubelets, the real node-lifecycle controller
 turns a silent node NotReady, the audit log says who deleted what. Tests are ordered
 cheap first (the mutant run uses ``-x``); the one with the no-controller baseline is last.
-Every test ends with the "never two actors" check over its namespaces.
+Every test ends with the "never two actors" check over its namespaces. A leader is failed
+(SIGTERM, SIGKILL, SIGSTOP) only once the audit log shows the standby trying for the Lease
+and trying again, so a failover never hangs on how fast the standby started.
 
 Bounds are generous on purpose (the figures, in JUnit properties, tell the real times).
 """
@@ -11,9 +13,11 @@ Bounds are generous on purpose (the figures, in JUnit properties, tell the real 
 from __future__ import annotations
 
 import datetime
+import os
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,8 +35,12 @@ from zoneproof.components.harness.controller import (
 from zoneproof.faults import FaultRecord, Injector, StopKubelets
 from zoneproof.faults.kubelet_report import NOT_READY_REASON, ready_condition, reporting_not_ready
 from zoneproof.measure import (
+    LeaseRequest,
     Timeline,
+    attempts_after_seen_renewal,
+    attempts_by,
     deletes_not_after_own_lease_write,
+    lease_requests,
     lease_writes,
     pod_deletions,
     unfenced_deletes,
@@ -50,6 +58,8 @@ REACTION_BOUND_S = 10.0
 STAY_S = 3.0
 """How long a pod that must be left alone is watched (a wrong controller acts in ms)."""
 LEADER_TIMEOUT_S = 15.0
+STANDBY_START_TIMEOUT_S = LEADER_TIMEOUT_S
+"""Leader seen → the standby's first Lease attempt seen (it starts alongside the leader)."""
 STUCK_MARGIN_S = 10.0
 DEPLOYMENT_MARGIN_S = BED.toleration_s - REACTION_BOUND_S
 """How much sooner the Deployment pod must be Ready elsewhere with the controller than by
@@ -191,15 +201,83 @@ def _stop_until_not_ready(injector: Injector, node: str) -> FaultRecord:
 # -- tests (cheap first) ---------------------------------------------------------------
 
 
-def _signal_leader(replicas: ControllerReplicas, settings: ControllerSettings,
-                   sig: signal.Signals) -> tuple[str, str, float]:
-    """Start the replicas, send ``sig`` to the leader; (old, new leader, seconds to takeover)."""
+def _audit_log_or_skip(bed: Cluster) -> Path:
+    """The bed's audit log, or skip: without it a standby's attempts cannot be seen."""
+    audit = bed.audit_log()
+    if audit is None or (audit.exists() and not os.access(audit, os.R_OK)):
+        where = "none" if audit is None else f"{audit} is not readable"
+        pytest.skip(f"needs the API server's audit log to see the standby compete for the "
+                    f"Lease before the leader is failed (its Lease reads and writes); the "
+                    f"{bed.backend} bed has {where} (a kind bed with several control-plane "
+                    "members has one per member: use one, or the local backend)")
+    return audit
+
+
+def _leader_with_competing_standby(replicas: ControllerReplicas, bed: Cluster,
+                                   settings: ControllerSettings) -> str:
+    """Start the replicas; the leader, once every other replica has been seen competing for
+    the Lease (a read or write of it by that replica in the audit log) and seen trying again
+    after it could have seen the leader renew it: a failover starts only when the standby is
+    really in the race, so a standby still starting cannot win it by luck, and one that
+    tried once, or stopped on seeing a healthy leader, fails here."""
+    audit = _audit_log_or_skip(bed)
     replicas.start_all()
     leader = replicas.wait_leader(LEADER_TIMEOUT_S)
+    standbys = [i for i in replicas.identities if i != leader]
+    lease = f"{settings.lease_namespace}/{settings.lease_name}"
+
+    def requests() -> list[LeaseRequest]:
+        return lease_requests(audit, namespace=settings.lease_namespace,
+                              name=settings.lease_name, users_prefix=replicas.prefix)
+
+    def tried() -> tuple[bool, dict[str, int]]:
+        counts = attempts_by(requests(), standbys)
+        return all(counts.values()), counts
+
+    def tried_again() -> tuple[bool, dict[str, int]]:
+        found = requests()
+        counts = {s: attempts_after_seen_renewal(found, standby=s, leader=leader)
+                  for s in standbys}
+        return all(counts.values()), counts
+
+    try:
+        waiting.wait_for(tried, what=f"a Lease attempt by each standby of {standbys}",
+                         timeout_s=STANDBY_START_TIMEOUT_S, interval_s=0.5)
+    except waiting.WaitTimeout:
+        raise AssertionError(
+            f"a standby never competed for the Lease {lease}: attempts (reads or writes of "
+            f"it in the audit log) {tried()[1]} within {STANDBY_START_TIMEOUT_S:g}s of "
+            f"{leader} leading") from None
+    limit = settings.standby_retry()
+    try:
+        waiting.wait_for(tried_again, what=f"each standby of {standbys} trying again after "
+                         f"{leader} renewed", timeout_s=limit.seconds, interval_s=0.5)
+    except waiting.WaitTimeout:
+        found = requests()
+        stopped = [s for s in standbys if not tried_again()[1][s]] or standbys
+        renewals = sum(r.user == leader and r.verb != "get" and 200 <= r.code < 300
+                       for r in found)
+        raise AssertionError(
+            f"the standby {', '.join(stopped)} stopped competing for the Lease {lease}: "
+            f"{attempts_by(found, stopped)} attempt(s) in the audit log, none after one "
+            f"could have seen {leader} renew it ({renewals} successful write(s) by "
+            f"{leader}) within {limit.seconds:g}s of its first ({limit.derivation}); a "
+            "standby must keep trying, or no one takes over when the leader fails") from None
+    print(f"Lease attempts by the standby before {leader} is failed: {tried()[1]}, after it "
+          f"could have seen a renewal: {tried_again()[1]}")
+    return leader
+
+
+def _signal_leader(replicas: ControllerReplicas, bed: Cluster, settings: ControllerSettings,
+                   sig: signal.Signals) -> tuple[str, str, float]:
+    """Start the replicas, send ``sig`` to the leader once the standby competes; (old, new
+    leader, seconds to takeover)."""
+    leader = _leader_with_competing_standby(replicas, bed, settings)
     start = time.monotonic()
     replicas.signal(leader, sig)
     new = replicas.wait_leader(settings.lease_duration_s + LEADER_TIMEOUT_S, not_=leader)
     return leader, new, time.monotonic() - start
+
 
 def test_not_ready_node_loses_only_matching_pods(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
@@ -313,9 +391,10 @@ def test_sigterm_releases_the_lease_to_the_standby(
         *, module_bed: Cluster, timeline: Timeline, replicas: ControllerReplicas, watched: str,
         hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
-    """SIGTERM: the leader exits 0 and releases; the standby holds the Lease within one
-    jittered retry period (+ margin)."""
-    leader, new, takeover = _signal_leader(replicas, hac_settings, signal.SIGTERM)
+    """SIGTERM (once the standby is seen trying for the Lease, and trying again): the leader
+    exits 0 and releases; the standby holds the Lease within one jittered retry period
+    (+ margin)."""
+    leader, new, takeover = _signal_leader(replicas, module_bed, hac_settings, signal.SIGTERM)
     _figure(record_property, "sigterm_takeover_seconds", takeover)
     code = replicas.wait_exit(leader, 10)
     assert code == 0, f"{leader} exited {code} on SIGTERM (expected 0)"
@@ -364,14 +443,14 @@ def test_frozen_leader_exits_on_resume_and_deletes_nothing(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
         injector: Injector, replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
-    """A leader cut off past its renew deadline (SIGSTOP) exits non-zero on SIGCONT and
-    deletes nothing; the other replica takes over and acts on the node that failed meanwhile."""
+    """A leader cut off past its renew deadline (SIGSTOP, once the standby is seen trying for
+    the Lease, and trying again) exits non-zero on SIGCONT and deletes nothing; the other
+    replica takes over and acts on the node that failed meanwhile."""
     victim = module_bed.nodes_by_zone()["zone-b"][1]
     doomed = {(watched, "victim"): _bare_pod(bed_core, watched, "victim", victim,
                                              _labels(hac_settings, matching=True))}
     _wait_running(bed_core, doomed)
-    replicas.start_all()
-    leader = replicas.wait_leader(LEADER_TIMEOUT_S)
+    leader = _leader_with_competing_standby(replicas, module_bed, hac_settings)
     frozen = time.monotonic()
     replicas.signal(leader, signal.SIGSTOP)
     try:
@@ -401,10 +480,11 @@ def test_sigkill_failover_then_new_leader_acts(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
         injector: Injector, replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
-    """SIGKILL the leader: the other replica holds the Lease within leaseDuration + two
-    jittered retry periods (+ margin) and force-deletes on the next NotReady node."""
+    """SIGKILL the leader (once the standby is seen trying for the Lease, and trying again):
+    the other replica holds the Lease within leaseDuration + two jittered retry periods
+    (+ margin) and force-deletes on the next NotReady node."""
     victim = module_bed.nodes_by_zone()["zone-c"][0]
-    leader, new, failover = _signal_leader(replicas, hac_settings, signal.SIGKILL)
+    leader, new, failover = _signal_leader(replicas, module_bed, hac_settings, signal.SIGKILL)
     _figure(record_property, "sigkill_failover_seconds", failover)
     limit = hac_settings.takeover_after_kill()
     assert failover <= limit.seconds, (

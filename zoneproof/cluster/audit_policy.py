@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import yaml
 
-__all__ = ["AUDIT_POLICY", "CONTROLLER_GROUP", "audit_policy_yaml"]
+__all__ = ["AUDIT_POLICY", "CONTROLLER_GROUP", "SERVICE_ACCOUNTS_GROUP", "audit_policy_yaml"]
 
 #: The group of every HA controller replica under test (its client certificate's O).
 CONTROLLER_GROUP = "zoneproof:ha-controllers"
+#: The group of every ServiceAccount (an in-cluster controller's pods act as one).
+SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
 
 #: Audit only what attribution needs (RequestReceived omitted): pod deletions, and Lease
 #: writes outside the system namespaces (so a delete can be ordered after its author's
 #: Lease write by the API server's own clock) — whoever the controller is: a host replica
 #: (group ``CONTROLLER_GROUP``) or an in-cluster pod with its ServiceAccount, in whatever
 #: namespace its manifests put its Lease. Kubelets' (kube-node-lease) and the control
-#: plane's (kube-system) renewals are left out.
+#: plane's (kube-system) renewals are left out. The controllers' Lease reads too (a
+#: standby competes by reading a held Lease: the conformance suite waits until it has seen
+#: the standby try, and try again, before failing the leader); not the suite's own polls.
+#: The in-cluster controller's pods read as ServiceAccounts.
 AUDIT_POLICY = {
     "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
     "rules": [
@@ -23,6 +28,9 @@ AUDIT_POLICY = {
         {"level": "None", "namespaces": ["kube-node-lease", "kube-system"],
          "resources": [{"group": "coordination.k8s.io", "resources": ["leases"]}]},
         {"level": "Metadata", "verbs": ["create", "update", "patch"],
+         "resources": [{"group": "coordination.k8s.io", "resources": ["leases"]}]},
+        {"level": "Metadata", "verbs": ["get"],
+         "userGroups": [CONTROLLER_GROUP, SERVICE_ACCOUNTS_GROUP],
          "resources": [{"group": "coordination.k8s.io", "resources": ["leases"]}]},
         {"level": "None"},
     ],

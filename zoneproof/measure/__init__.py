@@ -4,7 +4,8 @@ Belongs here: watch-based recorders (node readiness, kubelet heartbeats, pods, l
 holders and renewals) and polled health (etcd members and leader, API server, control-plane
 processes), the Timeline they share, its JSON form, the recorded
 register history of the traffic's clients (``history``), the Lease history model
-(``lease``: windows of ability, overlaps, hand-overs) and pure attribution of audited
+(``lease``: windows of ability, overlaps, hand-overs), the audited pod deletes and Lease
+requests (``audit``: who tried for the Lease, how often) and pure attribution of audited
 deletes to Lease tenures. Not here:
 thresholds and verdicts (slo), injecting faults (cluster, faults).
 """
@@ -14,7 +15,16 @@ from zoneproof.measure.attribution import (
     deletes_not_after_own_lease_write,
     unfenced_deletes,
 )
-from zoneproof.measure.audit import LeaseWrite, PodDeletion, lease_writes, pod_deletions
+from zoneproof.measure.audit import (
+    LeaseRequest,
+    LeaseWrite,
+    PodDeletion,
+    attempts_after_seen_renewal,
+    attempts_by,
+    lease_requests,
+    lease_writes,
+    pod_deletions,
+)
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode
 from zoneproof.measure.lease import LeaseHistory, LeaseObservation, observations
 from zoneproof.measure.recorders import (
@@ -35,6 +45,7 @@ __all__ = [
     "LeaseHistory",
     "LeaseObservation",
     "LeaseRecorder",
+    "LeaseRequest",
     "LeaseWrite",
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
@@ -47,7 +58,10 @@ __all__ = [
     "Recorder",
     "Timeline",
     "UnfencedDelete",
+    "attempts_after_seen_renewal",
+    "attempts_by",
     "deletes_not_after_own_lease_write",
+    "lease_requests",
     "lease_writes",
     "observations",
     "pod_deletions",

@@ -1,4 +1,5 @@
-"""Pod deletions as the API server audited them: who deleted which pod, when, with what result.
+"""Pod deletions and Lease requests as the API server audited them: who deleted which pod,
+who read or wrote the Lease, when, with what result.
 
 This is the ground truth for attribution ("never two actors"): it does not depend on what
 a component under test chooses to log. The actor is the user the request authenticated as,
@@ -15,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["POD_NAME_EXTRA", "LeaseWrite", "PodDeletion", "actor", "lease_writes",
-           "pod_deletions"]
+__all__ = ["ATTEMPT_VERBS", "POD_NAME_EXTRA", "WRITE_VERBS", "LeaseRequest", "LeaseWrite",
+           "PodDeletion", "actor", "attempts_after_seen_renewal", "attempts_by",
+           "lease_requests", "lease_writes", "pod_deletions"]
 
 #: The user extra a ServiceAccount token bound to a pod carries: the pod's name.
 POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name"
@@ -48,14 +50,23 @@ def actor(user: dict[str, object]) -> tuple[str, str]:
 
 
 @dataclass(frozen=True, slots=True)
-class LeaseWrite:
-    """One audited, successful write (create, update, patch) of a Lease."""
+class LeaseRequest:
+    """One audited, completed request on a Lease (a read or a write), whatever its answer."""
 
     at: dt.datetime
     """When the API server received it (its own clock, like a PodDeletion's)."""
     user: str
     verb: str
     code: int
+
+
+LeaseWrite = LeaseRequest
+"""A successful write (create, update, patch) of a Lease."""
+
+WRITE_VERBS = ("create", "update", "patch")
+#: What a candidate does to compete for a Lease: read it (a standby finds it held, and
+#: writes nothing), or write it (create, take over, renew, release).
+ATTEMPT_VERBS = ("get", *WRITE_VERBS)
 
 
 def _events(audit_log: Path) -> list[dict[str, Any]]:
@@ -74,22 +85,58 @@ def _received(event: dict[str, Any]) -> dt.datetime:
     return dt.datetime.fromisoformat(event["requestReceivedTimestamp"].replace("Z", "+00:00"))
 
 
-def lease_writes(audit_log: Path, *, namespace: str, name: str,
-                 users_prefix: str = "") -> list[LeaseWrite]:
-    """Every successful (2xx) write of Lease ``namespace/name`` by a user starting with
-    ``users_prefix``, in the order the API server received them (a create may be audited
+def lease_requests(audit_log: Path, *, namespace: str, name: str, users_prefix: str = "",
+                   verbs: tuple[str, ...] = ATTEMPT_VERBS) -> list[LeaseRequest]:
+    """Every completed request with one of ``verbs`` on Lease ``namespace/name`` by a user
+    starting with ``users_prefix``, whatever its answer (a 404 read or a 409 write is an
+    attempt too), in the order the API server received them (a create may be audited
     without a name: it counts when the namespace matches)."""
-    found: list[LeaseWrite] = []
+    found: list[LeaseRequest] = []
     for event in _events(audit_log):
         ref = event.get("objectRef") or {}
         user, _ = actor(event.get("user") or {})
-        code = int((event.get("responseStatus") or {}).get("code", 0))
         if (event.get("stage") == "ResponseComplete" and ref.get("resource") == "leases"
-                and event.get("verb") in ("create", "update", "patch")
+                and event.get("verb") in verbs
                 and ref.get("namespace") == namespace and ref.get("name", name) in (name, "")
-                and user.startswith(users_prefix) and 200 <= code < 300):
-            found.append(LeaseWrite(_received(event), user, str(event["verb"]), code))
-    return sorted(found, key=lambda w: w.at)
+                and user.startswith(users_prefix)):
+            code = int((event.get("responseStatus") or {}).get("code", 0))
+            found.append(LeaseRequest(_received(event), user, str(event["verb"]), code))
+    return sorted(found, key=lambda r: r.at)
+
+
+def lease_writes(audit_log: Path, *, namespace: str, name: str,
+                 users_prefix: str = "") -> list[LeaseWrite]:
+    """Every successful (2xx) write of Lease ``namespace/name`` by a user starting with
+    ``users_prefix``, in the order the API server received them."""
+    return [r for r in lease_requests(audit_log, namespace=namespace, name=name,
+                                      users_prefix=users_prefix, verbs=WRITE_VERBS)
+            if 200 <= r.code < 300]
+
+
+def attempts_by(requests: list[LeaseRequest], users: list[str]) -> dict[str, int]:
+    """How many of ``requests`` each of ``users`` made (0 for one that made none)."""
+    return {user: sum(r.user == user for r in requests) for user in users}
+
+
+def attempts_after_seen_renewal(requests: list[LeaseRequest], *, standby: str,
+                                leader: str) -> int:
+    """How many attempts ``standby`` made after the first one at which it could have seen
+    ``leader`` renew the Lease (a successful write by ``leader`` received between two of
+    ``standby``'s attempts), in the audit log's order. A standby that stops trying once it
+    has seen a healthy leader makes none; one that keeps trying makes more and more."""
+    attempted = renewed_since = seen = False
+    after = 0
+    for request in sorted(requests, key=lambda r: r.at):
+        if request.user == standby:
+            if seen:
+                after += 1
+            elif renewed_since:
+                seen = True
+            attempted, renewed_since = True, False
+        elif (request.user == leader and attempted and request.verb in WRITE_VERBS
+              and 200 <= request.code < 300):
+            renewed_since = True
+    return after
 
 
 def pod_deletions(audit_log: Path, *, users_prefix: str = "") -> list[PodDeletion]:

@@ -104,6 +104,14 @@ class ControllerSettings:
                      f"retryPeriod {self.retry_period_s:g} s x (1 + jitter {REPLICA_JITTER:g}) "
                      f"+ {TAKEOVER_MARGIN_S:g} s")
 
+    def standby_retry(self) -> Limit:
+        """From a standby's first attempt on the Lease (seen) until it has tried again after
+        seeing the leader renew it: the leader renews within one jittered retry period, the
+        standby reads within another after that, and again within a third."""
+        return Limit(3 * self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+                     f"3 x retryPeriod {self.retry_period_s:g} s x (1 + jitter "
+                     f"{REPLICA_JITTER:g}) + {TAKEOVER_MARGIN_S:g} s")
+
     def takeover_after_kill(self) -> Limit:
         """From the leader's death (SIGKILL, no release) until a standby holds the Lease: the
         standby sees the last renewal up to one jittered retry late, waits leaseDuration from

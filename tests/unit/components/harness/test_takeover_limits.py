@@ -36,3 +36,9 @@ def test_slo_default_is_the_derived_limit() -> None:
     limit = ControllerSettings(()).takeover_after_kill()
     assert slo.max == limit.seconds
     assert "jitter 1.2" in slo.description
+
+
+def test_standby_retry_limit_is_three_jittered_retries() -> None:
+    s = ControllerSettings((), retry_period_s=1.0)
+    assert s.standby_retry().seconds == 3 * 2.2 + TAKEOVER_MARGIN_S
+    assert "jitter 1.2" in s.standby_retry().derivation

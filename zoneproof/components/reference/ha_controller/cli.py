@@ -328,7 +328,8 @@ def wire(
         elector = leader.LeaderElector(
             leases, options.election, on_lost=on_lost, on_started=on_started, clock=clock,
             renew=behaviour.renew_lease,
-            before_acquire=None if behaviour.lease_before_acting else before_acquire)
+            before_acquire=None if behaviour.lease_before_acting else before_acquire,
+            keep_competing=behaviour.keep_competing)
         gate = elector if behaviour.exit_on_lease_loss else leader.LameDuckGate(elector)
     limiter = ratelimit.TokenBucket(options.qps, options.burst)
     scopes = podcache.scopes(settings.namespaces)

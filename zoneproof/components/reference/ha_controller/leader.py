@@ -180,11 +180,16 @@ class LeaderElector:
         clock: Clock | None = None,
         renew: bool = True,
         before_acquire: Callable[[], None] | None = None,
+        keep_competing: bool = True,
     ) -> None:
         """``renew`` False is the ``acts-on-expired-lease`` variant: once leader it never
         renews, yet ``current`` keeps answering leader. ``before_acquire`` (the
-        ``acts-before-lease`` variant) runs just before writing a Lease it takes over."""
+        ``acts-before-lease`` variant) runs just before writing a Lease it takes over.
+        ``keep_competing`` False is the ``gives-up-as-standby`` variant: once it has seen
+        another holder renew the Lease it never tries again (the process runs on)."""
         self._renew = renew
+        self._keep_competing = keep_competing
+        self._gave_up = False
         self._before_acquire = before_acquire
         self._api = api
         self._config = config
@@ -240,7 +245,7 @@ class LeaderElector:
         leader"), so this process must never act again; it exits, and the next leader's
         new term reconciles what was skipped (client-go gives up at the deadline too).
         """
-        if self._done:
+        if self._done or self._gave_up:
             return False
         if self._held and not self._renew:
             return True
@@ -322,7 +327,15 @@ class LeaderElector:
 
         record = _Record.of(lease)
         if record != self._observed:
+            renewed_by_other = (self._observed is not None and not self._held
+                                and record.holder not in ("", cfg.identity)
+                                and record.holder == self._observed.holder)
             self._observed, self._observed_at = record, started
+            if renewed_by_other and not self._keep_competing:
+                self._gave_up = True  # "a healthy leader: not needed" (the variant's bug)
+                jsonlog.emit(log, logging.INFO, "standby-gave-up", **self._fields(),
+                             holder=record.holder)
+                return False
         if self._held and record.holder != cfg.identity:
             self._lose(f"lease-held-by:{record.holder or '<nobody>'}")
             return False

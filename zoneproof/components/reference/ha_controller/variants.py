@@ -53,6 +53,11 @@ class Behaviour:
     """Act only once the Lease is held. Broken when False: on taking a free or expired Lease
     it first catches up (deletes on NotReady nodes), then writes the Lease milliseconds
     later (inside any clock tolerance of a timeline)."""
+    keep_competing: bool = True
+    """A standby keeps trying for the Lease every retry period. Broken when False: once it
+    has seen the holder renew the Lease (a healthy leader) it never tries again (it runs on,
+    never leads), so a failover finds no candidate; a Lease left by a dead leader (never
+    renewed) it still takes over."""
 
 
 Variant = _variants.Variant[Behaviour]
@@ -89,6 +94,8 @@ _BROKEN = (
             "fenced the node", Behaviour(follow_up_when_fenced=False)),
     Variant("acts-before-lease", "catches up on NotReady nodes just before writing the Lease "
             "it takes over", Behaviour(lease_before_acting=False)),
+    Variant("gives-up-as-standby", "a standby stops trying for the Lease once it has seen "
+            "the leader renew it (keeps running, never leads)", Behaviour(keep_competing=False)),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (REFERENCE, *_BROKEN)}

@@ -278,3 +278,37 @@ def test_gates_of_broken_variants(api: FakeLeaseApi, clock: FakeClock) -> None:
     clock.advance(11)
     assert a.elector.current() is None
     assert lame.current() == leader.Leadership("a", 0)  # stale, on purpose
+
+
+def test_gives_up_as_standby_stops_once_it_saw_a_renewal(api: FakeLeaseApi,
+                                                         clock: FakeClock) -> None:
+    """The gives-up-as-standby variant: it reads the held Lease until it sees the holder
+    renew it, then makes no request at all (the audit log: reads, then silence)."""
+    a = Candidate(api, clock, "a", retry=1)
+    a.elector.step()
+    config = leader.ElectionConfig("ha", "zp", "b", 15, 10, 1)
+    b = leader.LeaderElector(api, config, on_lost=lambda _: None, clock=clock,
+                             keep_competing=False)
+    assert not b.step()
+    clock.advance(1)
+    assert not b.step()  # nothing renewed yet: still competing
+    reads = api.calls.count("read")
+    a.elector.step()  # renews
+    assert not b.step() and api.calls.count("read") == reads + 2
+    calls = len(api.calls)
+    clock.advance(60)  # the Lease expired long ago
+    assert not b.step() and not b.step()
+    assert len(api.calls) == calls and b.current() is None
+
+
+def test_gives_up_as_standby_takes_a_dead_leaders_lease(api: FakeLeaseApi,
+                                                        clock: FakeClock) -> None:
+    """Never renewed (its holder died): the variant waits it out and takes it, as the
+    reference does (only a renewing holder makes it give up)."""
+    Candidate(api, clock, "dead", duration=6, deadline=4, retry=1).elector.step()
+    config = leader.ElectionConfig("ha", "zp", "b", 6, 4, 1)
+    b = leader.LeaderElector(api, config, on_lost=lambda _: None, clock=clock,
+                             keep_competing=False)
+    assert not b.step()
+    clock.advance(7)
+    assert b.step() and b.current() == leader.Leadership("b", 1)

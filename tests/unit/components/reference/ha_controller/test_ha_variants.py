@@ -213,6 +213,22 @@ def bound_before_fence(variant: str) -> object:
     return deleted(core)
 
 
+def standby_after_release(variant: str) -> object:
+    """A standby sees the leader renew, tries again later: the leader has released since."""
+    core, leases, clock = cluster(), FakeLeaseApi(), FakeClock()
+    holder = Replica("reference", core, leases, clock, identity="other")
+    holder.step()
+    standby = Replica(variant, core, leases, clock)
+    standby.step()  # held by "other": not won
+    clock.advance(1)
+    holder.step()  # renewed
+    standby.step()  # sees the renewal
+    assert holder.parts.elector is not None and holder.parts.elector.release()
+    clock.advance(1)
+    standby.step()
+    return leases.spec()["holderIdentity"]
+
+
 SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "acts-on-recovery": (acts_on_recovery, []),
     "ignores-selector": (deleted_on_failure, ["noobaa-0"]),
@@ -228,6 +244,7 @@ SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "namespaces-one-string": (two_namespaces, ["noobaa-0", "noobaa-b"]),
     "acts-before-lease": (catch_up_order, ["lease", "delete noobaa-0"]),
     "no-fence-follow-up": (bound_before_fence, ["noobaa-0", "noobaa-1"]),
+    "gives-up-as-standby": (standby_after_release, "me"),
 }
 
 
