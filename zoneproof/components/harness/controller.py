@@ -106,11 +106,14 @@ class ControllerSettings:
 
     def standby_retry(self) -> Limit:
         """From a standby's first attempt on the Lease (seen) until it has tried again after
-        seeing the leader renew it: the leader renews within one jittered retry period, the
-        standby reads within another after that, and again within a third."""
-        return Limit(3 * self.max_retry_wait_s + TAKEOVER_MARGIN_S,
-                     f"3 x retryPeriod {self.retry_period_s:g} s x (1 + jitter "
-                     f"{REPLICA_JITTER:g}) + {TAKEOVER_MARGIN_S:g} s")
+        seeing the leader renew it. A standby may pace its attempts by leaseDuration (seed
+        002: losers "sleep for their lease duration and then attempt again"), so two of its
+        waits are allowed at that pace, plus a jittered retry for the leader's renewal."""
+        return Limit(2 * max(self.lease_duration_s, self.max_retry_wait_s)
+                     + self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+                     f"2 x leaseDuration {self.lease_duration_s:g} s + retryPeriod "
+                     f"{self.retry_period_s:g} s x (1 + jitter {REPLICA_JITTER:g}) + "
+                     f"{TAKEOVER_MARGIN_S:g} s")
 
     def takeover_after_kill(self) -> Limit:
         """From the leader's death (SIGKILL, no release) until a standby holds the Lease: the

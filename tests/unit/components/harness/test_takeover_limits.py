@@ -38,7 +38,11 @@ def test_slo_default_is_the_derived_limit() -> None:
     assert "jitter 1.2" in slo.description
 
 
-def test_standby_retry_limit_is_three_jittered_retries() -> None:
-    s = ControllerSettings((), retry_period_s=1.0)
-    assert s.standby_retry().seconds == 3 * 2.2 + TAKEOVER_MARGIN_S
+def test_standby_retry_limit_allows_the_seeds_pace_of_one_attempt_per_lease_duration() -> None:
+    """Seed 002: a loser sleeps for the lease duration and then attempts again; a standby
+    at that pace must pass (its second attempt after a renewal comes 2 x 6 s after its first)."""
+    s = ControllerSettings((), lease_duration_s=6, retry_period_s=1.0)
+    assert s.standby_retry().seconds == 2 * 6 + 2.2 + TAKEOVER_MARGIN_S
+    assert s.standby_retry().seconds > 2 * s.lease_duration_s
+    assert "leaseDuration 6 s" in s.standby_retry().derivation
     assert "jitter 1.2" in s.standby_retry().derivation
