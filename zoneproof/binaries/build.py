@@ -7,6 +7,7 @@ staging module by its published ``v0.<minor>.<patch>`` twin. etcd is built throu
 The kind backend's node image adds kubelet, kubeadm, kubectl and kube-proxy (the same
 wrapper module), kind, coredns and local-path-provisioner (``go install``) and pause
 (gobuild/pause/main.go, zoneproof's own: a static PID 1 that reaps and waits for a signal).
+actionlint (the test suite's check of .github/workflows) is a plain ``go install``.
 The linearizability checker ``porcupine-check`` is zoneproof's thin command (gobuild/porcupine:
 the register model and JSON I/O) over the pinned porcupine module. zoneproof's own Go that
 holds logic (``OWN_SOURCES``: porcupine-check, and tcplb, the HA load balancer) has a cache
@@ -51,6 +52,7 @@ GO_INSTALL: dict[str, tuple[str, str]] = {
     "kind": ("sigs.k8s.io/kind", "kind"),
     "coredns": ("github.com/coredns/coredns", "coredns"),
     "local-path-provisioner": ("github.com/rancher/local-path-provisioner", "local-path-provisioner"),
+    "actionlint": ("github.com/rhysd/actionlint/cmd/actionlint", "actionlint"),
 }
 
 #: kwok Stage files (relative to the kwok module) that make nodes Ready, heartbeat with a

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BINARIES", "KIND_UPSTREAM_IMAGES", "PINS", "Pins", "project_of"]
+__all__ = ["BINARIES", "HOST_TOOLS", "KIND_UPSTREAM_IMAGES", "PINS", "Pins", "project_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,9 @@ class Pins:
     #: The linearizability checker (github.com/anishathalye/porcupine, newest on the module
     #: proxy), built into zoneproof's gobuild/porcupine command ``porcupine-check``.
     porcupine: str = "v1.3.1"
+    #: The GitHub Actions workflow linter (github.com/rhysd/actionlint, newest on the module
+    #: proxy): the test suite checks .github/workflows with it. A tool, not in any image.
+    actionlint: str = "v1.7.12"
 
     def version_of(self, project: str) -> str:
         """The pinned version of ``project`` (``kubernetes``, ``etcd``, ``kind``, …).
@@ -62,7 +65,12 @@ BINARIES: dict[str, str] = {
     "pause": "pause",
     "tcplb": "tcplb",
     "porcupine-check": "porcupine",
+    "actionlint": "actionlint",
 }
+
+#: Pins of tools that run on the host only (never in the kind node image): they do not
+#: change the node image's recipe hash.
+HOST_TOOLS = frozenset({"actionlint"})
 
 #: Images that kind ``PINS.kind`` itself names (pkg/build/nodeimage, pkg/cluster/internal/
 #: loadbalancer); the offline node image replaces them, see ``zoneproof.binaries.nodeimage``.

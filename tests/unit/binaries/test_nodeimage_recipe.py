@@ -47,6 +47,11 @@ def test_hash_changes_with_pins_mirror_and_files(tmp_path: Path) -> None:
     assert one != recipe.recipe_hash(PINS, "bookworm", "http://a", tmp_path)
 
 
+def test_host_tools_pins_leave_the_node_image_hash_alone() -> None:
+    base = recipe.recipe_hash(PINS, "bookworm", "http://a")
+    assert base == recipe.recipe_hash(dataclasses.replace(PINS, actionlint="v9"), "bookworm", "http://a")
+
+
 def test_cni_manifest_names_the_kindnetd_image_and_keeps_kinds_template() -> None:
     images = _recipe().images
     text = recipe.render_cni_manifest(images)

@@ -73,3 +73,14 @@ def test_the_porcupine_pin_is_served_by_the_module_proxy() -> None:
     if out.returncode != 0:
         pytest.skip(f"module proxy unreachable: {out.stderr.strip()[:200]}")
     assert PINS.porcupine in out.stdout.split()[1:]
+
+
+def test_the_actionlint_pin_is_served_by_the_module_proxy() -> None:
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("needs `go` to ask the module proxy")
+    out = subprocess.run([go, "list", "-m", "-versions", "github.com/rhysd/actionlint"],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        pytest.skip(f"module proxy unreachable: {out.stderr.strip()[:200]}")
+    assert PINS.actionlint in out.stdout.split()[1:]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from zoneproof.binaries.build import source_digest
-from zoneproof.binaries.pins import KIND_UPSTREAM_IMAGES, PINS, Pins
+from zoneproof.binaries.pins import HOST_TOOLS, KIND_UPSTREAM_IMAGES, PINS, Pins
 
 __all__ = [
     "FILES",
@@ -134,9 +135,16 @@ def _files_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
+def _image_pins(pins: Pins) -> str:
+    """``repr(pins)`` without the host-only tools' pins (``HOST_TOOLS``): they are not in the image."""
+    kept = (f"{f.name}={getattr(pins, f.name)!r}" for f in dataclasses.fields(pins)
+            if f.name not in HOST_TOOLS)
+    return f"{type(pins).__name__}({', '.join(kept)})"
+
+
 def recipe_hash(pins: Pins, suite: str, mirror: str, files_root: Path = FILES) -> str:
     """12 hex digits over every input that changes the image (pins, Debian, packages, files)."""
-    parts = [RECIPE_VERSION, repr(pins), suite, mirror, " ".join(NODE_PACKAGES),
+    parts = [RECIPE_VERSION, _image_pins(pins), suite, mirror, " ".join(NODE_PACKAGES),
              " ".join(SLIM_PACKAGES), _files_digest(files_root)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
