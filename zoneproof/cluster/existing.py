@@ -1,8 +1,12 @@
 """The existing backend: a user's cluster, reached by kubeconfig. zoneproof never deletes it.
 
-It can reach no kubelet, etcd member or control-plane process, so its clusters have none of
-those facets; API-level disruption (cordon, drain, deleting pods) is refused unless the user
-allows destructive faults explicitly.
+Without ``--allow-destructive`` nothing in the cluster is touched by a fault: every
+disruptive fault is refused, saying why. With it, ``create`` prints the blast radius (every
+node by its ``topology.kubernetes.io/zone`` label) and installs the node agent
+(``zoneproof.cluster.nodeagent``), so the cluster gains the Kubelets facet: kubelets stopped
+and started, zones taken down and up, by the agents, bounded by the dead-man's switch.
+``delete`` removes the agent (a run's end, Ctrl-C included) and never the cluster. It reaches
+no etcd member or control-plane process.
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from zoneproof import errors
+from zoneproof.cluster import nodeagent
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
 from zoneproof.cluster.spec import ClusterSpec
 
-__all__ = ["ExistingBackend", "ExistingCluster"]
+__all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius"]
 
 NAME = "existing"
 
@@ -32,6 +37,47 @@ class ExistingCluster(ApiCluster):
     def status(self) -> ClusterStatus:
         """Node readiness (there are no processes of ours)."""
         return ClusterStatus(self.name, self.backend, self.kubeconfig, {}, self.nodes_ready())
+
+
+class AgentCluster(ExistingCluster):
+    """A cluster zoneproof did not create, destructive faults allowed, node agents installed."""
+
+    def __init__(self, kubeconfig: Path) -> None:
+        super().__init__(kubeconfig, allow_destructive=True)
+        self.capabilities = self.capabilities | {Capability.STOP_KUBELET}
+        self._agents: nodeagent.NodeAgents | None = None
+
+    @property
+    def agents(self) -> nodeagent.NodeAgents:
+        """The node agents (Kubelets facet); one driver, and one switch, per cluster object."""
+        if self._agents is None:
+            self._agents = nodeagent.NodeAgents(self.api)
+        return self._agents
+
+    # --- Kubelets (through the node agents) ---------------------------------------------------
+    def stop_kubelet(self, node: str) -> None:
+        """Stop the node's kubelet through its agent."""
+        self.agents.stop_kubelets([node])
+
+    def start_kubelet(self, node: str) -> None:
+        """Start it again (a no-op where this cluster object stopped nothing)."""
+        self.agents.start_kubelets([node])
+
+    def zone_down(self, zone: str) -> None:
+        """Stop the kubelet of every node of ``zone`` (by its zone label) at once."""
+        self.agents.stop_kubelets(self.zone_nodes(zone))
+
+    def zone_up(self, zone: str) -> None:
+        """Start the kubelets of ``zone`` again."""
+        self.agents.start_kubelets(self.zone_nodes(zone))
+
+
+def blast_radius(zones: dict[str, list[str]]) -> str:
+    """What node faults can hit, by zone label (nodes without one listed as such)."""
+    parts = [f"{zone or '(no zone label)'}: {', '.join(nodes)}" for zone, nodes in zones.items()]
+    total = sum(len(nodes) for nodes in zones.values())
+    return (f"blast radius: node faults may stop the kubelet of any of these {total} nodes "
+            f"(a privileged node agent runs on each for the run) — {'; '.join(parts)}")
 
 
 class ExistingBackend:
@@ -72,17 +118,29 @@ class ExistingBackend:
         except Exception as exc:
             raise errors.BackendError(
                 f"cannot reach the cluster of {self.kubeconfig}: {exc}") from exc
-        progress(f"using existing cluster of {self.kubeconfig}: zones {sorted(zones)}"
-                 f"{'' if self.allow_destructive else ' (destructive faults refused)'}")
-        return cluster
+        progress(f"using existing cluster of {self.kubeconfig}: zones {sorted(zones)}")
+        if not self.allow_destructive:
+            progress("destructive faults refused, nothing in the cluster is touched and no node "
+                     "agent is installed: the cluster is not zoneproof's. --allow-destructive "
+                     "(pytest: --zp-allow-destructive) allows node faults on a cluster you own")
+            return cluster
+        progress(blast_radius(zones))
+        nodeagent.install(cluster.api, progress=progress)
+        return AgentCluster(cluster.kubeconfig)
 
     def get(self, name: str) -> ExistingCluster | None:
-        """The cluster of the kubeconfig."""
-        return self._cluster()
+        """The cluster of the kubeconfig (with the Kubelets facet if the agent is installed)."""
+        cluster = self._cluster()
+        if self.allow_destructive and nodeagent.installed(cluster.api):
+            return AgentCluster(cluster.kubeconfig)
+        return cluster
 
     def delete(self, name: str, *, progress: Progress) -> bool:
-        """Never deletes a user's cluster."""
-        progress("existing backend: the cluster is not zoneproof's; nothing deleted")
+        """Remove the node agent if zoneproof installed it; never deletes a user's cluster."""
+        cluster = self._cluster()
+        if nodeagent.installed(cluster.api):
+            nodeagent.remove(cluster.api, progress=progress)
+        progress("existing backend: the cluster is not zoneproof's; it is left running")
         return False
 
     def names(self) -> list[str]:

@@ -3,7 +3,9 @@
 The first worker that needs the cluster creates it (or adopts one already running under
 that name) under a file lock and writes a marker file; the others read the marker. The
 process that owns the run (xdist controller, or the lone pytest) calls ``release`` once,
-after every worker has finished: it deletes the cluster only if this run created it.
+after every worker has finished: it deletes the cluster only if this run created it. A
+backend that adopts clusters (``Traits.makes_clusters`` False) is always asked: its
+``delete`` removes only what the run installed there (the existing backend's node agent).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def acquire(backend: Backend, spec: ClusterSpec, run_id: str, progress: Progress
                 raise errors.BackendError(
                     f"cluster {data['name']!r} of this test run is gone (torn down by hand?)")
             return found
-        created = backend.get(spec.name) is None
+        created = not backend.traits.makes_clusters or backend.get(spec.name) is None
         found = backend.create(spec, progress=progress)
         state.write_json(marker, {"name": spec.name, "backend": backend.name, "created": created})
         return found

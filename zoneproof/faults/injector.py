@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster.interface import Cluster, fault_max_duration_s
 from zoneproof.faults.base import Fault, FaultRecord
 from zoneproof.measure.timeline import Timeline
 
@@ -51,11 +51,14 @@ class Injector:
         self._pending[key] = _Active(fault, targets, injected.t, watchdog, threading.Lock())
         log.info("fault %s injected into %s", fault.name, ", ".join(targets))
         watchdog.start()
+        bound = fault_max_duration_s.set(max_duration_s)
         try:
             fault.inject(self.cluster, targets)
         except BaseException:
             self.stop(key)
             raise
+        finally:
+            fault_max_duration_s.reset(bound)
         return key
 
     def stop(self, key: int) -> FaultRecord | None:

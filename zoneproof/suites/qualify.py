@@ -162,7 +162,9 @@ def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
     reports = (options.reports or root / "reports") / run
     reports.mkdir(parents=True)
     backend.prepare(progress)
-    created = backend.get(spec.name) is None
+    # an adopted cluster (existing backend) is never deleted: its delete removes what the
+    # run installed there (the node agent)
+    created = not backend.traits.makes_clusters or backend.get(spec.name) is None
     backend.create(spec, progress=progress)
     try:
         progress(f"running the suite; reports in {reports}")

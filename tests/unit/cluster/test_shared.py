@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from zoneproof.cluster import shared
+from zoneproof.cluster.interface import Traits
 from zoneproof.cluster.spec import ClusterSpec
 
 
@@ -15,6 +16,7 @@ class FakeBackend:
     """Records calls; a 'cluster' is just its name."""
 
     name = "fake"
+    traits = Traits(summary="fake", makes_clusters=True)
 
     def __init__(self, existing: set[str] | None = None) -> None:
         self.clusters = set(existing or ())
@@ -90,3 +92,16 @@ def test_forget_cluster_drops_markers_of_killed_runs() -> None:
     shared.acquire(backend, ClusterSpec(name="other"), "alive", _noop)  # type: ignore[arg-type]
     assert shared.forget_cluster("bed") == ["killed"]
     assert not shared.run_dir("killed").exists() and shared.run_dir("alive").exists()
+
+
+class AdoptingBackend(FakeBackend):
+    """A backend of users' clusters: its delete removes only what a run installed."""
+
+    traits = Traits(summary="adopts", makes_clusters=False)
+
+
+def test_a_backend_that_adopts_clusters_is_always_asked_to_clean_up() -> None:
+    backend = AdoptingBackend(existing={"theirs"})
+    assert shared.acquire(backend, ClusterSpec(name="theirs"), "run3", _noop) == "theirs"  # type: ignore[arg-type]
+    shared.release(backend, "run3", keep=False, progress=_noop)  # type: ignore[arg-type]
+    assert backend.deleted == ["theirs"]

@@ -132,3 +132,19 @@ def test_revert_all_undoes_active_faults() -> None:
         injector.revert_all()
         assert cluster.calls == ["down zone-b", "up zone-b"]
     assert cluster.calls == ["down zone-b", "up zone-b"]  # not reverted twice
+
+
+def test_the_faults_bound_reaches_the_facet_during_inject_only() -> None:
+    """Facets that hand a fault to an agent outside this process give it the injector's bound."""
+    from zoneproof.cluster.interface import fault_max_duration_s
+
+    seen: list[float | None] = []
+
+    class BoundCluster(RecordingCluster):
+        def zone_down(self, zone: str) -> None:
+            seen.append(fault_max_duration_s.get())
+
+    injector = _injector(BoundCluster())
+    with injector.injected(ZoneOutage("zone-a"), max_duration_s=42):
+        assert fault_max_duration_s.get() is None
+    assert seen == [42]
