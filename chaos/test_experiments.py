@@ -22,7 +22,8 @@ from chaoslib.loader import load_experiment
 from zoneproof_fixtures.settings import Settings
 
 from zoneproof.chaos import control
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster import backend_type
+from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.report import summary
@@ -36,7 +37,11 @@ EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.
 def _overrides(bed: Cluster, webhook: Component, controller: ControllerSettings, workdir: Path,
                slo_file: Path | None) -> dict[str, Any]:
     """Configuration that points an experiment at ``bed`` and the components under test."""
-    return {"zoneproof_backend": bed.backend, "zoneproof_cluster": bed.name,
+    # a user's cluster (existing backend) is found by its kubeconfig, destructive if allowed
+    adopted = ({"zoneproof_kubeconfig": str(bed.kubeconfig),
+                "zoneproof_allow_destructive": str(Capability.DESTRUCTIVE in bed.capabilities)}
+               if backend_type(bed.backend).traits.needs_kubeconfig else {})
+    return {**adopted, "zoneproof_backend": bed.backend, "zoneproof_cluster": bed.name,
             "zoneproof_slo_file": str(slo_file or ""), "zoneproof_workdir": str(workdir),
             "zoneproof_components": Components(webhook, controller.component).to_dict(),
             "zoneproof_selector": controller.selector,

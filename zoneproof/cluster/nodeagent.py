@@ -233,9 +233,14 @@ class NodeAgents:
             raise
 
     def start_kubelets(self, nodes: Iterable[str]) -> dict[str, Report]:
-        """Revert what this object commanded on ``nodes``; the reports of the reverted ones."""
+        """Revert every fault an agent holds on ``nodes`` (this object's commands, or any that
+        stands: another process's, a killed run's); the reports of the reverted ones."""
+        nodes = list(nodes)
         with self._lock:
-            held = {node: self._held[node] for node in list(nodes) if node in self._held}
+            held = {node: self._held[node] for node in nodes if node in self._held}
+        for node in nodes:
+            if node not in held and (standing := self._standing(node)) is not None:
+                held[node] = standing
         if not held:
             return {}
         try:
@@ -279,6 +284,23 @@ class NodeAgents:
             if report is not None and cm.metadata.name.startswith("node-"):
                 found[cm.metadata.name.removeprefix("node-")] = report
         return found
+
+    def _standing(self, node: str) -> str | None:
+        """The id of the command standing on ``node``, or of a fault its agent still holds."""
+        try:
+            data = self._core.read_namespaced_config_map(configmap_name(node), NAMESPACE).data
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        text = (data or {}).get(COMMAND_KEY)
+        if text:
+            try:
+                return Command.from_json(text).id
+            except ValueError:
+                pass
+        report = _report(data)
+        return report.command_id if report is not None and report.state is State.ACTIVE else None
 
     def _write(self, node: str, command: Command | None) -> None:
         name = configmap_name(node)
