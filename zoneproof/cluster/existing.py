@@ -11,7 +11,13 @@ no etcd member or control-plane process.
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import socket
 from pathlib import Path
+from urllib.parse import urlparse
+
+from kubernetes import client
 
 from zoneproof import errors
 from zoneproof.cluster import nodeagent
@@ -22,6 +28,8 @@ from zoneproof.cluster.spec import ClusterSpec
 __all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius"]
 
 NAME = "existing"
+#: Overrides the address the cluster's API server reaches this host by (webhooks served here).
+HOST_ADDRESS_ENV = "ZONEPROOF_HOST_ADDRESS"
 
 
 class ExistingCluster(ApiCluster):
@@ -37,6 +45,26 @@ class ExistingCluster(ApiCluster):
     def status(self) -> ClusterStatus:
         """Node readiness (there are no processes of ours)."""
         return ClusterStatus(self.name, self.backend, self.kubeconfig, {}, self.nodes_ready())
+
+    @property
+    def host_address(self) -> str:
+        """Where the cluster's API server reaches this host (webhooks served here):
+        ``$ZONEPROOF_HOST_ADDRESS``, else this host's address on its route to the API server
+        as the cluster sees it (the ``kubernetes`` Service's endpoint, e.g. a kind node's
+        address behind a port forwarded to loopback)."""
+        if explicit := os.environ.get(HOST_ADDRESS_ENV):
+            return explicit
+        target = urlparse(self.api.configuration.host).hostname or "127.0.0.1"
+        if ipaddress.ip_address(socket.gethostbyname(target)).is_loopback:
+            slices = client.DiscoveryV1Api(self.api).list_namespaced_endpoint_slice(
+                "default", label_selector="kubernetes.io/service-name=kubernetes").items
+            addresses = [a for es in slices for e in es.endpoints or [] for a in e.addresses]
+            if not addresses:
+                return "127.0.0.1"
+            target = addresses[0]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as route:
+            route.connect((target, 443))  # no packet: the kernel picks the source address
+            return str(route.getsockname()[0])
 
 
 class AgentCluster(ExistingCluster):
