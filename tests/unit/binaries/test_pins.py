@@ -64,23 +64,16 @@ def test_kind_images_are_the_ones_the_pinned_kind_names() -> None:
     assert KIND_UPSTREAM_IMAGES["loadbalancer"].endswith(":" + PINS.tcplb)
 
 
-def test_the_porcupine_pin_is_served_by_the_module_proxy() -> None:
+@pytest.mark.parametrize(("module", "pin"), [
+    ("github.com/anishathalye/porcupine", PINS.porcupine),
+    ("github.com/rhysd/actionlint", PINS.actionlint),
+], ids=["porcupine", "actionlint"])
+def test_the_pin_is_served_by_the_module_proxy(module: str, pin: str) -> None:
     go = shutil.which("go")
     if go is None:
         pytest.skip("needs `go` to ask the module proxy")
-    out = subprocess.run([go, "list", "-m", "-versions", "github.com/anishathalye/porcupine"],
+    out = subprocess.run([go, "list", "-m", "-versions", module],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         pytest.skip(f"module proxy unreachable: {out.stderr.strip()[:200]}")
-    assert PINS.porcupine in out.stdout.split()[1:]
-
-
-def test_the_actionlint_pin_is_served_by_the_module_proxy() -> None:
-    go = shutil.which("go")
-    if go is None:
-        pytest.skip("needs `go` to ask the module proxy")
-    out = subprocess.run([go, "list", "-m", "-versions", "github.com/rhysd/actionlint"],
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        pytest.skip(f"module proxy unreachable: {out.stderr.strip()[:200]}")
-    assert PINS.actionlint in out.stdout.split()[1:]
+    assert pin in out.stdout.split()[1:]
