@@ -3,7 +3,8 @@
 ``install`` applies ``deploy/node-agent`` (server-side apply through the Python client, the
 image from ``$ZONEPROOF_NODE_AGENT_IMAGE`` or the one ``zoneproof build --images`` tags) and
 waits until an agent runs on every node. ``NodeAgents`` is the Kubelets facet of a cluster
-that has agents: it renews the switch Lease while a fault is active (a daemon thread), writes
+that has agents: it renews its switch Lease (one per suite process, named in each command)
+while a fault is active (a daemon thread), writes
 each node's command (id, action, bound, switch) into the node's ConfigMap, and returns once
 every agent has reported the fault in effect; the revert removes the commands and waits for
 the reports. ``remove`` reverts what is left and deletes the agent's namespace.
@@ -159,15 +160,18 @@ class _Switch:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self.identity = f"zoneproof-suite-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        #: This process's own switch: its faults end when this process stops renewing,
+        #: whatever other suite processes do.
+        self.name = f"{SWITCH_LEASE}-{self.identity.removeprefix('zoneproof-suite-')}"
 
     def renew(self) -> None:
         """Create or renew the Lease now."""
-        body = {"metadata": {"name": SWITCH_LEASE, "namespace": NAMESPACE},
+        body = {"metadata": {"name": self.name, "namespace": NAMESPACE},
                 "spec": {"holderIdentity": self.identity,
                          "leaseDurationSeconds": max(1, round(self.switch_s)),
                          "renewTime": _micro_time()}}
         try:
-            self._leases.patch_namespaced_lease(SWITCH_LEASE, NAMESPACE, body)
+            self._leases.patch_namespaced_lease(self.name, NAMESPACE, body)
         except ApiException as exc:
             if exc.status != 404:
                 raise
@@ -212,8 +216,8 @@ class NodeAgents:
         """
         nodes = list(nodes)
         bound = fault_max_duration_s.get() or DEFAULT_MAX_DURATION_S
-        commands = {node: Command(uuid.uuid4().hex[:12], Action.STOP_KUBELET, bound)
-                    for node in nodes}
+        commands = {node: Command(uuid.uuid4().hex[:12], Action.STOP_KUBELET, bound,
+                                  self._switch.name) for node in nodes}
         with self._lock:
             self._held.update({node: c.id for node, c in commands.items()})
         try:

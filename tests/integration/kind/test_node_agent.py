@@ -125,15 +125,15 @@ def test_a_kubelet_and_a_zone_go_down_and_up_through_the_agents(agents: AgentClu
 def test_the_agent_reverts_by_itself_at_the_faults_bound(agents: AgentCluster) -> None:
     """A fault handed to the agent with a short bound ends there, without the suite."""
     node = agents.nodes_by_zone()["zone-c"][0]
-    token = cluster.interface.fault_max_duration_s.set(5.0)
+    token = cluster.interface.fault_max_duration_s.set(20.0)  # > NotReady detection (~9 s)
     try:
         agents.stop_kubelet(node)
+        agents.wait_nodes([node], ready=False, timeout_s=90)
+        agents.wait_nodes([node], ready=True, timeout_s=90)
+        assert agents.agents.reports()[node].reason is Reason.DEADLINE
     finally:
         cluster.interface.fault_max_duration_s.reset(token)
-    agents.wait_nodes([node], ready=False, timeout_s=90)
-    agents.wait_nodes([node], ready=True, timeout_s=90)
-    assert agents.agents.reports()[node].reason is Reason.DEADLINE
-    agents.start_kubelet(node)  # the command still stands: cleared, nothing to revert
+        agents.start_kubelet(node)  # the command still stands: cleared, nothing to revert
 
 
 def test_sigkill_of_the_suite_with_a_zone_down_is_reverted_by_the_switch(agents: AgentCluster) -> None:

@@ -61,7 +61,8 @@ def test_the_switch_is_renewed_only_while_wanted() -> None:
     assert count >= 4, "created, then renewed every switch_s / 5"
     times = [b["spec"]["renewTime"] for b in leases.bodies]
     assert len(set(times)) == len(times), "every renewal changes renewTime"
-    assert leases.bodies[0]["metadata"]["name"] == SWITCH_LEASE
+    assert leases.bodies[0]["metadata"]["name"] == switch.name
+    assert switch.name.startswith(f"{SWITCH_LEASE}-"), "one switch per suite process"
     assert leases.bodies[0]["spec"]["leaseDurationSeconds"] == 1  # whole seconds, at least 1
     time.sleep(0.3)
     assert len(leases.bodies) == count, "no renewal once nothing is held"
