@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build test test-local test-kind test-kind-chaos lint unit qualify down clean
+.PHONY: setup build browser test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify certify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ setup: $(BIN)/.installed
 build: setup
 	$(BIN)/zoneproof build
 
+# Debian's chromium: the headless browser that looks at the HTML report and plots.
+browser:
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
@@ -30,8 +34,16 @@ unit: setup
 test: test-local test-kind
 
 # Unit, test-bed integration, conformance and chaos, on real local beds (no docker needed).
-test-local: lint build
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind"
+test-local: lint build browser
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind and not long"
+
+# The slow variants left out above (every signal at every phase, ...), on local beds.
+test-long: build
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "long and not kind"
+
+# Every signal (SIGINT, SIGTERM, SIGKILL) at every phase (up, conformance, fault, revert).
+test-signals: build
+	$(BIN)/pytest -p no:cacheprovider tests/integration/test_signals.py
 
 ETCD_EXPERIMENTS = etcd-kill-leader,etcd-kill-follower,etcd-quorum-loss
 
@@ -56,8 +68,13 @@ test-kind-chaos: setup
 		--zp-skip-experiments zone-outage,$(ETCD_EXPERIMENTS)
 
 # The release gate on the default local backend: build, up, suite, reports, down.
-qualify: build
+qualify: build browser
 	$(BIN)/zoneproof qualify
+
+# Certify the components a profile names; signs with KEY (a PEM private key).
+PROFILE ?= certification/profile.example.yaml
+certify: build browser
+	$(BIN)/zoneproof certify $(PROFILE) --key $(KEY)
 
 down: setup
 	$(BIN)/zoneproof down

@@ -66,12 +66,12 @@ def experiment_of(item: pytest.Item) -> str | None:
 
 
 def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) -> None:
-    """A broken-controller twin (``case`` = experiment, variant, SLO) is skipped, before its
-    bed is made, when the controller under test cannot be started as that variant."""
+    """A broken-controller twin (``case`` = experiment, variant, SLO, ...) is skipped, before
+    its bed is made, when the controller under test cannot be started as that variant."""
     for item in items:
         params = getattr(item, "callspec", None) and item.callspec.params
         case = params.get("case") if params else None
-        if isinstance(case, tuple) and len(case) == 3:
+        if isinstance(case, tuple) and len(case) >= 3:
             reason = s.components.controller.cannot_be(case[1])
             if reason is not None:
                 item.add_marker(pytest.mark.skip(

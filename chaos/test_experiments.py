@@ -9,11 +9,11 @@ the JUnit properties (and so to summary.json); the journal, timeline and its plo
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import allure
 import pytest
@@ -26,8 +26,8 @@ from zoneproof.cluster import backend_type
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.controller import ControllerSettings
-from zoneproof.report import summary
-from zoneproof.slo import SloResult, SloStatus, Verdict, judge
+from zoneproof.report import artefacts, junit
+from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, judge, load_slos
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
 ROLLBACKS_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
@@ -35,14 +35,15 @@ EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.
 
 
 def _overrides(bed: Cluster, webhook: Component, controller: ControllerSettings, workdir: Path,
-               slo_file: Path | None) -> dict[str, Any]:
-    """Configuration that points an experiment at ``bed`` and the components under test."""
+               slos: SloSet) -> dict[str, Any]:
+    """Configuration that points an experiment at ``bed``, the components under test and
+    the run's SLO file (configuration is data: the file, not the loaded SloSet)."""
     # a user's cluster (existing backend) is found by its kubeconfig, destructive if allowed
     adopted = ({"zoneproof_kubeconfig": str(bed.kubeconfig),
                 "zoneproof_allow_destructive": str(Capability.DESTRUCTIVE in bed.capabilities)}
                if backend_type(bed.backend).traits.needs_kubeconfig else {})
     return {**adopted, "zoneproof_backend": bed.backend, "zoneproof_cluster": bed.name,
-            "zoneproof_slo_file": str(slo_file or ""), "zoneproof_workdir": str(workdir),
+            "zoneproof_slo_file": str(slos.source or ""), "zoneproof_workdir": str(workdir),
             "zoneproof_components": Components(webhook, controller.component).to_dict(),
             "zoneproof_selector": controller.selector,
             "zoneproof_lease": f"{controller.lease_namespace}/{controller.lease_name}"}
@@ -51,9 +52,13 @@ def _overrides(bed: Cluster, webhook: Component, controller: ControllerSettings,
 def _attach(journal_path: Path, recorded: dict[str, Any]) -> None:
     allure.attach.file(str(journal_path), name="chaostoolkit journal",
                        attachment_type=allure.attachment_type.JSON)
-    kinds = {".png": allure.attachment_type.PNG, ".svg": allure.attachment_type.SVG}
+    kinds = {".png": allure.attachment_type.PNG, ".svg": allure.attachment_type.SVG,
+             ".json": allure.attachment_type.JSON, ".html": allure.attachment_type.HTML}
     for plot in map(Path, recorded.get("plots", [])):
         allure.attach.file(str(plot), name=f"timeline{plot.suffix}", attachment_type=kinds[plot.suffix])
+    for path in map(Path, recorded.get("artefacts", [])):  # history, porcupine's verdict, HTML
+        name = path.name if path.suffix == ".json" else f"porcupine: key {path.stem}"
+        allure.attach.file(str(path), name=name, attachment_type=kinds[path.suffix])
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,28 +78,47 @@ class Outcome:
                 f"{self.journal_path}")
 
 
-def _run(path: Path, bed: Cluster, *, webhook: Component, controller: ControllerSettings,
-         workdir: Path, slo_file: Path | None, record_property: Callable[[str, object], None]
-         ) -> Outcome:
-    """Run one experiment in-process with the zoneproof control; record its SLOs."""
-    experiment = load_experiment(str(path))
+def _with_arguments(experiment: dict[str, Any], arguments: Mapping[str, Mapping[str, Any]]
+                    ) -> dict[str, Any]:
+    """A copy of ``experiment`` whose method activities named in ``arguments`` take those
+    arguments (over their own)."""
+    changed = copy.deepcopy(experiment)
+    for activity in changed["method"]:
+        if activity.get("name") in arguments:
+            activity["provider"].setdefault("arguments", {}).update(arguments[activity["name"]])
+    missing = set(arguments) - {a.get("name") for a in changed["method"]}
+    assert not missing, f"no such method activities: {sorted(missing)}"
+    return changed
+
+
+def _load(name: str) -> dict[str, Any]:
+    experiment: dict[str, Any] = load_experiment(str(Path(__file__).parent / f"{name}.yaml"))
+    return experiment
+
+
+def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
+         controller: ControllerSettings, workdir: Path, slos: SloSet,
+         record_property: Callable[[str, object], None]) -> Outcome:
+    """Run one experiment (a file, or one given as data) in-process with the zoneproof
+    control; record its SLOs."""
+    experiment = load_experiment(str(path)) if isinstance(path, Path) else path
     ensure_experiment_is_valid(experiment)
+    control.check_faults(experiment)
     # set, not passed as experiment_vars: chaoslib drops vars the experiment does not declare
     experiment.setdefault("configuration", {}).update(
-        _overrides(bed, webhook, controller, workdir, slo_file))
+        _overrides(bed, webhook, controller, workdir, slos))
     # rollbacks run whatever happened (chaoslib's default skips them when the hypothesis fails)
     journal: dict[str, Any] = run_experiment(experiment, settings=ROLLBACKS_ALWAYS)
-    journal_path = workdir / "journal.json"
-    journal_path.write_text(json.dumps(journal, indent=1, default=str))
+    journal_path = artefacts.save_journal(workdir, journal)
     assert control.JOURNAL_KEY in journal, "the zoneproof control did not record this run"
     results = control.slo_results(journal)
     for result in results:
-        record_property(*summary.slo_property(result.name, str(result.status), result.observed,
-                                              result.threshold, result.unit))
-    print("\n".join(r.message for r in results))
+        record_property(*junit.slo_property(result))
+    checks = control.effect_checks(journal)
+    print("\n".join([c.message for c in checks] + [r.message for r in results]))
     recorded = journal[control.JOURNAL_KEY]
     _attach(journal_path, recorded)
-    return Outcome(journal_path, results, judge(journal, results),
+    return Outcome(journal_path, results, judge(journal, results, checks),
                    list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))
 
 
@@ -104,34 +128,107 @@ def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
                     ) -> None:
     run = _run(path, module_bed, webhook=zp_settings.components.webhook,
                controller=zp_settings.controller, workdir=experiment_workdir,
-               slo_file=zp_settings.slo_file, record_property=record_property)
+               slos=zp_settings.slos, record_property=record_property)
     assert run.verdict.passed and not run.problems, f"{path.name}: {run.explain()}"
 
 
-#: (experiment, broken controller variant, the SLO that must catch it)
+class Twin(NamedTuple):
+    """An experiment run against a broken controller variant, and the SLO that must catch it
+    (``alone``: no other SLO may), with ``arguments`` over its method activities'."""
+
+    experiment: str
+    variant: str
+    slo: str
+    arguments: Mapping[str, Mapping[str, Any]] = {}
+    alone: bool = False
+
+
 CAUGHT = [
-    pytest.param(("zone-outage", "graceful-delete", "statefulset-pod-ready-elsewhere"),
+    pytest.param(Twin("zone-outage", "graceful-delete", "statefulset-pod-ready-elsewhere"),
                  id="zone-outage-graceful-delete"),
-    pytest.param(("ha-controller-leader-sigkill", "no-leader-election", "concurrent-actors"),
+    pytest.param(Twin("ha-controller-leader-sigkill", "no-leader-election", "concurrent-actors"),
                  id="leader-sigkill-no-leader-election"),
+    # one replica: nobody takes the unrenewed Lease over, so only the Lease model's windows
+    # of ability (renewals + leaseDuration) see it act on an expired Lease
+    pytest.param(Twin("kubelet-stop-one-node", "acts-on-expired-lease", "lease-fenced-actions",
+                      {"deploy-ha-controller": {"replicas": 1}}, alone=True),
+                 id="kubelet-stop-acts-on-expired-lease"),
 ]
 
 
 @pytest.mark.parametrize("case", CAUGHT)
 def test_experiment_catches_a_broken_controller(
-        case: tuple[str, str, str], module_bed: Cluster, zp_settings: Settings,
-        tmp_path: Path) -> None:
+        case: Twin, module_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
     """The same experiment fails, naming the breached SLO, when the controller under test
     is started as its broken variant (conftest skips this when its source has no such
     variant)."""
-    experiment, variant, slo = case
     broken = zp_settings.controller.with_component(
-        zp_settings.controller.component.with_variant(variant))
-    run = _run(Path(__file__).parent / f"{experiment}.yaml", module_bed,
+        zp_settings.controller.component.with_variant(case.variant))
+    run = _run(_with_arguments(_load(case.experiment), case.arguments), module_bed,
                webhook=zp_settings.components.webhook, controller=broken, workdir=tmp_path,
-               slo_file=None, record_property=lambda *_: None)
-    assert not run.verdict.passed, f"{experiment} passed against the {variant} controller"
+               slos=load_slos(), record_property=lambda *_: None)
+    assert not run.verdict.passed, f"{case.experiment} passed against the {case.variant} controller"
     breached = {r.name: r for r in run.results if r.status is not SloStatus.PASS}
-    assert slo in breached, f"{slo} did not catch {variant}: {run.explain()}"
-    assert slo in run.verdict.summary(), "the verdict names the breached SLO"
+    assert case.slo in breached, f"{case.slo} did not catch {case.variant}: {run.explain()}"
+    if case.alone:
+        assert set(breached) == {case.slo}, f"not {case.slo} alone: {run.explain()}"
+    assert case.slo in run.verdict.summary(), "the verdict names the breached SLO"
+    assert not run.problems, f"rollback/cleanup failed: {run.problems}"
+
+
+@pytest.mark.parametrize("case", [pytest.param(("apiserver-restart", "informer"),
+                                               id="apiserver-restart-informer-reads")])
+def test_informer_reads_are_judged_non_linearizable(
+        case: tuple[str, str], module_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
+    """The apiserver-restart experiment with the traffic's reads from a client-side informer
+    cache (stale while its watch is cut) fails on history-linearizable alone, naming the
+    operations, while its quorum-read original passes (test_experiment)."""
+    experiment, mode = case
+    twin = _with_arguments(_load(experiment),
+                           {"start-history-traffic": {"read_mode": mode}})
+    run = _run(twin, module_bed, webhook=zp_settings.components.webhook,
+               controller=zp_settings.controller, workdir=tmp_path, slos=load_slos(),
+               record_property=lambda *_: None)
+    assert {(f.kind, f.subject) for f in run.verdict.findings} == {
+        ("slo-not-met", "history-linearizable")}, run.explain()
+    (result,) = [r for r in run.results if r.name == "history-linearizable"]
+    assert result.status is SloStatus.FAIL and "none of the next fits" in result.message
+    assert not run.problems, f"rollback/cleanup failed: {run.problems}"
+
+
+def _provider(module: str, func: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "python", "module": f"zoneproof.chaos.{module}", "func": func,
+            "arguments": arguments}
+
+
+#: A misconfigured experiment (krkn#1394's "exits 0, nothing happened"): the kubelet is
+#: stopped for 1 s, far less than the node-monitor grace period, so no node ever turns
+#: NotReady. chaostoolkit calls it completed, the steady state holds, no SLO is declared.
+INEFFECTIVE = {
+    "version": "1.0.0", "title": "A kubelet stopped for 1 s", "description": "misconfigured",
+    "tags": ["zoneproof"], "configuration": {"zoneproof_slos": []},
+    "controls": [{"name": "zoneproof", "provider": {"type": "python",
+                                                    "module": "zoneproof.chaos.control"}}],
+    "steady-state-hypothesis": {"title": "every node Ready", "probes": [
+        {"type": "probe", "name": "all-nodes-ready", "tolerance": True,
+         "provider": _provider("probes", "nodes_ready")}]},
+    "method": [{"type": "action", "name": "stop-a-kubelet-for-a-second",
+                "provider": _provider("actions", "inject_fault", fault="stop-kubelets",
+                                      parameters={"count": 1, "zones": ["zone-a"]},
+                                      max_duration_s=1),
+                "pauses": {"after": 3}}],
+    "rollbacks": [{"type": "action", "name": "revert-every-fault",
+                   "provider": _provider("actions", "revert_faults")}],
+}
+
+
+def test_a_fault_that_did_not_take_effect_fails(module_bed: Cluster, zp_settings: Settings,
+                                                 tmp_path: Path) -> None:
+    """Only the effect check catches a fault that never took effect: everything else holds."""
+    run = _run(copy.deepcopy(INEFFECTIVE), module_bed, webhook=zp_settings.components.webhook,
+               controller=zp_settings.controller, workdir=tmp_path, slos=load_slos(),
+               record_property=lambda *_: None)
+    assert not run.verdict.passed, "a fault that never took effect passed"
+    assert {f.kind for f in run.verdict.findings} == {"fault-not-effective"}, run.explain()
+    assert "nodes-not-ready of stop-kubelets" in run.verdict.summary()
     assert not run.problems, f"rollback/cleanup failed: {run.problems}"

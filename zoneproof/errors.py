@@ -8,6 +8,7 @@ __all__ = [
     "ConfigError",
     "FaultError",
     "ProvisionError",
+    "VerificationError",
     "ZoneproofError",
 ]
 
@@ -34,3 +35,8 @@ class ProvisionError(BackendError):
 
 class FaultError(BackendError):
     """A fault could not be injected or reverted, or is not allowed on this cluster."""
+
+
+class VerificationError(ZoneproofError):
+    """A signed artefact (the certification bundle) does not verify: altered, or not signed
+    by the given key."""

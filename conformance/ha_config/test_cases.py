@@ -2,10 +2,12 @@
 
 Each case's objects are created through the bed's kube-apiserver, so selection is the API
 server's (the registration's namespace/object selectors and operations); the stored object,
-or the refusal, is judged by ``simulation.check_expectation`` (``zoneproof.components.
-ha_config.live``). Multi-Node cases with the default webhook configuration share the run's
-cluster and webhook, in parallel, a namespace each. The others (1 Node, Node-count
-changes, toleration defaults) run in order on one private bed: the Node count is set by
+or the refusal, is judged by ``expectations.check_expectation`` (``zoneproof.conformance.
+ha_config.live``). A review case (``via: review``) posts AdmissionReviews to the webhook
+itself, at the URL and with the CA the harness knows (``direct``), in both versions.
+Multi-Node cases with the default webhook configuration share the run's cluster and
+webhook, in parallel, a namespace each. The others (1 Node, Node-count changes, webhook
+restarts, toleration defaults) run in order on one private bed: the Node count is set by
 adding or deleting Node objects through the API, and a webhook is started for each case.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import webhook as webhooks
 from zoneproof.components.harness.component import Component
-from zoneproof.conformance.ha_config import cases, live
+from zoneproof.conformance.ha_config import cases, direct, live
 
 pytestmark = pytest.mark.cluster
 ALL = cases.load_cases()
@@ -34,9 +37,7 @@ PRIVATE_GROUP = "ha-config-private-bed"
 def _params(private: bool) -> list[Any]:
     selected = [c for c in ALL if (live.needs_private_bed(c) is not None) == private]
     group = [pytest.mark.xdist_group(PRIVATE_GROUP)] if private else []
-    return [pytest.param(c, id=c.id, marks=[*group, *(
-        [pytest.mark.skip(reason=f"in_process_only: {c.in_process_only}")] if c.in_process_only else [])])
-        for c in selected]
+    return [pytest.param(c, id=c.id, marks=group) for c in selected]
 
 
 def _attach(name: str, value: object) -> None:
@@ -77,12 +78,25 @@ def shared_node_count(shared_api: client.ApiClient) -> int:
     return len(live.NodeSet(shared_api).names())
 
 
+@pytest.fixture(scope="session")
+def shared_poster(webhook_under_test: dict[str, Any]) -> Iterator[direct.Poster]:
+    """Posts AdmissionReviews to the shared webhook under test (its URL and CA)."""
+    poster = direct.Poster(webhook_under_test["url"], webhook_under_test["ca_bundle"].encode())
+    yield poster
+    poster.close()
+
+
 @pytest.mark.parametrize("case", _params(private=False))
 def test_case_on_shared_cluster(case: cases.Case, shared_api: client.ApiClient, shared_node_count: int,
+                                request: pytest.FixtureRequest,
                                 record_property: Callable[[str, object], None]) -> None:
     if shared_node_count < 2:
         pytest.skip(f"the shared cluster has {shared_node_count} Node(s); the case needs several")
-    _check(case, lambda: live.run_case(shared_api, case), record_property)
+    if case.direct:
+        poster: direct.Poster = request.getfixturevalue("shared_poster")
+        _check(case, lambda: live.run_review_case(shared_api, case, poster), record_property)
+    else:
+        _check(case, lambda: live.run_case(shared_api, case), record_property)
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +105,24 @@ def ha_bed(module_private_bed: Callable[..., Cluster]) -> Cluster:
     return module_private_bed(zones=("zone-a",), nodes_per_zone=1, etcd_members=1)
 
 
+@dataclass(frozen=True, slots=True)
+class BedWebhook:
+    """The private bed's client, its Nodes and the case's webhook."""
+
+    api: client.ApiClient
+    nodes: live.NodeSet
+    running: webhooks.RunningWebhook
+    case: cases.Case
+
+    def restart(self, count: int) -> None:
+        """Stop the webhook's process, set the Node count, start it again behind its
+        registration (``live.Restart``)."""
+        self.running.restart(lambda: self.nodes.set_count(count, self.case.cluster.zones))
+
+
 @pytest.fixture
 def bed_webhook(request: pytest.FixtureRequest, webhook_component: Component,
-                tmp_path: Path) -> Iterator[client.ApiClient]:
+                tmp_path: Path) -> Iterator[BedWebhook]:
     """The case's Node count on the private bed, then its webhook (configured per case) started."""
     case: cases.Case = request.node.callspec.params["case"]
     if webhook_component.external:
@@ -110,13 +139,22 @@ def bed_webhook(request: pytest.FixtureRequest, webhook_component: Component,
     running = webhooks.RunningWebhook(ha_bed, webhook_component, tmp_path / "webhook",
                                       extra_args=live.settings_args(case.settings)).start()
     try:
-        yield api
+        yield BedWebhook(api, nodes, running, case)
     finally:
         running.stop()
         api.close()
 
 
 @pytest.mark.parametrize("case", _params(private=True))
-def test_case_on_private_bed(case: cases.Case, bed_webhook: client.ApiClient,
+def test_case_on_private_bed(case: cases.Case, bed_webhook: BedWebhook,
                              record_property: Callable[[str, object], None]) -> None:
-    _check(case, lambda: live.run_case(bed_webhook, case, nodes=live.NodeSet(bed_webhook)), record_property)
+    bed = bed_webhook
+    if case.direct:
+        poster = direct.Poster(bed.running.url, bed.running.ca_bundle)
+        try:
+            _check(case, lambda: live.run_review_case(bed.api, case, poster), record_property)
+        finally:
+            poster.close()
+    else:
+        _check(case, lambda: live.run_case(bed.api, case, nodes=bed.nodes, restart=bed.restart),
+               record_property)

@@ -3,7 +3,8 @@
 Every test gets its own Lease (no state left by an earlier test's replicas), two fresh
 namespaces on the module's bed (one the controller watches, one it must leave alone),
 the controller's replicas (not started), a Timeline recording the Lease holder, node
-readiness and pods, and every node Ready again afterwards.
+readiness and pods, an Injector for its node faults (each a FaultRecord on that Timeline,
+reverted at the end), and every node Ready again afterwards.
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ def timeline(bed_core: client.CoreV1Api, hac_settings: ControllerSettings) -> It
         NodeReadyRecorder(api), PodRecorder(api)]
     with recording(Timeline(), recorders) as recorded:
         yield recorded
+
+
+@pytest.fixture
+def injector(module_bed: Cluster, timeline: Timeline) -> Iterator[faults.Injector]:
+    """The test's faults (kubelets stopped), on its timeline; whatever is left is reverted."""
+    injector = faults.Injector(module_bed, timeline)
+    try:
+        yield injector
+    finally:
+        injector.revert_all()
 
 
 @pytest.fixture

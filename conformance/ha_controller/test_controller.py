@@ -18,11 +18,20 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.cluster.interface import WORKLOAD_IMAGE, Cluster
 from zoneproof.cluster.spec import Timings
-from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
+from zoneproof.components.harness.controller import (
+    REPLICA_PREFIX,
+    ControllerReplicas,
+    ControllerSettings,
+)
+from zoneproof.faults import FaultRecord, Injector, StopKubelets
 from zoneproof.measure import Timeline, pod_deletions, unfenced_deletes
+from zoneproof.report import junit
+from zoneproof.slo import metrics
+from zoneproof.specs import kubernetes
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ha_controller")]
 
@@ -37,17 +46,17 @@ MARGIN_S = 2.0
 SIGTERM_TAKEOVER_BOUND_S = 2.0 + 1.5
 STUCK_MARGIN_S = 10.0
 WORKLOAD_TIMEOUT_S = NOT_READY_TIMEOUT_S + REACTION_BOUND_S + 20
-REPLICA_PREFIX = "zp-hac"  # ControllerReplicas' identities: zp-hac-0, zp-hac-1
+FAULT_MAX_S = 600.0
 
 
 # -- helpers ---------------------------------------------------------------------------
 
 def _labels(settings: ControllerSettings, *, matching: bool) -> dict[str, str]:
     """Labels that match (or miss) the controller's equality-based selector."""
-    pairs = [term.replace("==", "=").split("=", 1) for term in settings.selector.split(",")]
-    if not all(len(p) == 2 and p[0] and "!" not in p[0] for p in pairs):
-        pytest.skip(f"selector {settings.selector!r} is not equality-based (k=v,...)")
-    labels = {k.strip(): v.strip() for k, v in pairs}
+    try:
+        labels = kubernetes.matching_labels(settings.selector)
+    except errors.ConfigError as exc:
+        pytest.skip(str(exc))
     if not matching:
         first = next(iter(labels))
         labels[first] += "-not"
@@ -115,21 +124,8 @@ def _untouched(core: client.CoreV1Api, pods: dict[tuple[str, str], str]
     return probe
 
 
-def _not_ready_at(timeline: Timeline, node: str, after: float) -> float:
-    event = next((e for e in timeline.select("node_ready", node, after=after)
-                  if e.detail["status"] != "True"), None)
-    assert event is not None, f"the timeline never saw {node} NotReady"
-    return event.t
-
-
-def _deleted_at(timeline: Timeline, namespace: str, name: str, uid: str) -> float:
-    event = timeline.first("pod_deleted", f"{namespace}/{name}", uid=uid)
-    assert event is not None, f"the timeline never saw {namespace}/{name} deleted"
-    return event.t
-
-
 def _figure(record_property: Callable[[str, object], None], name: str, value: float) -> None:
-    record_property(name, f"{value:.3f}")
+    record_property(*junit.figure_property(name, value))
     print(f"{name} = {value:.3f}")
 
 
@@ -155,9 +151,15 @@ def _other(replicas: ControllerReplicas, identity: str) -> str:
     return next(i for i in replicas.identities if i != identity)
 
 
-def _stop_until_not_ready(bed: Cluster, node: str) -> None:
-    bed.stop_kubelet(node)
-    bed.wait_nodes([node], ready=False, timeout_s=NOT_READY_TIMEOUT_S)
+def _stop_kubelet(injector: Injector, node: str) -> int:
+    """Stop ``node``'s kubelet through the injector; the fault's key."""
+    return injector.start(StopKubelets(nodes=(node,)), max_duration_s=FAULT_MAX_S)
+
+
+def _stop_until_not_ready(injector: Injector, node: str) -> FaultRecord:
+    key = _stop_kubelet(injector, node)
+    injector.cluster.wait_nodes([node], ready=False, timeout_s=NOT_READY_TIMEOUT_S)
+    return injector.record(key)
 
 
 # -- tests (cheap first) ---------------------------------------------------------------
@@ -175,7 +177,7 @@ def _signal_leader(replicas: ControllerReplicas, settings: ControllerSettings,
 
 def test_not_ready_node_loses_only_matching_pods(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        replicas: ControllerReplicas, watched: str, unwatched: str,
+        injector: Injector, replicas: ControllerReplicas, watched: str, unwatched: str,
         hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
     """Only selector-matching pods of watched namespaces on the NotReady node are
@@ -192,18 +194,20 @@ def test_not_ready_node_loses_only_matching_pods(
     replicas.start_all()
     replicas.wait_leader(LEADER_TIMEOUT_S)
 
-    stopped = timeline.now()
-    _stop_until_not_ready(module_bed, victim)
+    fault = _stop_until_not_ready(injector, victim)
     _wait_gone(bed_core, doomed, REACTION_BOUND_S)
-    not_ready = _not_ready_at(timeline, victim, stopped)
-    reaction = max(_deleted_at(timeline, ns, n, uid) for (ns, n), uid in doomed.items()) - not_ready
+    reaction = waiting.wait_for(  # the recorders may see the deletes a moment after the API
+        lambda: ((r := metrics.force_delete_after_not_ready(
+            timeline, fault, [f"{ns}/{n}" for ns, n in doomed])) is not None, r),
+        what="NotReady and every delete on the timeline", timeout_s=10)
+    assert reaction is not None
     _figure(record_property, "force_delete_reaction_seconds", reaction)
     assert reaction <= REACTION_BOUND_S
     _holds_for(_untouched(bed_core, spared), for_s=STAY_S,
                what="non-matching, other-namespace and Ready-node pods untouched")
 
     late = {(watched, "late"): _bare_pod(bed_core, watched, "late", victim, match)}
-    module_bed.start_kubelet(victim)
+    injector.revert_all()
     module_bed.wait_nodes([victim], ready=True, timeout_s=NOT_READY_TIMEOUT_S)
     _holds_for(_untouched(bed_core, {**spared, **late}), for_s=STAY_S,
                what="a matching pod on a node that turned Ready again untouched")
@@ -226,14 +230,14 @@ def test_sigterm_releases_the_lease_to_the_standby(
 
 def test_transition_while_no_replica_runs_is_handled_on_start(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
+        injector: Injector, replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
     """A node that went NotReady while no replica ran is acted on once one starts."""
     victim = module_bed.nodes_by_zone()["zone-a"][1]
     doomed = {(watched, "missed"): _bare_pod(bed_core, watched, "missed", victim,
                                              _labels(hac_settings, matching=True))}
     _wait_running(bed_core, doomed)
-    _stop_until_not_ready(module_bed, victim)
+    _stop_until_not_ready(injector, victim)
     start = time.monotonic()
     replicas.start_all()
     _wait_gone(bed_core, doomed, LEADER_TIMEOUT_S + REACTION_BOUND_S)
@@ -243,7 +247,7 @@ def test_transition_while_no_replica_runs_is_handled_on_start(
 
 def test_frozen_leader_exits_on_resume_and_deletes_nothing(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
+        injector: Injector, replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
     """A leader cut off past its renew deadline (SIGSTOP) exits non-zero on SIGCONT and
     deletes nothing; the other replica takes over and acts on the node that failed meanwhile."""
@@ -256,7 +260,7 @@ def test_frozen_leader_exits_on_resume_and_deletes_nothing(
     frozen = time.monotonic()
     replicas.signal(leader, signal.SIGSTOP)
     try:
-        module_bed.stop_kubelet(victim)  # goes NotReady ~grace later, around the resume
+        _stop_kubelet(injector, victim)  # goes NotReady ~grace later, around the resume
         new = replicas.wait_leader(hac_settings.lease_duration_s + LEADER_TIMEOUT_S,
                                    not_=leader)
         _figure(record_property, "frozen_leader_takeover_seconds", time.monotonic() - frozen)
@@ -276,7 +280,7 @@ def test_frozen_leader_exits_on_resume_and_deletes_nothing(
 
 def test_sigkill_failover_then_new_leader_acts(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
+        injector: Injector, replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
     """SIGKILL the leader: the other replica holds the Lease within leaseDuration +
     retryPeriod (+ margin) and force-deletes on the next NotReady node."""
@@ -290,7 +294,7 @@ def test_sigkill_failover_then_new_leader_acts(
     doomed = {(watched, "next"): _bare_pod(bed_core, watched, "next", victim,
                                            _labels(hac_settings, matching=True))}
     _wait_running(bed_core, doomed)
-    _stop_until_not_ready(module_bed, victim)
+    _stop_until_not_ready(injector, victim)
     _wait_gone(bed_core, doomed, REACTION_BOUND_S)
     assert _deleters(module_bed, watched, "next") == {new}
     _assert_one_actor(module_bed, timeline, watched)
@@ -323,26 +327,20 @@ def _ready_on(core: client.CoreV1Api, namespace: str, workload: str) -> dict[str
                 c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])}
 
 
-def _ready_elsewhere(timeline: Timeline, namespace: str, workload: str, node: str,
-                     after: float) -> float | None:
-    """When a pod of ``workload`` was first Ready on a node other than ``node`` after ``after``."""
+def _wait_ready_elsewhere(timeline: Timeline, fault: FaultRecord, namespace: str,
+                          workload: str, *, timeout_s: float) -> float:
+    """Seconds from ``fault`` until a pod of ``workload`` is Ready on a node it did not hit."""
     prefix = f"{namespace}/{workload}-"
-    return next((e.t for e in timeline.select("pod_ready", after=after)
-                 if e.subject.startswith(prefix) and e.detail["node"] != node), None)
-
-
-def _wait_ready_elsewhere(timeline: Timeline, namespace: str, workload: str, *, node: str,
-                          after: float, timeout_s: float) -> float:
-    at = waiting.wait_for(
-        lambda: ((t := _ready_elsewhere(timeline, namespace, workload, node, after)) is not None,
-                 t), what=f"{namespace}/{workload} Ready off {node}", timeout_s=timeout_s)
-    assert at is not None
-    return at - after
+    seconds = waiting.wait_for(
+        lambda: ((t := metrics.ready_elsewhere(timeline, fault, prefix)) is not None, t),
+        what=f"{prefix}* Ready off {fault.targets}", timeout_s=timeout_s)
+    assert seconds is not None
+    return seconds
 
 
 def test_workloads_recover_faster_than_without_controller(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        replicas: ControllerReplicas, watched: str, unwatched: str,
+        injector: Injector, replicas: ControllerReplicas, watched: str, unwatched: str,
         hac_settings: ControllerSettings,
         record_property: Callable[[str, object], None]) -> None:
     """One node stops: with the controller its StatefulSet and Deployment pods are Ready
@@ -365,17 +363,16 @@ def test_workloads_recover_faster_than_without_controller(
     replicas.start_all()
     replicas.wait_leader(LEADER_TIMEOUT_S)
 
-    stopped = timeline.now()
-    module_bed.stop_kubelet(victim)
-    sts_with = _wait_ready_elsewhere(timeline, watched, "db", node=victim, after=stopped,
-                                     timeout_s=WORKLOAD_TIMEOUT_S)
-    deploy_with = _wait_ready_elsewhere(timeline, watched, "core", node=victim, after=stopped,
+    fault = injector.record(_stop_kubelet(injector, victim))
+    sts_with = _wait_ready_elsewhere(timeline, fault, watched, "db", timeout_s=WORKLOAD_TIMEOUT_S)
+    deploy_with = _wait_ready_elsewhere(timeline, fault, watched, "core",
                                         timeout_s=WORKLOAD_TIMEOUT_S)
     deploy_without = _wait_ready_elsewhere(
-        timeline, unwatched, "core", node=victim, after=stopped,
+        timeline, fault, unwatched, "core",
         timeout_s=BED.toleration_s + BED.node_monitor_grace_period_s + WORKLOAD_TIMEOUT_S)
     stuck_until = BED.toleration_s + BED.node_monitor_grace_period_s + STUCK_MARGIN_S
-    _holds_for(lambda: (_ready_elsewhere(timeline, unwatched, "db", victim, stopped) is None,
+    stopped = fault.injected_at
+    _holds_for(lambda: (metrics.ready_elsewhere(timeline, fault, f"{unwatched}/db-") is None,
                         f"{timeline.now() - stopped:.1f}s after the stop"),
                for_s=max(0.0, stopped + stuck_until - timeline.now()),
                what="the baseline StatefulSet pod stuck (no replacement)")

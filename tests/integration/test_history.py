@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof.cluster.interface import Cluster, Component
-from zoneproof.faults import Injector, KillComponent, KillEtcdMember
+from zoneproof.faults import Injector, KillComponent, KillEtcdLeader
 from zoneproof.measure.history import History, Outcome, ReadMode
 from zoneproof.measure.timeline import Timeline
 from zoneproof.slo import SloResult, SloStatus, load_slos
@@ -61,7 +61,7 @@ def _across_faults(bed: Cluster, mode: ReadMode, workdir: Path) -> Run:
     victim = bed.etcd_leader()
     try:
         time.sleep(BEFORE_S)
-        with injector.injected(KillEtcdMember("leader"), max_duration_s=60):
+        with injector.injected(KillEtcdLeader(), max_duration_s=60):
             time.sleep(HOLD_S)
         leader_after = bed.etcd_leader()
         time.sleep(BETWEEN_S)
@@ -82,7 +82,7 @@ def _across_faults(bed: Cluster, mode: ReadMode, workdir: Path) -> Run:
 
 def _hit(run: Run, fault: str) -> list[Outcome]:
     """Outcomes of the operations invoked while ``fault`` was active."""
-    (record,) = [r for r in run.injector.records if r.name == fault]
+    (record,) = [r for r in run.injector.records if r.kind == fault]
     end = record.reverted_at if record.reverted_at is not None else float("inf")
     return [op.outcome for op in run.history.operations if record.injected_at <= op.call <= end]
 
@@ -108,5 +108,5 @@ def test_informer_reads_are_not_linearizable_across_the_same_faults(
     assert illegal and all(k.visualization is not None and k.visualization.is_file()
                            for k in illegal)
     # the API server restart cut the informer off
-    restart = next(r for r in run.injector.records if r.name == "kill-control-plane")
+    restart = next(r for r in run.injector.records if r.kind == "kill-control-plane")
     assert run.timeline.first("informer_disconnected", after=restart.injected_at) is not None

@@ -63,6 +63,21 @@ def test_unit_tests_start_no_cluster(pytester: pytest.Pytester) -> None:
     assert "never-made" not in result.stdout.str().replace("cluster=never-made", "")
 
 
+def test_a_module_that_cannot_be_collected_is_named_in_the_summary(
+        pytester: pytest.Pytester) -> None:
+    """A suite module that fails to import (e.g. a missing dependency) is an error the
+    summary names, with its cause — not a run that reads as if the module were not there."""
+    pytester.makepyfile(test_fine="def test_fine():\n    pass\n",
+                        test_broken="import no_such_module_zp\n\ndef test_never():\n    pass\n")
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_subprocess("-n", "2", f"--zp-report-dir={reports}")
+    assert result.ret != 0
+    doc = json.loads((reports / "summary.json").read_text())
+    assert doc["verdict"] == "FAIL"
+    (failure,) = doc["failures"]
+    assert failure["test"] == "test_broken.py" and "no_such_module_zp" in failure["message"]
+
+
 def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) -> None:
     """Outcomes, SLO properties and the components the harness started reach summary.json
     also through xdist workers."""
@@ -72,16 +87,22 @@ def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) 
         from zoneproof.components.harness import started
         from zoneproof.components.harness.component import Command, Component
         from zoneproof.components.harness.registry import Kind
-        from zoneproof.report.summary import slo_property
+        from zoneproof.report.junit import slo_property
+        from zoneproof.slo import SloResult, SloStatus
 
-        def test_held(record_property):
-            record_property(*slo_property("lease-failover", "PASS", 4.0, 9.0, "seconds"))
+        def test_held(record_property, tmp_path):
+            record_property(*slo_property(SloResult(
+                "lease-failover", SloStatus.PASS, 4.0, 9.0, "seconds", "")))
             vendor = Component(Kind.CONTROLLER, Command("{python} my.py {kubeconfig} {identity}"))
             for identity in ("a", "b"):
-                started.note(started.of_command(vendor, [sys.executable, "my.py", "k", identity]))
+                log = tmp_path / f"{identity}.log"
+                log.write_text(f"replica {identity} ran")
+                started.note(started.of_command(vendor, [sys.executable, "my.py", "k", identity],
+                                                log=log))
 
         def test_breached(record_property):
-            record_property(*slo_property("etcd-write-error-window", "FAIL", 7.5, 5.0, "seconds"))
+            record_property(*slo_property(SloResult(
+                "etcd-write-error-window", SloStatus.FAIL, 7.5, 5.0, "seconds", "")))
 
         @pytest.mark.skip(reason="not here")
         def test_skipped():
@@ -105,11 +126,19 @@ def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) 
     assert controller["sha256"] == binaries.sha256_of(Path(sys.executable).resolve())
     assert ran["webhook"] == {"starts": 0, "ran": [], "note": "no webhook was started in this run"}
     assert doc["versions"]["binaries"]["kind"]["version"] == binaries.PINS.kind
+    logs = reports / "components" / "test_slos.py_test_held"
+    assert sorted(p.name for p in logs.iterdir()) == ["a.log", "b.log"], "logs outlive tmp dirs"
+    assert (logs / "b.log").read_text() == "replica b ran"
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--zp-slo-file", "missing.yaml"], "--zp-slo-file"),
     (["--zp-experiments", "no-such-experiment", "chaos"], "unknown chaos experiment"),
+    (["--zp-experiments", "zone-outage nope-a,nope-b", "chaos"],
+     "unknown chaos experiment(s) nope-a, nope-b: choose from zone-outage"),
+    (["--zp-skip-experiments", "zone-outage, nope-c", "chaos"],
+     "unknown chaos experiment(s) nope-c: choose from zone-outage"),
+    (["--zp-webhook-registration", "missing.yaml"], "missing.yaml is not a file"),
 ])
 def test_report_options_are_validated(pytester: pytest.Pytester, args: list[str],
                                       message: str) -> None:
@@ -121,6 +150,54 @@ def test_report_options_are_validated(pytester: pytest.Pytester, args: list[str]
     result = pytester.runpytest_subprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_on_a_backend_that_makes_no_clusters_nothing_stands_in(pytester: pytest.Pytester) -> None:
+    """Destructive tests and private beds skip with the reason; no other cluster is made."""
+    kubeconfig = pytester.path / "users.kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    pytester.makepyfile('''
+        import pytest
+
+        @pytest.mark.destructive
+        def test_breaks_things():
+            raise AssertionError("must not run")
+
+        def test_wants_a_bed(private_bed):
+            raise AssertionError("must not run")
+    ''')
+    result = pytester.runpytest_subprocess("--zp-backend", "existing", "--zp-kubeconfig",
+                                           str(kubeconfig), "-rs")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*2 skipped*"])
+    assert result.stdout.str().count("never substitutes another cluster") == 2
+
+
+def test_a_session_is_a_run_that_sigterm_ends_cleanly(pytester: pytest.Pytester,
+                                                      tmp_path: Path) -> None:
+    """SIGTERM takes Ctrl-C's path: teardown runs, the run's directory goes."""
+    flag, torn = tmp_path / "started", tmp_path / "torn-down"
+    pytester.makepyfile(f'''
+        import os, signal, time, pytest
+        from pathlib import Path
+        from zoneproof.cluster import runs
+
+        @pytest.fixture
+        def held():
+            yield
+            Path({str(torn)!r}).write_text("yes")
+
+        def test_hold(held):
+            Path({str(flag)!r}).write_text(runs.current().id)
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(30)
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:xdist")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert torn.read_text() == "yes"
+    from zoneproof.cluster import runs
+
+    assert not runs.directory(flag.read_text()).exists()
 
 
 def test_broken_twins_run_only_where_the_controller_has_the_variant(pytester: pytest.Pytester

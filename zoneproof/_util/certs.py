@@ -12,6 +12,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from zoneproof._util import files
+
 __all__ = [
     "KeyPair",
     "issue_cert",
@@ -37,8 +39,7 @@ class KeyPair:
         """Write ``<stem>.crt`` and ``<stem>.key`` (mode 0600) into ``directory``."""
         crt, key = directory / f"{stem}.crt", directory / f"{stem}.key"
         crt.write_bytes(self.cert_pem)
-        key.touch(mode=0o600)
-        key.write_bytes(self.key_pem)
+        files.write_private(key, self.key_pem)
         return crt, key
 
 
@@ -71,18 +72,19 @@ def _name(common_name: str, organization: str | None = None) -> x509.Name:
     return x509.Name(attrs)
 
 
-def _builder(subject: x509.Name, issuer: x509.Name, key: rsa.RSAPrivateKey) -> x509.CertificateBuilder:
+def _builder(subject: x509.Name, issuer: x509.Name, key: rsa.RSAPrivateKey,
+             validity: dt.timedelta = _VALIDITY) -> x509.CertificateBuilder:
     now = dt.datetime.now(dt.UTC)
     return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + _VALIDITY))
+            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + validity))
 
 
-def make_ca(common_name: str) -> KeyPair:
-    """A self-signed CA."""
+def make_ca(common_name: str, validity: dt.timedelta = _VALIDITY) -> KeyPair:
+    """A self-signed CA, valid for ``validity``."""
     key = make_rsa_key()
     name = _name(common_name)
-    cert = (_builder(name, name, key)
+    cert = (_builder(name, name, key, validity)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
                                          content_commitment=False, key_encipherment=False,
@@ -93,16 +95,20 @@ def make_ca(common_name: str) -> KeyPair:
 
 
 def issue_cert(ca: KeyPair, common_name: str, *, sans: tuple[str, ...] = (),
-               organization: str | None = None, client: bool = False) -> KeyPair:
-    """A certificate signed by ``ca``: serving (SANs: DNS names or IPs) or ``client``."""
+               organization: str | None = None, client: bool = False,
+               server: bool | None = None, validity: dt.timedelta = _VALIDITY) -> KeyPair:
+    """A certificate signed by ``ca``, valid for ``validity``: serving (SANs: DNS names or
+    IPs), ``client``, or both (``client=True, server=True``: an etcd peer)."""
     ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
     ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
     assert isinstance(ca_key, rsa.RSAPrivateKey)
     key = make_rsa_key()
-    usage = ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH
-    builder = (_builder(_name(common_name, organization), ca_cert.subject, key)
+    usages = [ExtendedKeyUsageOID.CLIENT_AUTH] if client else []
+    if server if server is not None else not client:
+        usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
+    builder = (_builder(_name(common_name, organization), ca_cert.subject, key, validity)
                .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-               .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
+               .add_extension(x509.ExtendedKeyUsage(usages), critical=False))
     if sans:
         names: list[x509.GeneralName] = []
         for san in sans:

@@ -1,8 +1,10 @@
-"""Detached long-running processes: start, check, stop (TERM then KILL), find after a crash.
+"""Detached long-running processes: start, check, stop (TERM then KILL).
 
 A process outlives the Python that started it (``zoneproof up`` returns, ``down`` is
 another command), so each is tracked by a DaemonRecord (pid + kernel start time, which
-guards against pid reuse) that callers persist.
+guards against pid reuse) that callers persist. It inherits this process's environment,
+so the run's token (``reaping.RUN_ENV``) with it; a caller that starts a process for
+something else (a bed) passes that owner's token in ``env`` and drops the run's.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from zoneproof._util import waiting
+from zoneproof._util import reaping, waiting
 
-__all__ = ["DaemonRecord", "alive", "exit_code", "find_by_marker", "send", "start", "stop"]
+__all__ = ["DaemonRecord", "alive", "exit_code", "send", "start", "stop"]
 
 log = logging.getLogger(__name__)
 
@@ -48,27 +50,19 @@ class DaemonRecord:
         return cls(**{**data, "argv": tuple(data["argv"])})
 
 
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state letter, start time in clock ticks) of ``pid``, or None if gone."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    fields = raw[raw.rindex(")") + 2:].split()
-    return fields[0], int(fields[19])
-
-
 def start(name: str, argv: Sequence[str], log_path: Path, *, cwd: Path | None = None,
-          env: dict[str, str] | None = None) -> DaemonRecord:
-    """Start ``argv`` in its own session, output appended to ``log_path``."""
+          env: dict[str, str] | None = None, drop_env: tuple[str, ...] = ()) -> DaemonRecord:
+    """Start ``argv`` in its own session, output appended to ``log_path``; its environment
+    is this one's with ``env`` added and ``drop_env`` removed."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    environment = {k: v for k, v in os.environ.items() if k not in drop_env} | (env or {})
     with log_path.open("ab") as sink:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
-            start_new_session=True, env={**os.environ, **(env or {})},
+            start_new_session=True, env=environment,
         )
     _children[proc.pid] = proc
-    stat = _stat(proc.pid)
+    stat = reaping.stat_of(proc.pid)
     record = DaemonRecord(name, tuple(argv), str(log_path), proc.pid, stat[1] if stat else 0)
     log.debug("started %s pid=%d: %s", name, proc.pid, " ".join(argv))
     return record
@@ -79,8 +73,7 @@ def alive(record: DaemonRecord) -> bool:
     if (child := _children.get(record.pid)) is not None and child.poll() is not None:
         _ended[record.pid] = _children.pop(record.pid)
         return False
-    stat = _stat(record.pid)
-    return stat is not None and stat[0] not in ("Z", "X") and stat[1] == record.start_ticks
+    return reaping.ProcessId(record.pid, record.start_ticks).alive()
 
 
 def exit_code(record: DaemonRecord, timeout_s: float = 10.0) -> int | None:
@@ -122,18 +115,3 @@ def stop(record: DaemonRecord, *, timeout_s: float = 10.0, sig: signal.Signals =
         waiting.wait_for(lambda: (not alive(record), record.pid),
                          what=f"{record.name} to die after SIGKILL", timeout_s=10, interval_s=0.05)
 
-
-def find_by_marker(marker: str) -> list[int]:
-    """Pids of live processes whose command line contains ``marker`` (crash clean-up)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        stat = _stat(int(entry.name))
-        if marker in cmdline and stat is not None and stat[0] not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found

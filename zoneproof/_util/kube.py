@@ -10,13 +10,17 @@ __all__ = ["api_client"]
 
 
 def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
-               retries: int | None = None, temp_dir: Path | None = None) -> client.ApiClient:
+               retries: int | None = None, temp_dir: Path | None = None,
+               pool_maxsize: int | None = None) -> client.ApiClient:
     """An ApiClient for ``kubeconfig`` (None: $KUBECONFIG / ~/.kube/config, or in-cluster).
 
     ``retries`` bounds urllib3's connection retries (0 for health probes that must answer
     at once); None keeps the client's default. ``temp_dir``: where the loader writes the
     certificate and key files of embedded ``*-data`` (default: the system's temp dir, removed
-    only by an atexit hook, which ``os._exit`` and signals skip).
+    only by an atexit hook, which ``os._exit`` and signals skip). ``pool_maxsize``: HTTP
+    connections kept per host; size it to the threads that use the client at once (the
+    default, 5 per CPU, makes urllib3 drop and reopen connections, warning "Connection pool
+    is full").
     """
     configuration = client.Configuration()
     if kubeconfig is None:
@@ -30,6 +34,8 @@ def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
                                 client_configuration=configuration, temp_file_path=_temp_path(temp_dir))
     if retries is not None:
         configuration.retries = retries
+    if pool_maxsize is not None:
+        configuration.connection_pool_maxsize = pool_maxsize
     return client.ApiClient(configuration)
 
 

@@ -11,6 +11,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube, waiting
+from zoneproof.bench import procstat
 from zoneproof.bench import samples as figures
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.local import LocalBackend, LocalCluster
@@ -19,20 +20,15 @@ from zoneproof.cluster.spec import ClusterSpec
 __all__ = ["bench_bed"]
 
 _IDLE_WINDOW_S = 10.0
-def _rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _idle(bed: LocalCluster) -> tuple[float, float]:
     """(total RSS MiB, CPU % of one core) of every bed process over an idle window."""
     pids = [r.pid for r in bed.records().values()]
-    before = sum(figures.cpu_seconds(p) for p in pids)
+    before = sum(procstat.cpu_seconds(p) for p in pids)
     time.sleep(_IDLE_WINDOW_S)  # measuring idle load: nothing to wait for
-    cpu = (sum(figures.cpu_seconds(p) for p in pids) - before) / _IDLE_WINDOW_S * 100
-    return sum(_rss_mib(p) for p in pids), cpu
+    cpu = (sum(procstat.cpu_seconds(p) for p in pids) - before) / _IDLE_WINDOW_S * 100
+    return sum(procstat.rss_mib(p) for p in pids), cpu
 
 
 def _not_ready_detection(bed: LocalCluster) -> float:

@@ -9,33 +9,30 @@ failures are printed.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from zoneproof import errors
 from zoneproof.bench import samples as figures
 from zoneproof.cluster.interface import Progress
+from zoneproof.report import summary
 from zoneproof.suites import qualify
 
 __all__ = ["bench_chaos", "samples_of"]
 
 
-def _experiment(test: str) -> str:
-    return test.rsplit("[", 1)[-1].rstrip("]")
-
-
-def samples_of(summary: dict[str, Any]) -> dict[str, list[float]]:
+def samples_of(run: summary.Summary) -> dict[str, list[float]]:
     """``<experiment> <slo>`` → measured, and ``<experiment> wall s`` → duration, of one run."""
     out: dict[str, list[float]] = {}
-    for row in summary.get("slos", []):
-        if row["measured"] is not None:
-            out.setdefault(f"{_experiment(row['test'])} {row['name']}", []).append(row["measured"])
-    for test in summary.get("tests", []):
-        if "test_experiment[" in test["test"]:
-            out.setdefault(f"{_experiment(test['test'])} wall s", []).append(test["duration_s"])
+    for test, result in run.slos:
+        if result.observed is not None:
+            out.setdefault(f"{qualify.experiment_of(test)} {result.name}", []).append(
+                result.observed)
+    for outcome in run.outcomes:
+        if "test_experiment[" in outcome.nodeid:
+            out.setdefault(f"{qualify.experiment_of(outcome.nodeid)} wall s", []).append(
+                outcome.duration_s)
     return out
 
 
@@ -52,10 +49,10 @@ def bench_chaos(runs: int, progress: Progress, out: Path | None) -> figures.Summ
         path = reports / "summary.json"
         if not path.is_file():
             raise errors.ZoneproofError(f"chaos run {i + 1} wrote no {path} (pytest exit {code})")
-        summary = json.loads(path.read_text())
-        for key, values in samples_of(summary).items():
+        run = summary.load(path)
+        for key, values in samples_of(run).items():
             samples.setdefault(key, []).extend(values)
-        failed = [f["test"] for f in summary["failures"]]
-        progress(f"run {i + 1}/{runs}: {summary['verdict']} in {summary['duration_s']:.0f} s"
+        failed = [o.nodeid for o in run.failures]
+        progress(f"run {i + 1}/{runs}: {run.verdict} in {run.duration_s:.0f} s"
                  + (f"; failed: {', '.join(failed)}" if failed else ""))
     return figures.summarize(samples, progress, out)

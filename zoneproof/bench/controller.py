@@ -26,7 +26,12 @@ from zoneproof.bench import samples as figures
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.local import LocalBackend, LocalCluster
 from zoneproof.cluster.spec import ClusterSpec
-from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
+from zoneproof.components.harness.controller import (
+    REPLICA_PREFIX,
+    ControllerReplicas,
+    ControllerSettings,
+)
+from zoneproof.faults import FaultRecord, Injector, StopKubelets
 from zoneproof.measure import (
     NodeReadyRecorder,
     PodRecorder,
@@ -34,6 +39,7 @@ from zoneproof.measure import (
     pod_deletions,
     recording,
 )
+from zoneproof.slo import metrics
 
 __all__ = ["bench_controller"]
 
@@ -73,18 +79,12 @@ def _populate(api: client.ApiClient, namespace: str, node: str, bare: int) -> No
     waiting.wait_for(placed, what=f"{namespace} pods Running on {node}", timeout_s=60)
 
 
-def _ready_elsewhere(timeline: Timeline, namespace: str, workload: str, node: str,
-                     after: float) -> float | None:
+def _wait_elsewhere(timeline: Timeline, fault: FaultRecord, namespace: str,
+                    workload: str) -> float:
     prefix = f"{namespace}/{workload}-"
-    return next((e.t - after for e in timeline.select("pod_ready", after=after)
-                 if e.subject.startswith(prefix) and e.detail["node"] != node), None)
-
-
-def _wait_elsewhere(timeline: Timeline, namespace: str, workload: str, node: str,
-                    after: float) -> float:
     found = waiting.wait_for(
-        lambda: ((t := _ready_elsewhere(timeline, namespace, workload, node, after)) is not None,
-                 t), what=f"{namespace}/{workload} Ready off {node}", timeout_s=_TIMEOUT_S)
+        lambda: ((t := metrics.ready_elsewhere(timeline, fault, prefix)) is not None, t),
+        what=f"{prefix}* Ready off {fault.targets}", timeout_s=_TIMEOUT_S)
     assert found is not None
     return found
 
@@ -95,31 +95,33 @@ def _outage(bed: LocalCluster, replicas: ControllerReplicas, node: str, watched:
     api = replicas.api
     timeline = Timeline()
     grace, toleration = bed.spec.timings.node_monitor_grace_period_s, bed.spec.timings.toleration_s
+    injector = Injector(bed, timeline)
+    stuck_s = toleration + grace + _STUCK_MARGIN_S
     with recording(timeline, [NodeReadyRecorder(api), PodRecorder(api)]):
-        stopped = timeline.now()
-        bed.stop_kubelet(node)
-        found = {
-            "sts_recovery_with_controller_seconds": _wait_elsewhere(
-                timeline, watched, "db", node, stopped),
-            "deployment_replace_with_controller_seconds": _wait_elsewhere(
-                timeline, watched, "core", node, stopped),
-            "deployment_replace_without_controller_seconds": _wait_elsewhere(
-                timeline, baseline, "core", node, stopped)}
-        stuck_s = toleration + grace + _STUCK_MARGIN_S
-        try:
-            waiting.wait_for(lambda: (_ready_elsewhere(timeline, baseline, "db", node, stopped)
-                                      is not None, None), what="baseline StatefulSet",
-                             timeout_s=max(0.0, stopped + stuck_s - timeline.now()))
-            raise errors.ZoneproofError(f"the baseline StatefulSet {baseline}/db recovered "
-                                        "without the controller: the bed is not as expected")
-        except waiting.WaitTimeout:
-            found["sts_stuck_without_controller_seconds"] = timeline.now() - stopped
-        bed.start_kubelet(node)
+        with injector.injected(StopKubelets(nodes=(node,)),
+                               max_duration_s=stuck_s + 4 * _TIMEOUT_S):
+            fault = injector.records[-1]
+            found = {
+                "sts_recovery_with_controller_seconds": _wait_elsewhere(
+                    timeline, fault, watched, "db"),
+                "deployment_replace_with_controller_seconds": _wait_elsewhere(
+                    timeline, fault, watched, "core"),
+                "deployment_replace_without_controller_seconds": _wait_elsewhere(
+                    timeline, fault, baseline, "core")}
+            stopped = fault.injected_at
+            try:
+                waiting.wait_for(lambda: (metrics.ready_elsewhere(timeline, fault, f"{baseline}/db-")
+                                          is not None, None), what="baseline StatefulSet",
+                                 timeout_s=max(0.0, stopped + stuck_s - timeline.now()))
+                raise errors.ZoneproofError(f"the baseline StatefulSet {baseline}/db recovered "
+                                            "without the controller: the bed is not as expected")
+            except waiting.WaitTimeout:
+                found["sts_stuck_without_controller_seconds"] = timeline.now() - stopped
         bed.wait_nodes([node], ready=True, timeout_s=_TIMEOUT_S)
     event = next(e for e in timeline.select("node_ready", node, after=stopped)
                  if e.detail["status"] != "True")
     not_ready = dt.datetime.fromisoformat(event.wall)
-    deletes = [d for d in pod_deletions(bed.audit_log(), users_prefix="zp-hac")
+    deletes = [d for d in pod_deletions(bed.audit_log(), users_prefix=REPLICA_PREFIX)
                if d.namespace == watched and d.pod.startswith("bare-")]
     return found, [(d.at - not_ready).total_seconds() for d in deletes]
 

@@ -1,14 +1,14 @@
 """chaostoolkit actions: deploy what an experiment protects, inject faults, wait for effects.
 
-Every fault goes through the run's one Injector (revert registered first, bounded by
-``max_duration_s``, reverted at the latest when the run closes). ``configuration`` is
-injected by chaostoolkit (keys ``zoneproof_*``, see ``settings.Settings``). No
-``from __future__ import annotations``: chaostoolkit discovery reads real types.
+One action injects every fault: ``inject_fault`` builds a registered fault kind by name
+(``zoneproof.faults.registry``) and runs it through the run's one Injector (revert
+registered first, bounded by ``max_duration_s``, reverted at the latest when the run
+closes); ``revert_faults`` ends them. ``configuration`` is injected by chaostoolkit (keys
+``zoneproof_*``, see ``settings.Settings``). No ``from __future__ import annotations``:
+chaostoolkit discovery reads real types.
 """
 
-import inspect
-import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from kubernetes import client
@@ -18,45 +18,43 @@ from zoneproof._util import waiting
 from zoneproof.chaos import k8s, session
 from zoneproof.components.harness import controller as controllers
 from zoneproof.components.harness import webhook as webhooks
-from zoneproof.faults import Fault, KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
-from zoneproof.faults.components import KillControllerLeader, StopWebhook
+from zoneproof.faults import Effect, Fault, FaultContext, registry
+from zoneproof.measure.history import ReadMode
+from zoneproof.report import artefacts
 from zoneproof.traffic import admission, tolerant, workloads
+from zoneproof.traffic.registers import RegisterTraffic, TrafficSettings
 from zoneproof.traffic.writer import Writer
 
 __all__ = [
-    "cordon_zone",
     "deploy_ha_controller",
     "deploy_webhook",
-    "expect_admissions",
     "deploy_workloads",
-    "drain_zone",
+    "deploy_zone_tolerant_workload",
+    "expect_admissions",
     "expect_workloads_running",
     "expect_writes",
-    "kill_controller_leader",
-    "kill_etcd_member",
-    "kill_etcd_members",
+    "expect_zone_tolerant_available",
+    "expect_zone_tolerant_spread",
+    "inject_fault",
     "remove_ha_controller",
     "remove_webhook",
     "remove_workloads",
     "revert_faults",
+    "start_history_traffic",
     "start_writer",
-    "stop_kubelets",
-    "stop_webhook",
+    "stop_history_traffic",
     "stop_writer",
-    "uncordon_zone",
     "wait_apiserver",
     "wait_controller_leader",
     "wait_nodes",
     "wait_workloads_ready",
-    "zone_outage",
 ]
 
 Configuration = dict[str, Any] | None
-_CONTROLLER, _WRITER, _CORDON, _WEBHOOK = "ha-controller", "writer", "cordon-", "webhook"
-_NODE_FAULTS = ("stop-kubelets", "zone-outage")
+_CONTROLLER, _WRITER, _WEBHOOK = "ha-controller", "writer", "webhook"
+_HISTORY = "register traffic"
 _WORKLOADS = "workloads"
 _TOLERANT = "zone-tolerant workload"
-ZONE_LABEL = workloads.ZONE_LABEL
 
 
 # -- workloads --------------------------------------------------------------------------
@@ -94,13 +92,13 @@ def wait_workloads_ready(replicas: int = 3, avoid_zone: str = "",
                          avoid_faulted_nodes: bool = False, timeout_s: float = 90.0,
                          configuration: Configuration = None) -> dict[str, dict[str, str]]:
     """Wait until ``replicas`` pods of each workload are Ready (none terminating), none on a
-    node of ``avoid_zone`` nor (``avoid_faulted_nodes``) on a node a kubelet fault of this
-    run hit; returns workload → {pod: node}."""
+    node of ``avoid_zone`` nor (``avoid_faulted_nodes``) on a node a fault of this run
+    turned NotReady; returns workload → {pod: node}."""
     run = session.current(configuration)
     core = client.CoreV1Api(run.api)
     avoided = set(run.cluster.nodes_by_zone().get(avoid_zone, [])) if avoid_zone else set()
     if avoid_faulted_nodes:
-        avoided |= set(_fault_targets(run, _NODE_FAULTS))
+        avoided |= set(_not_ready_targets(run))
 
     def probe() -> tuple[bool, dict[str, dict[str, str]]]:
         where = _placement(core, run.namespace)
@@ -181,15 +179,6 @@ def remove_ha_controller(configuration: Configuration = None) -> list[str]:
     return extra.group.identities
 
 
-def kill_controller_leader(signal_name: str = "SIGKILL", max_duration_s: float = 300.0,
-                           configuration: Configuration = None) -> list[str]:
-    """Send ``signal_name`` (SIGKILL or SIGTERM) to the Lease holder; revert restarts it."""
-    if signal_name not in ("SIGKILL", "SIGTERM"):
-        raise errors.ConfigError(f"signal_name must be SIGKILL or SIGTERM, got {signal_name!r}")
-    run = session.current(configuration)
-    return list(run.start_fault(_controller_fault(run, signal_name), max_duration_s))
-
-
 def wait_controller_leader(timeout_s: float = 30.0, configuration: Configuration = None) -> str:
     """Wait until a live replica of this run holds the Lease; its identity."""
     run = session.current(configuration)
@@ -203,81 +192,62 @@ def wait_controller_leader(timeout_s: float = 30.0, configuration: Configuration
                             timeout_s=timeout_s, interval_s=0.1, ignore=(client.ApiException,))
 
 
-# -- node and zone faults ---------------------------------------------------------------
+# -- faults ---------------------------------------------------------------------------
 
-def _pick_nodes(by_zone: dict[str, list[str]], count: int, zones: list[str]) -> list[str]:
-    """``count`` nodes taking zones in turn (first node of each zone first), no repeats."""
-    chosen_zones = zones or sorted(by_zone)
-    unknown = [z for z in chosen_zones if z not in by_zone]
-    if unknown:
-        raise errors.ConfigError(f"unknown zones {unknown}: the cluster has {sorted(by_zone)}")
-    columns = [sorted(by_zone[z]) for z in chosen_zones]
-    order = [c[i] for i in range(max(map(len, columns), default=0)) for c in columns if i < len(c)]
-    if count < 1 or count > len(order):
-        raise errors.ConfigError(f"count must be 1..{len(order)} for zones {chosen_zones}, "
-                                 f"got {count}")
-    return order[:count]
+def fault_context(run: session.Run) -> FaultContext:
+    """What this run's faults act on: its cluster, API client, workload namespace, the
+    components under test it deployed, and the cordon/drain adapter."""
+    replicas = run.extras.get(_CONTROLLER)
+    webhook = run.extras.get(_WEBHOOK)
+    return FaultContext(
+        run.cluster, run.api, run.namespace,
+        controller=replicas.group if isinstance(replicas, _StopReplicas) else None,
+        webhook=webhook if isinstance(webhook, webhooks.RunningWebhook) else None,
+        scheduling=k8s.NodeScheduling(run.cluster.kubeconfig))
 
 
-def stop_kubelets(  # noqa: PLR0917 - chaostoolkit discovery skips keyword-only parameters
-        nodes: list[str] | None = None, count: int = 1, zones: list[str] | None = None,
-        hosting: str = "", max_duration_s: float = 300.0,
-        configuration: Configuration = None) -> list[str]:
-    """Stop the kubelets of ``nodes``, or of ``count`` nodes spread over ``zones`` (all
-    zones when empty), only nodes running a pod of workload ``hosting`` when given (``db``,
-    ``core``); the nodes hit."""
+def inject_fault(fault: str, parameters: dict[str, Any] | None = None,
+                 max_duration_s: float = 300.0, configuration: Configuration = None) -> list[str]:
+    """Inject the registered fault kind ``fault`` (``stop-kubelets``, ``zone-outage``,
+    ``kill-etcd-member``, ...; see ``chaos discover``) with its ``parameters``, reverted
+    after ``max_duration_s`` at the latest; what it hit."""
+    built = registry.build(fault, parameters)  # ConfigError before anything is touched
     run = session.current(configuration)
-    fault = _kubelet_fault(run, nodes, count, zones, hosting)
-    return list(run.start_fault(fault, max_duration_s))
+    return list(run.start_fault(built, max_duration_s, fault_context(run)))
 
 
-def zone_outage(zone: str = "zone-a", max_duration_s: float = 300.0,
-                configuration: Configuration = None) -> list[str]:
-    """Stop every kubelet of ``zone``; the nodes hit."""
-    run = session.current(configuration)
-    return list(run.start_fault(ZoneOutage(zone), max_duration_s))
+def planned_fault(func: str, arguments: Mapping[str, Any]) -> Fault | None:
+    """The fault the activity ``func`` would inject with ``arguments`` (None: not
+    ``inject_fault``)."""
+    if func != "inject_fault":
+        return None
+    return registry.build(str(arguments.get("fault", "")), arguments.get("parameters"))
 
 
-def _fault_targets(run: session.Run, names: tuple[str, ...]) -> list[str]:
-    return sorted({t for e in run.timeline.select("fault_injected") if e.subject in names
-                   for t in e.detail.get("targets", "").split(",") if t})
+def _not_ready_targets(run: session.Run) -> list[str]:
+    """Every node a fault of this run must turn NotReady."""
+    return sorted({t for r in run.injector.records if r.causes(Effect.NODES_NOT_READY)
+                   for t in r.targets})
 
 
 def wait_nodes(ready: bool = False, zone: str = "", timeout_s: float = 60.0,
                configuration: Configuration = None) -> list[str]:
-    """Wait until the nodes of ``zone`` (empty: every node a kubelet fault of this run hit)
-    are Ready (``ready``) or not; their names."""
+    """Wait until the nodes of ``zone`` (empty: every node a fault of this run must turn
+    NotReady) are Ready (``ready``) or not; their names."""
     run = session.current(configuration)
-    nodes = (run.cluster.nodes_by_zone().get(zone, []) if zone
-             else _fault_targets(run, _NODE_FAULTS))
+    nodes = run.cluster.nodes_by_zone().get(zone, []) if zone else _not_ready_targets(run)
     if not nodes:
-        raise errors.ConfigError(f"no nodes to wait for (zone {zone!r}, no kubelet fault yet)")
+        raise errors.ConfigError(f"no nodes to wait for (zone {zone!r}, no node fault yet)")
     run.cluster.wait_nodes(nodes, ready=ready, timeout_s=timeout_s)
     return nodes
 
 
 def revert_faults(fault: str = "", configuration: Configuration = None) -> list[str]:
-    """Revert this run's active faults called ``fault`` (all when empty); names reverted."""
-    return [r.name for r in session.current(configuration).stop_faults(fault)]
+    """Revert this run's active faults of kind ``fault`` (all when empty); kinds reverted."""
+    return [r.kind for r in session.current(configuration).stop_faults(fault)]
 
 
-# -- etcd -------------------------------------------------------------------------------
-
-def kill_etcd_member(role: str = "follower", max_duration_s: float = 120.0,
-                     configuration: Configuration = None) -> list[str]:
-    """SIGKILL one etcd member (``leader``, ``follower`` or a name); revert restarts it."""
-    run = session.current(configuration)
-    return list(run.start_fault(KillEtcdMember(role), max_duration_s))
-
-
-def kill_etcd_members(count: int = 2, max_duration_s: float = 120.0,
-                      configuration: Configuration = None) -> list[str]:
-    """SIGKILL ``count`` etcd members, followers first (2 of 3: quorum lost)."""
-    if count < 1:
-        raise errors.ConfigError(f"count must be >= 1, got {count}")
-    run = session.current(configuration)
-    return list(run.start_fault(KillEtcdMembers(count), max_duration_s))
-
+# -- writes -------------------------------------------------------------------------------
 
 def start_writer(interval_s: float = 0.2, configuration: Configuration = None) -> str:
     """Start the background writer (every acknowledged write recorded); its namespace."""
@@ -299,6 +269,50 @@ def stop_writer(configuration: Configuration = None) -> dict[str, int]:
     writer.stop()
     lost = sum(1 for _ in run.timeline.select("write_lost"))
     return {"acknowledged": len(writer.acknowledged), "failed": writer.failed, "lost": lost}
+
+
+# -- register traffic with a recorded history ------------------------------------------
+
+# chaostoolkit's discovery lists only positional-or-keyword parameters
+def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0,  # noqa: PLR0917
+                          min_rate_ops_s: float = 100.0, clients: int = 8, keys: int = 5,
+                          seed: int = 0, configuration: Configuration = None) -> str:
+    """Start register traffic (``clients`` threads, ``rate_ops_s`` in total on ``keys``
+    ConfigMaps; reads by ``read_mode``: quorum, watch-cache or informer) recording every
+    operation; its namespace. Start it >= 5 s before the first fault: the history is void
+    when the traffic before the fault ran under ``min_rate_ops_s``. Stopped, and its history
+    saved as ``history.json``, by ``stop_history_traffic`` or when the run closes."""
+    try:
+        mode = ReadMode(read_mode)
+    except ValueError:
+        raise errors.ConfigError(f"read_mode must be one of {[m.value for m in ReadMode]}, "
+                                 f"got {read_mode!r}") from None
+    run = session.current(configuration)
+    if _HISTORY in run.extras:
+        raise errors.ConfigError("register traffic already runs in this run: one history per "
+                                 "run (stop_history_traffic first)")
+    namespace = run.namespace.replace(run.settings.namespace, "zp-history", 1)
+    traffic = RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
+        namespace=namespace, keys=keys, clients=clients, rate_ops_s=rate_ops_s,
+        min_rate_ops_s=min_rate_ops_s, read_mode=mode, seed=seed))
+    run.extras[_HISTORY] = _SaveHistory(run, traffic.start())
+    return namespace
+
+
+def stop_history_traffic(configuration: Configuration = None) -> dict[str, Any]:
+    """Stop the register traffic and save its history (``history.json`` in the run's
+    workdir); what it recorded."""
+    run = session.current(configuration)
+    extra = run.extras.pop(_HISTORY, None)
+    if not isinstance(extra, _SaveHistory):
+        raise errors.FaultError("no register traffic runs in this run: call "
+                                "start_history_traffic first")
+    extra.stop()
+    history = run.history
+    assert history is not None
+    done = sum(1 for op in history.operations if op.outcome.definite)
+    return {"namespace": history.plan.namespace, "read_mode": str(history.plan.read_mode),
+            "operations": len(history.operations), "definite": done}
 
 
 def expect_writes(succeed: bool = True, timeout_s: float = 10.0,
@@ -359,13 +373,6 @@ def remove_webhook(configuration: Configuration = None) -> list[str]:
             if exc.status != 404:
                 raise
     return names
-
-
-def stop_webhook(max_duration_s: float = 120.0, configuration: Configuration = None) -> list[str]:
-    """SIGKILL the webhook process, leaving it registered; revert serves it again."""
-    run = session.current(configuration)
-    hook: webhooks.RunningWebhook = run.extra(_WEBHOOK)
-    return list(run.start_fault(StopWebhook(hook), max_duration_s))
 
 
 def expect_admissions(selected_allowed: bool = True, timeout_s: float = 20.0,
@@ -461,35 +468,6 @@ def expect_zone_tolerant_spread(timeout_s: float = 90.0,
                             interval_s=0.5, ignore=(client.ApiException,))
 
 
-# -- cordon and drain (chaostoolkit-kubernetes) -----------------------------------------
-
-def cordon_zone(zone: str = "zone-a", configuration: Configuration = None) -> list[str]:
-    """Cordon every node of ``zone`` (uncordoned at the latest when the run closes)."""
-    run = session.current(configuration)
-    run.extras[_CORDON + zone] = _Uncordon(run.cluster.kubeconfig, zone)
-    return k8s.cordon_nodes(run.cluster.kubeconfig, f"{ZONE_LABEL}={zone}")
-
-
-def drain_zone(zone: str = "zone-a", timeout_s: float = 180.0,
-               configuration: Configuration = None) -> list[str]:
-    """Cordon and drain every node of ``zone`` by eviction (PDBs respected, retried)."""
-    run = session.current(configuration)
-    run.extras[_CORDON + zone] = _Uncordon(run.cluster.kubeconfig, zone)
-    run.timeline.add("drain_started", zone)
-    drained = k8s.drain_nodes(run.cluster.kubeconfig, f"{ZONE_LABEL}={zone}", timeout_s=timeout_s)
-    run.timeline.add("drain_finished", zone, nodes=",".join(drained))
-    return drained
-
-
-def uncordon_zone(zone: str = "zone-a", configuration: Configuration = None) -> list[str]:
-    """Uncordon every node of ``zone``."""
-    run = session.current(configuration)
-    extra = run.extras.pop(_CORDON + zone, None)
-    if extra is not None:
-        extra.stop()
-    return k8s.uncordon_nodes(run.cluster.kubeconfig, f"{ZONE_LABEL}={zone}")
-
-
 class _DeleteNamespace:
     def __init__(self, api: client.ApiClient, namespace: str) -> None:
         self.api, self.namespace = api, namespace
@@ -502,56 +480,22 @@ class _DeleteNamespace:
                 raise
 
 
+class _SaveHistory:
+    """Stops the run's register traffic (also when the run closes on failure) and saves its
+    history next to the timeline."""
+
+    def __init__(self, run: session.Run, traffic: RegisterTraffic) -> None:
+        self.run, self.traffic = run, traffic
+
+    def stop(self) -> None:
+        history = self.traffic.stop()
+        artefacts.save_history(self.run.workdir, history)
+        self.run.history = history
+
+
 class _StopReplicas:
     def __init__(self, group: controllers.ControllerReplicas) -> None:
         self.group = group
 
     def stop(self) -> None:
         self.group.stop_all()
-
-
-class _Uncordon:
-    def __init__(self, kubeconfig: Any, zone: str) -> None:
-        self.kubeconfig, self.zone = kubeconfig, zone
-
-    def stop(self) -> None:
-        k8s.uncordon_nodes(self.kubeconfig, f"{ZONE_LABEL}={self.zone}")
-
-
-# -- what a fault action would hit (the control prints it first) ------------------------
-
-def _controller_fault(run: session.Run, signal_name: str) -> KillControllerLeader:
-    return KillControllerLeader(_replicas(run), signal.Signals[signal_name])
-
-
-def _kubelet_fault(run: session.Run, nodes: list[str] | None, count: int,
-                   zones: list[str] | None, hosting: str) -> StopKubelets:
-    if nodes:
-        return StopKubelets(tuple(nodes))
-    by_zone = run.cluster.nodes_by_zone()
-    if hosting:
-        used = set(workloads.ready_pods(client.CoreV1Api(run.api), run.namespace,
-                                        hosting).values())
-        by_zone = {z: [n for n in names if n in used] for z, names in by_zone.items()}
-    return StopKubelets(tuple(_pick_nodes(by_zone, count, list(zones or []))))
-
-
-_BUILDERS: dict[str, Callable[[session.Run, dict[str, Any]], Fault]] = {
-    "zone_outage": lambda run, a: ZoneOutage(a["zone"]),
-    "stop_kubelets": lambda run, a: _kubelet_fault(run, a["nodes"], a["count"], a["zones"],
-                                                   a["hosting"]),
-    "kill_etcd_member": lambda run, a: KillEtcdMember(a["role"]),
-    "kill_etcd_members": lambda run, a: KillEtcdMembers(a["count"]),
-    "kill_controller_leader": lambda run, a: _controller_fault(run, a["signal_name"]),
-    "stop_webhook": lambda run, a: StopWebhook(run.extra(_WEBHOOK)),
-}
-
-
-def planned_fault(run: session.Run, func: str, arguments: Mapping[str, Any]) -> Fault | None:
-    """The fault action ``func`` would inject with ``arguments`` (None: not a fault action)."""
-    builder = _BUILDERS.get(func)
-    if builder is None:
-        return None
-    bound = inspect.signature(globals()[func]).bind_partial(**arguments)
-    bound.apply_defaults()
-    return builder(run, dict(bound.arguments))

@@ -7,7 +7,11 @@
   rules (the first file's entries and current-context win; existing files only; relative
   certificate paths are not rewritten).
 - **Drain gives up on PDBs.** ``drain_nodes`` raises on the first eviction refused with
-  429 (a PodDisruptionBudget); ``kubectl drain`` retries. ``drain_nodes`` retries it.
+  429 (a PodDisruptionBudget); ``kubectl drain`` retries. ``NodeScheduling.drain`` retries
+  it. ``NodeScheduling`` is the cordon/drain adapter the fault library's scheduling
+  faults act through.
+  Inside a zoneproof run, the nodes it cordons or drains are held by the run first
+  (``cluster.sweep.hold_uncordon``): uncordoned when the run ends, however it ends.
 - **Terminating pods count as Running.** ``pods_in_phase`` ignores deletionTimestamp;
   ``pods_running`` requires the pods to be live (not terminating) as well.
 """
@@ -31,9 +35,9 @@ from kubernetes import client
 from kubernetes.config import kube_config
 
 from zoneproof._util import waiting
+from zoneproof.cluster import sweep
 
-__all__ = ["cordon_nodes", "drain_nodes", "flatten_kubeconfig", "pod_states", "pods_running",
-           "uncordon_nodes", "using_kubeconfig"]
+__all__ = ["NodeScheduling", "flatten_kubeconfig", "pod_states", "pods_running", "using_kubeconfig"]
 
 log = logging.getLogger(__name__)
 _lock = threading.RLock()
@@ -88,38 +92,46 @@ def using_kubeconfig(path: Path) -> Iterator[None]:
                 os.environ["KUBECONFIG"] = saved_env
 
 
-def cordon_nodes(kubeconfig: Path, label_selector: str) -> list[str]:
-    """Cordon the nodes matching ``label_selector``; their names."""
-    with using_kubeconfig(kubeconfig):
-        return list(node_actions.cordon_node(label_selector=label_selector))
+class NodeScheduling:
+    """``faults.NodeScheduling`` over chaostoolkit-kubernetes: cordon, uncordon and drain
+    the Nodes matching a label selector on the cluster of ``kubeconfig`` (one file)."""
 
+    def __init__(self, kubeconfig: Path) -> None:
+        self.kubeconfig = kubeconfig
 
-def uncordon_nodes(kubeconfig: Path, label_selector: str) -> list[str]:
-    """Uncordon the nodes matching ``label_selector``; their names."""
-    with using_kubeconfig(kubeconfig):
-        return list(node_actions.uncordon_node(label_selector=label_selector))
+    def cordon(self, label_selector: str) -> list[str]:
+        """Cordon the nodes matching ``label_selector``; their names."""
+        sweep.hold_uncordon(self.kubeconfig, label_selector)
+        with using_kubeconfig(self.kubeconfig):
+            return list(node_actions.cordon_node(label_selector=label_selector))
 
+    def uncordon(self, label_selector: str) -> list[str]:
+        """Uncordon the nodes matching ``label_selector``; their names."""
+        with using_kubeconfig(self.kubeconfig):
+            return list(node_actions.uncordon_node(label_selector=label_selector))
 
-def drain_nodes(kubeconfig: Path, label_selector: str, *, timeout_s: float) -> list[str]:
-    """Drain like ``kubectl drain``: evictions refused by a PDB, or because the pod's
-    namespace is being deleted (the pod goes away by itself), are retried until ``timeout_s``."""
+    def drain(self, label_selector: str, *, timeout_s: float) -> list[str]:
+        """Drain like ``kubectl drain``: evictions refused by a PDB, or because the pod's
+        namespace is being deleted (the pod goes away by itself), are retried until
+        ``timeout_s``."""
+        sweep.hold_uncordon(self.kubeconfig, label_selector)
 
-    def attempt() -> tuple[bool, list[str]]:
-        with using_kubeconfig(kubeconfig):
-            try:
-                return True, list(node_actions.drain_nodes(
-                    label_selector=label_selector, timeout=int(timeout_s)))
-            except ActivityFailed as exc:
-                refusal = next((why for key, why in _RETRIED_REFUSALS.items() if key in str(exc)),
-                               None)
-                if refusal is None:
-                    raise
-                log.info("drain %s: an eviction was refused (%s); retrying", label_selector,
-                         refusal)
-                return False, [str(exc)[:300]]
+        def attempt() -> tuple[bool, list[str]]:
+            with using_kubeconfig(self.kubeconfig):
+                try:
+                    return True, list(node_actions.drain_nodes(
+                        label_selector=label_selector, timeout=int(timeout_s)))
+                except ActivityFailed as exc:
+                    refusal = next((why for key, why in _RETRIED_REFUSALS.items()
+                                    if key in str(exc)), None)
+                    if refusal is None:
+                        raise
+                    log.info("drain %s: an eviction was refused (%s); retrying", label_selector,
+                             refusal)
+                    return False, [str(exc)[:300]]
 
-    return waiting.wait_for(attempt, what=f"nodes {label_selector} drained (PDBs respected)",
-                            timeout_s=timeout_s, interval_s=1.0)
+        return waiting.wait_for(attempt, what=f"nodes {label_selector} drained (PDBs respected)",
+                                timeout_s=timeout_s, interval_s=1.0)
 
 
 def _live(pod: Any) -> bool:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import tempfile
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,9 +25,10 @@ from zoneproof import errors
 from zoneproof._util import kube
 from zoneproof.chaos import k8s
 from zoneproof.chaos.settings import Settings
+from zoneproof.cluster import identity, runs, sweep
 from zoneproof.cluster.interface import Cluster
-from zoneproof.faults import Fault, FaultRecord, Injector
-from zoneproof.measure import Recorder, Timeline
+from zoneproof.faults import Fault, FaultContext, FaultRecord, Injector
+from zoneproof.measure import History, Recorder, Timeline
 
 __all__ = ["Extra", "Run", "close_run", "current", "find_cluster", "open_run"]
 
@@ -55,22 +56,23 @@ class Run:
     """This run's workload namespace: ``<zoneproof_namespace>-<run id>``."""
     recorders: list[Recorder] = field(default_factory=list)
     extras: dict[str, Extra] = field(default_factory=dict)
-    faults: dict[int, str] = field(default_factory=dict)
-    """Injector key → fault name of every fault started in this run."""
     problems: list[str] = field(default_factory=list)
     """What failed while closing the run (a revert, a stop): the verdict must fail."""
+    identity: dict[str, Any] = field(default_factory=dict)
+    """The cluster as reports name it (``cluster.identity``)."""
+    history: History | None = None
+    """The register history of the run's traffic, once stopped (None: it ran none)."""
 
-    def start_fault(self, fault: Fault, max_duration_s: float) -> tuple[str, ...]:
-        """Inject ``fault`` (reverted at the latest when the run closes); its targets."""
-        key = self.injector.start(fault, max_duration_s=max_duration_s)
-        self.faults[key] = fault.name
-        event = list(self.timeline.select("fault_injected", fault.name))[-1]
-        return tuple(t for t in event.detail.get("targets", "").split(",") if t)
+    def start_fault(self, fault: Fault, max_duration_s: float,
+                    context: FaultContext | None = None) -> tuple[str, ...]:
+        """Inject ``fault`` acting on ``context`` (reverted at the latest when the run
+        closes); its targets."""
+        key = self.injector.start(fault, max_duration_s=max_duration_s, context=context)
+        return self.injector.record(key).targets
 
-    def stop_faults(self, name: str = "") -> list[FaultRecord]:
-        """Revert the active faults called ``name`` (all when empty); their records."""
-        keys = [k for k, n in self.faults.items() if not name or n == name]
-        return [r for k in keys if (r := self.injector.stop(k)) is not None]
+    def stop_faults(self, kind: str = "") -> list[FaultRecord]:
+        """Revert the active faults of ``kind`` (all when empty); their records."""
+        return self.injector.revert_all(kind)
 
     def extra(self, key: str) -> Any:
         """The extra registered as ``key``; FaultError says which action registers it."""
@@ -96,7 +98,7 @@ def _one_kubeconfig(settings: Settings) -> Path | None:
     value = str(settings.kubeconfig or "") or (os.environ.get("KUBECONFIG", "") if adopts else "")
     if not value:
         return None
-    return k8s.flatten_kubeconfig(value, Path(tempfile.gettempdir()) / "zoneproof-kubeconfigs")
+    return k8s.flatten_kubeconfig(value, runs.private_dir("kubeconfig"))
 
 
 def find_cluster(settings: Settings) -> Cluster:
@@ -133,9 +135,12 @@ def open_run(configuration: dict[str, Any] | None) -> Run:
         close_run()
         cluster = find_cluster(settings)
         timeline = Timeline()
+        sweep.track(cluster.kubeconfig)
+        tested = identity.identify(cluster)
+        identity.record(tested)
         run = Run(settings, cluster, timeline, Injector(cluster, timeline),
                   _workdir(settings), kube.api_client(cluster.kubeconfig),
-                  f"{settings.namespace}-{uuid.uuid4().hex[:6]}")
+                  f"{settings.namespace}-{uuid.uuid4().hex[:6]}", identity=tested.to_dict())
         _state.run = run
         log.info("chaos run on cluster %s; artefacts in %s", cluster.name, run.workdir)
         return run
@@ -156,9 +161,11 @@ def close_run() -> Run | None:
         run, _state.run = _state.run, None
     if run is None:
         return None
-    for step, undo in [("revert faults", run.injector.revert_all),
-                       *((f"stop {key}", extra.stop) for key, extra in reversed(run.extras.items())),
-                       *((f"stop {type(r).__name__}", r.stop) for r in reversed(run.recorders))]:
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("revert faults", run.injector.revert_all),
+        *((f"stop {key}", extra.stop) for key, extra in reversed(run.extras.items())),
+        *((f"stop {type(r).__name__}", r.stop) for r in reversed(run.recorders))]
+    for step, undo in steps:
         try:
             undo()
         except Exception as exc:  # kept in run.problems (fails the verdict): all steps run

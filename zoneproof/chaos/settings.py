@@ -9,6 +9,7 @@ from typing import Any
 
 from zoneproof import cluster, errors
 from zoneproof.components.harness.component import Components
+from zoneproof.slo.spec import SloSet, load_slos
 
 __all__ = ["Settings"]
 
@@ -31,7 +32,9 @@ class Settings:
     """The webhook and controller under test (``zoneproof_components``: ``Components.to_dict``
     or its JSON; default: the reference ones)."""
     slos: tuple[str, ...] = ()
-    slo_file: Path | None = None
+    """Names of the SLOs to judge."""
+    slo_set: SloSet = field(default_factory=load_slos)
+    """The SLOs by name: the defaults with ``zoneproof_slo_file`` over them, loaded once."""
     workdir: Path | None = None
 
     @property
@@ -46,7 +49,7 @@ class Settings:
 
     @classmethod
     def from_configuration(cls, configuration: Mapping[str, Any] | None) -> Settings:
-        """Read ``zoneproof_*`` keys; ConfigError names every bad one."""
+        """Read ``zoneproof_*`` keys (and load the SLO file); ConfigError names every bad one."""
         conf, d = dict(configuration or {}), cls()
 
         def text(key: str, default: str) -> str:
@@ -73,6 +76,10 @@ class Settings:
         except errors.ConfigError as exc:
             components, found = d.components, [str(exc)]
         problems += [f"zoneproof_components: {p}" for p in found]
+        try:
+            slo_set = load_slos(path("slo_file"))
+        except errors.ConfigError as exc:
+            problems.append(f"zoneproof_slo_file: {exc}")
         if problems:
             raise errors.ConfigError("; ".join(problems))
         return cls(backend=text("backend", d.backend), cluster=text("cluster", d.cluster),
@@ -81,4 +88,4 @@ class Settings:
                    namespace=text("namespace", d.namespace),
                    selector=text("selector", d.selector), lease=lease,
                    components=components, slos=tuple(slos),
-                   slo_file=path("slo_file"), workdir=path("workdir"))
+                   slo_set=slo_set, workdir=path("workdir"))

@@ -1,23 +1,27 @@
-"""``zoneproof build|up|down|status|kubeconfig|kind-config|qualify|bench|mutants``."""
+"""``zoneproof build|up|down|list|status|kubeconfig|kind-config|qualify|certify|verify|bench|mutants``."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from zoneproof import bench, binaries, cluster, errors
+from zoneproof._util import reaping
 from zoneproof.binaries import images, nodeimage
-from zoneproof.cluster import interface, registry, shared
+from zoneproof.cluster import interface, ownership, registry, runs, shared
 from zoneproof.cluster.kind import config as kind_config
-from zoneproof.cluster.spec import ClusterSpec, Timings
+from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
 from zoneproof.components import manifests
 from zoneproof.components.harness import component
 from zoneproof.components.harness.component import Components
 from zoneproof.components.harness.registry import Kind
-from zoneproof.suites import mutants, qualify
+from zoneproof.report import attestation
+from zoneproof.slo.linearizability import CHECKER
+from zoneproof.suites import certify, mutants, profile, qualify
 
 __all__ = ["main"]
 
@@ -27,7 +31,17 @@ def _progress(message: str) -> None:
 
 
 def _zones(text: str) -> tuple[str, ...]:
-    return tuple(z.strip() for z in text.split(",") if z.strip())
+    try:
+        return parse_zones(text)
+    except errors.ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _cluster_name(text: str) -> str:
+    try:
+        return ownership.check_name(text)
+    except errors.ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +50,9 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default=cluster.DEFAULT_BACKEND,
                         choices=cluster.backend_names(),
                         help=f"cluster backend (default: {cluster.DEFAULT_BACKEND}). {described}")
-    parser.add_argument("--name", default="zoneproof", help="cluster name (default: zoneproof)")
+    parser.add_argument("--name", default="zoneproof", type=_cluster_name,
+                        help="cluster name: 1-40 lowercase letters, digits or '-' (default: "
+                             "zoneproof)")
     needing = [n for n in cluster.backend_names() if cluster.backend_type(n).traits.needs_kubeconfig]
     parser.add_argument("--kubeconfig", type=Path,
                         help=f"kubeconfig of the cluster ({', '.join(needing)} backend)")
@@ -79,6 +95,9 @@ def _add_components(parser: argparse.ArgumentParser) -> None:
                        help="a webhook under test already running at this https URL")
     group.add_argument("--webhook-ca-bundle", default="", metavar="FILE",
                        help="the PEM CA that signed --webhook-url's serving certificate")
+    group.add_argument("--webhook-registration", default="", metavar="FILE",
+                       help="the webhook's own MutatingWebhookConfiguration (YAML/JSON), registered "
+                            "under the suite's name with each entry's clientConfig filled in")
 
 
 def _components(args: argparse.Namespace) -> Components:
@@ -87,7 +106,8 @@ def _components(args: argparse.Namespace) -> Components:
             return str(getattr(args, f"{kind}_{name}", "") or "")
 
         return component.from_choices(kind, variant=value("variant"), command=value("command"),
-                                      url=value("url"), ca_bundle=value("ca_bundle"), flag="--")
+                                      url=value("url"), ca_bundle=value("ca_bundle"),
+                                      registration=value("registration"), flag="--")
 
     return Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
 
@@ -112,8 +132,55 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
 
 
+def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cert = sub.add_parser("certify", help="qualify a vendor's components as a certification "
+                          "profile says; write the signed bundle (exit 0 only on PASS)")
+    cert.add_argument("profile", type=Path, help="certification profile (YAML, kind "
+                      "CertificationProfile; see certification/profile.example.yaml)")
+    cert.add_argument("--key", type=Path, required=True, metavar="PEM",
+                      help="the vendor's private signing key (Ed25519 or ECDSA P-256/P-384, PEM; "
+                           f"password in ${attestation.PASSWORD_ENV} if encrypted)")
+    cert.add_argument("-o", "--output", type=Path, metavar="BUNDLE",
+                      help="bundle path (default: <reports>/<product>-<version>-<run>"
+                           ".certification.tar.gz)")
+    cert.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    cert.add_argument("--reports", type=Path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout)")
+    cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    cert.set_defaults(handler=_certify)
+    ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
+                         "print what it attests (exit 0 verified PASS, 1 not verified, "
+                         "2 verified FAIL)")
+    ver.add_argument("bundle", type=Path, help="the .certification.tar.gz")
+    ver.add_argument("--key", type=Path, required=True, metavar="PEM",
+                     help="the vendor's public key (PEM)")
+    ver.set_defaults(handler=_verify)
+
+
+def _certify(args: argparse.Namespace) -> int:
+    chosen = profile.load(args.profile)
+    _reap(runs.reap_dead(_progress))
+    with _opened("certify"):
+        return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
+                               keep_cluster=args.keep_cluster, reports=args.reports,
+                               progress=_progress).code
+
+
+def _verify(args: argparse.Namespace) -> int:
+    try:
+        verified = certify.verify(args.bundle, args.key)
+    except errors.VerificationError as exc:
+        print(f"{args.bundle}: NOT VERIFIED")
+        for problem in str(exc).splitlines():
+            print(f"  - {problem}")
+        return 1
+    print("\n".join(certify.describe(args.bundle, verified)))
+    return 0 if verified.verdict == "PASS" else 2
+
+
 def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    build = sub.add_parser("build", help="build/cache the pinned upstream binaries")
+    build = sub.add_parser("build", help="build/cache the pinned upstream binaries and the "
+                                         "history checker (porcupine-check)")
     build.add_argument("--force", action="store_true", help="rebuild even if cached")
     build.add_argument("--node-image", action="store_true",
                        help="build the offline kind node image (and kind) instead; needs docker, "
@@ -176,6 +243,7 @@ def _parser() -> argparse.ArgumentParser:
     kind_p.set_defaults(handler=_kind_config)
 
     _add_qualify(sub)
+    _add_certify(sub)
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
     bench_p.add_argument("what", choices=sorted(bench.BENCHES))
@@ -188,20 +256,33 @@ def _parser() -> argparse.ArgumentParser:
     mutants_p.add_argument("--implementation", default=mutants.REFERENCE, metavar="NAME",
                            help="registered implementation whose variants to run (entry-point "
                                 "group zoneproof.components; default: %(default)s)")
-    mutants_p.set_defaults(handler=lambda a: mutants.main(a.component, a.only, _progress,
-                                                          a.implementation))
+    mutants_p.set_defaults(handler=_mutants)
 
-    for name, text in (("down", "stop and remove a cluster"), ("status", "show a cluster"),
+    _add_cluster_commands(sub)
+    return parser
+
+
+def _add_cluster_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """down, status, kubeconfig (of one cluster) and list (of all)."""
+    for name, text in (("down", "stop and remove a cluster zoneproof made"),
+                       ("status", "show a cluster"),
                        ("kubeconfig", "print a cluster's kubeconfig path")):
         p = sub.add_parser(name, help=text)
         _add_target(p)
         if name == "kubeconfig":
             p.add_argument("--export", action="store_true", help="print `export KUBECONFIG=…`")
-    return parser
+        if name == "down":
+            p.add_argument("--all-leaked", action="store_true",
+                           help="remove every leaked bed and everything runs that died left "
+                                "behind (nothing zoneproof did not make); ignores --name")
+    listing = sub.add_parser("list", help="every bed zoneproof keeps state of (healthy, "
+                             "starting, partial or leaked, and its owner) and every open run")
+    listing.set_defaults(handler=_list)
 
 
 def _spec(args: argparse.Namespace, backend: cluster.Backend) -> ClusterSpec:
-    members = args.etcd_members or backend.traits.default_etcd_members
+    members = backend.traits.default_etcd_members if args.etcd_members is None \
+        else args.etcd_members
     return ClusterSpec(
         name=args.name, zones=args.zones, nodes_per_zone=args.nodes_per_zone,
         etcd_members=members,
@@ -250,6 +331,9 @@ def _build(args: argparse.Namespace) -> int:
     found = binaries.resolve_all(force=args.force, progress=_progress)
     for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"):
         print(f"{name}: {found.path(name)}")
+    # the history checker every experiment with register traffic runs (slo.linearizability)
+    checker = binaries.resolve.resolve(CHECKER, force=args.force, progress=_progress)
+    print(f"{CHECKER}: {checker}")
     return 0
 
 
@@ -257,14 +341,19 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
         return _build(args)
     if args.command == "bench":
-        bench.BENCHES[args.what](args.runs, _progress, args.json)
+        _reap(runs.reap_dead(_progress))
+        with _opened("bench"):
+            bench.BENCHES[args.what](args.runs, _progress, args.json)
         return 0
     backend = cluster.get_backend(args.backend, kubeconfig=args.kubeconfig,
                                   allow_destructive=getattr(args, "allow_destructive", False),
                                   options=_backend_options(args))
+    if args.command in _STARTERS:
+        _reap(runs.reap_dead(_progress))
     if args.command == "up":
-        up = backend.create(_spec(args, backend), progress=_progress,
-                            keep_on_failure=args.keep_on_failure)
+        spec = _spec(args, backend).validate()
+        with _opened("up"), ownership.keeping():
+            up = backend.create(spec, progress=_progress, keep_on_failure=args.keep_on_failure)
         print(f"export KUBECONFIG={up.kubeconfig}")
         return 0
     if args.command == "qualify":
@@ -274,14 +363,11 @@ def _run(args: argparse.Namespace) -> int:
             reports=args.reports, allow_destructive=args.allow_destructive,
             components=_components(args), pytest_args=list(args.pytest_args))
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
-        return qualify.qualify(backend, spec, options,
-                               kubeconfig=args.kubeconfig, progress=_progress)
+        with _opened("qualify"):
+            return qualify.qualify(backend, spec, options,
+                                   kubeconfig=args.kubeconfig, progress=_progress)
     if args.command == "down":
-        if not backend.delete(args.name, progress=_progress):
-            _progress(f"no {args.backend} cluster named {args.name!r}: nothing to do")
-        for run in shared.forget_cluster(args.name):
-            _progress(f"forgot test run {run} that used {args.name!r}")
-        return 0
+        return _down(args, backend)
     found_cluster = backend.get(args.name)
     if found_cluster is None:
         raise errors.BackendError(f"no {args.backend} cluster named {args.name!r}: "
@@ -291,14 +377,81 @@ def _run(args: argparse.Namespace) -> int:
         print(f"export KUBECONFIG={path}" if args.export else path)
         return 0
     status = found_cluster.status()
-    print(f"cluster {status.name} ({status.backend}): "
-          f"{'healthy' if status.healthy else 'DEGRADED'}\nkubeconfig: {status.kubeconfig}")
+    state_text = "healthy" if status.healthy else f"NOT HEALTHY ({status.detail or 'degraded'})"
+    print(f"cluster {status.name} ({status.backend}): {state_text}\n"
+          f"kubeconfig: {status.kubeconfig}")
     for name, alive in sorted(status.processes.items()):
         print(f"  process {name}: {'running' if alive else 'STOPPED'}")
     for zone, nodes in sorted(found_cluster.nodes_by_zone().items()) if status.nodes_ready else []:
         marks = ", ".join(f"{n} {'Ready' if status.nodes_ready[n] else 'NotReady'}" for n in nodes)
         print(f"  {zone}: {marks}")
     return 0 if status.healthy else 1
+
+
+#: Commands that start or remove things: they first reap what dead runs left.
+_STARTERS = ("up", "qualify", "down")
+
+
+@contextlib.contextmanager
+def _opened(kind: str) -> Iterator[runs.Run]:
+    """This command's run: what it makes is undone if it dies half-way (its keeper). Called
+    inside another run (in-process, from a test), that run holds it instead."""
+    outer = runs.current()
+    if outer is not None:
+        yield outer
+        return
+    run = runs.open_run(kind)
+    try:
+        yield run
+    finally:
+        _reap(runs.close(_progress))
+
+
+def _reap(problems: list[str]) -> None:
+    for problem in problems:
+        _progress(f"warning: {problem}")
+
+
+def _down(args: argparse.Namespace, backend: cluster.Backend) -> int:
+    if args.all_leaked:
+        removed = 0
+        for bed in ownership.survey():
+            if bed.health is ownership.Health.LEAKED:
+                _progress(f"{bed.backend} bed {bed.name!r} is leaked ({bed.reason}): removing it")
+                cluster.get_backend(bed.backend).delete(bed.name, progress=_progress)
+                removed += 1
+        _progress(f"removed {removed} leaked bed(s); runs whose owner died were reaped above")
+        return 0
+    if not backend.delete(args.name, progress=_progress):
+        _progress(f"no {args.backend} cluster named {args.name!r}: nothing to do")
+    for run in shared.forget_cluster(args.name):
+        _progress(f"forgot test run {run} that used {args.name!r}")
+    return 0
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    _reap(runs.reap_dead(_progress))
+    with _opened("mutants"):
+        return mutants.main(args.component, args.only, _progress, args.implementation)
+
+
+def _list(args: argparse.Namespace) -> int:
+    beds = ownership.survey()
+    print(f"{'BACKEND':<9}{'NAME':<26}{'STATE':<17}{'OWNER':<44}WHY")
+    for bed in beds:
+        print(f"{bed.backend:<9}{bed.name:<26}{bed.health:<17}{bed.owner:<44}{bed.reason}")
+    open_runs = [runs.describe(run) for run in runs.runs()]
+    if open_runs:
+        print(f"\n{'RUN':<14}{'KIND':<9}{'PID':<9}{'OWNER':<8}HOLDS")
+    for run in open_runs:
+        print(f"{run.id:<14}{run.kind:<9}{run.pid or '-'!s:<9}"
+              f"{'alive' if run.alive else 'DEAD':<8}{', '.join(run.holdings) or '-'}")
+    leaked = [b for b in beds if b.health is ownership.Health.LEAKED]
+    dead = [r for r in open_runs if not r.alive]
+    if leaked or dead:
+        print(f"\n{len(leaked)} leaked bed(s), {len(dead)} dead run(s): "
+              "`zoneproof down --all-leaked` removes what zoneproof made of them")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -311,6 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    reaping.interrupt_on_terminate()
     try:
         return args.handler(args) if hasattr(args, "handler") else _run(args)
     except errors.ZoneproofError as exc:

@@ -19,9 +19,11 @@ import yaml
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import certs, kube, waiting
-from zoneproof.cluster import state
+from zoneproof._util import certs, files, kube, waiting
+from zoneproof.cluster import ownership, runs, state, sweep
 from zoneproof.cluster.interface import Capability, Progress
+from zoneproof.cluster.spec import NAME_PATTERN
+from zoneproof.specs import kubernetes
 
 __all__ = [
     "ZONE_LABEL",
@@ -36,9 +38,8 @@ __all__ = [
 #: A named creation step.
 Step = tuple[str, Callable[[], None]]
 
-ZONE_LABEL = "topology.kubernetes.io/zone"
-REGION_LABEL = "topology.kubernetes.io/region"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL, REGION_LABEL, HOSTNAME_LABEL = (kubernetes.ZONE_LABEL, kubernetes.REGION_LABEL,
+                                           kubernetes.HOSTNAME_LABEL)
 
 
 def node_ready(node: Any) -> bool:
@@ -83,8 +84,9 @@ class StateDirBackend(Generic[PathsT, ClusterT]):
         return state.state_root() / self.name
 
     def paths(self, name: str) -> PathsT:
-        """The state directory of cluster ``name``."""
-        return self.paths_type(self.root() / name)
+        """The state directory of cluster ``name``: ConfigError unless ``name`` is a valid
+        cluster name whose directory lies inside the backend's root (``ownership.bed_dir``)."""
+        return self.paths_type(ownership.bed_dir(self.root(), name))
 
     def get(self, name: str) -> ClusterT | None:
         """The cluster called ``name`` if zoneproof's state of it exists."""
@@ -94,7 +96,8 @@ class StateDirBackend(Generic[PathsT, ClusterT]):
     def names(self) -> list[str]:
         """Clusters with a state file (sorted)."""
         root = self.root()
-        return sorted(p.name for p in root.iterdir() if (p / "state.json").is_file()) \
+        return sorted(p.name for p in root.iterdir() if NAME_PATTERN.match(p.name)
+                      and not p.is_symlink() and (p / "state.json").is_file()) \
             if root.is_dir() else []
 
 
@@ -161,19 +164,23 @@ class ApiCluster:
         return client.CoreV1Api(self.api)
 
     def client_kubeconfig(self, user: str, groups: tuple[str, ...], path: Path) -> Path:
-        """Write a kubeconfig for client identity ``user`` in ``groups`` to ``path``.
+        """Write a kubeconfig for client identity ``user`` in ``groups`` to ``path`` (0600;
+        put it in the run's private directory).
 
         The certificate comes from the cluster's own kube-apiserver-client signer through
-        the CertificateSigningRequest API, so this works on any backend whose kcm signs.
+        the CertificateSigningRequest API, so this works on any backend whose kcm signs; it
+        expires after ``runs.CREDENTIAL_LIFETIME_S`` (the request is labelled with the run
+        and deleted once issued).
         """
         csr_pem, key_pem = certs.make_csr(user, groups)
         name = f"zoneproof-{user}-{uuid.uuid4().hex[:6]}"
         api = client.CertificatesV1Api(self.api)
-        api.create_certificate_signing_request({
+        api.create_certificate_signing_request(sweep.labelled({
             "metadata": {"name": name},
             "spec": {"request": base64.b64encode(csr_pem).decode(),
                      "signerName": "kubernetes.io/kube-apiserver-client",
-                     "usages": ["client auth"], "expirationSeconds": 7 * 24 * 3600}})
+                     "usages": ["client auth"],
+                     "expirationSeconds": runs.CREDENTIAL_LIFETIME_S}}))
         api.patch_certificate_signing_request_approval(name, {"status": {"conditions": [{
             "type": "Approved", "status": "True", "reason": "ZoneproofTestIdentity",
             "message": "approved by zoneproof for a component under test"}]}})
@@ -191,8 +198,7 @@ class ApiCluster:
         doc["users"] = [{"name": user, "user": {
             "client-certificate-data": cert_b64,
             "client-key-data": base64.b64encode(key_pem).decode()}}]
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
-        path.chmod(0o600)
+        files.write_private(path, yaml.safe_dump(doc, sort_keys=False))
         return path
 
     def audit_log(self) -> Path | None:

@@ -1,22 +1,30 @@
 """Health and leadership of etcd members, through etcd's JSON gateway on the client port.
 
-Shared by the backends: the local one talks plain http on loopback, the kind one https
-with the cluster's etcd client certificate (``pool`` carries the TLS settings).
+Shared by the backends: both talk https with a client certificate of the cluster's etcd
+CA (``tls_pool``: etcd requires client-certificate auth on client and peer ports).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import urllib3
 
 from zoneproof import errors
 
-__all__ = ["health_probe", "healthy", "leader", "member_status"]
+__all__ = ["health_probe", "healthy", "leader", "member_status", "tls_pool"]
 
 _http = urllib3.PoolManager(timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
+
+
+def tls_pool(ca: Path, cert: Path, key: Path) -> urllib3.PoolManager:
+    """A pool that verifies etcd against ``ca`` and presents client certificate ``cert``."""
+    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=str(ca), cert_file=str(cert),
+                               key_file=str(key), timeout=urllib3.Timeout(connect=0.5, read=2.0),
+                               retries=False)
 
 
 def member_status(client_url: str, pool: urllib3.PoolManager = _http) -> dict[str, Any] | None:
@@ -49,7 +57,8 @@ def health_probe(client_url: str, pool: urllib3.PoolManager = _http) -> tuple[bo
 def leader(urls: Mapping[str, str], cluster: str, pool: urllib3.PoolManager = _http) -> str:
     """The member (name → client URL) whose id the answering members report as leader.
 
-    FaultError naming ``cluster`` and the answering members if there is none now.
+    FaultError naming ``cluster`` and the answering members if there is none now (a member
+    without a leader omits the field: the JSON gateway leaves out a zero id).
     """
     ids: dict[str, str] = {}
     leaders: set[str] = set()
@@ -57,7 +66,8 @@ def leader(urls: Mapping[str, str], cluster: str, pool: urllib3.PoolManager = _h
         status = member_status(url, pool)
         if status is not None:
             ids[status["header"]["member_id"]] = member
-            leaders.add(status["leader"])
+            if status.get("leader"):
+                leaders.add(status["leader"])
     for leader_id in leaders:
         if leader_id in ids:
             return ids[leader_id]

@@ -1,12 +1,14 @@
-"""The existing backend: a user's cluster, reached by kubeconfig. zoneproof never deletes it.
+"""The existing backend: a user's cluster, reached by kubeconfig. zoneproof never deletes it,
+and never substitutes another cluster for it.
 
 Without ``--allow-destructive`` nothing in the cluster is touched by a fault: every
-disruptive fault is refused, saying why. With it, ``create`` prints the blast radius (every
-node by its ``topology.kubernetes.io/zone`` label) and installs the node agent
-(``zoneproof.cluster.nodeagent``), so the cluster gains the Kubelets facet: kubelets stopped
-and started, zones taken down and up, by the agents, bounded by the dead-man's switch.
-``delete`` removes the agent (a run's end, Ctrl-C included) and never the cluster. It reaches
-no etcd member or control-plane process.
+disruptive fault is refused, saying why, and no agent is installed. With it, ``create``
+prints the blast radius (every node by its ``topology.kubernetes.io/zone`` label) and
+installs the node agent (``zoneproof.cluster.nodeagent``) as a holding of the current run
+(labelled with the run, removed when the run ends — by its keeper if the run is killed), so
+the cluster gains the Kubelets facet: kubelets stopped and started, zones taken down and up,
+by the agents, bounded by the dead-man's switch. ``delete`` removes a leftover agent and
+never the cluster. It reaches no etcd member or control-plane process.
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
-from kubernetes import client
+import urllib3
+import yaml
+from kubernetes import client, config
 
 from zoneproof import errors
-from zoneproof.cluster import nodeagent
+from zoneproof._util import kube
+from zoneproof.cluster import nodeagent, sweep
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
-from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.cluster.spec import ClusterSpec, Timings
 
-__all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius"]
+__all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius", "unreachable"]
 
 NAME = "existing"
 #: Overrides the address the cluster's API server reaches this host by (webhooks served here).
@@ -41,10 +46,16 @@ class ExistingCluster(ApiCluster):
         self.kubeconfig = kubeconfig
         self.name = kubeconfig.stem
         self.capabilities = frozenset({Capability.DESTRUCTIVE} if allow_destructive else ())
+        self.timings = Timings.upstream()  # its own cannot be read: assume upstream's
 
     def status(self) -> ClusterStatus:
-        """Node readiness (there are no processes of ours)."""
-        return ClusterStatus(self.name, self.backend, self.kubeconfig, {}, self.nodes_ready())
+        """Node readiness (there are no processes of ours); BackendError if the cluster does
+        not answer."""
+        try:
+            nodes = self.nodes_ready()
+        except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise unreachable(self.kubeconfig, self.api.configuration.host, exc) from exc
+        return ClusterStatus(self.name, self.backend, self.kubeconfig, {}, nodes)
 
     @property
     def host_address(self) -> str:
@@ -65,6 +76,15 @@ class ExistingCluster(ApiCluster):
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as route:
             route.connect((target, 443))  # no packet: the kernel picks the source address
             return str(route.getsockname()[0])
+
+
+def unreachable(kubeconfig: Path, server: str, exc: BaseException) -> errors.BackendError:
+    """The error for a cluster that does not answer, naming what to check."""
+    reason = getattr(exc, "reason", None) or exc
+    return errors.BackendError(
+        f"cannot reach the cluster of {kubeconfig} at {server}: {reason}; check that it is "
+        "up and that the kubeconfig's server, credentials and CA are right (`kubectl "
+        f"--kubeconfig {kubeconfig} get nodes` tells)")
 
 
 class AgentCluster(ExistingCluster):
@@ -109,7 +129,8 @@ def blast_radius(zones: dict[str, list[str]]) -> str:
 
 
 class ExistingBackend:
-    """Connects to the cluster of a kubeconfig; create checks it answers, delete does nothing."""
+    """Connects to the cluster of a kubeconfig; create checks it answers (and installs the node
+    agent if destructive faults are allowed), delete removes only a leftover agent."""
 
     name = NAME
     traits = Traits(summary="a cluster you already have, reached by --kubeconfig; never deleted",
@@ -135,6 +156,14 @@ class ExistingBackend:
             raise errors.ConfigError(f"kubeconfig {self.kubeconfig} does not exist: pass the "
                                      "path of a readable kubeconfig file with --kubeconfig "
                                      "(pytest: --zp-kubeconfig)")
+        try:
+            kube.api_client(self.kubeconfig).close()
+        except (config.ConfigException, yaml.YAMLError, OSError, ValueError, TypeError,
+                KeyError, AttributeError) as exc:
+            raise errors.ConfigError(
+                f"{self.kubeconfig} is not a usable kubeconfig ({type(exc).__name__}: "
+                f"{str(exc)[:200]}): pass a kubeconfig kubectl accepts with --kubeconfig "
+                "(pytest: --zp-kubeconfig)") from None
         return ExistingCluster(self.kubeconfig, allow_destructive=self.allow_destructive)
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False
@@ -143,9 +172,8 @@ class ExistingBackend:
         cluster = self._cluster()
         try:
             zones = cluster.nodes_by_zone()
-        except Exception as exc:
-            raise errors.BackendError(
-                f"cannot reach the cluster of {self.kubeconfig}: {exc}") from exc
+        except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise unreachable(cluster.kubeconfig, cluster.api.configuration.host, exc) from exc
         progress(f"using existing cluster of {self.kubeconfig}: zones {sorted(zones)}")
         if not self.allow_destructive:
             progress("destructive faults refused, nothing in the cluster is touched and no node "
@@ -153,21 +181,32 @@ class ExistingBackend:
                      "(pytest: --zp-allow-destructive) allows node faults on a cluster you own")
             return cluster
         progress(blast_radius(zones))
+        # held before it is applied (a run killed half-way removes it too), and after the
+        # run's labelled objects: holdings are undone newest first, so the agent reverts
+        # what it holds on command and goes before the sweep
+        sweep.track(cluster.kubeconfig)
+        nodeagent.hold(cluster.kubeconfig)
         nodeagent.install(cluster.api, progress=progress)
         return AgentCluster(cluster.kubeconfig)
 
     def get(self, name: str) -> ExistingCluster | None:
         """The cluster of the kubeconfig (with the Kubelets facet if the agent is installed)."""
         cluster = self._cluster()
-        if self.allow_destructive and nodeagent.installed(cluster.api):
-            return AgentCluster(cluster.kubeconfig)
-        return cluster
+        if not self.allow_destructive:
+            return cluster
+        try:
+            agent = nodeagent.installed(cluster.api)
+        except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise unreachable(cluster.kubeconfig, cluster.api.configuration.host, exc) from exc
+        return AgentCluster(cluster.kubeconfig) if agent else cluster
 
     def delete(self, name: str, *, progress: Progress) -> bool:
-        """Remove the node agent if zoneproof installed it; never deletes a user's cluster."""
+        """Remove a node agent zoneproof left (a run's end removes its own); never deletes a
+        user's cluster."""
         cluster = self._cluster()
         if nodeagent.installed(cluster.api):
             nodeagent.remove(cluster.api, progress=progress)
+        nodeagent.unhold(cluster.kubeconfig)
         progress("existing backend: the cluster is not zoneproof's; it is left running")
         return False
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from zoneproof.binaries import PINS
-from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.cluster.spec import ClusterSpec, Timings
 
 __all__ = [
     "WORKLOAD_IMAGE",
@@ -85,11 +85,16 @@ class ClusterStatus:
     kubeconfig: Path
     processes: dict[str, bool]
     nodes_ready: dict[str, bool]
+    #: Every creation step finished (a bed whose ``up`` was interrupted is not complete).
+    complete: bool = True
+    #: What the backend says of its state (partial, leaked, and why), for people.
+    detail: str = ""
 
     @property
     def healthy(self) -> bool:
-        """Every process alive and every node Ready."""
-        return all(self.processes.values()) and all(self.nodes_ready.values())
+        """Complete, every process alive, nodes seen and every one Ready."""
+        return (self.complete and all(self.processes.values()) and bool(self.nodes_ready)
+                and all(self.nodes_ready.values()))
 
 
 class Cluster(Protocol):
@@ -99,6 +104,9 @@ class Cluster(Protocol):
     backend: str
     kubeconfig: Path
     capabilities: frozenset[Capability]
+    timings: Timings
+    """What the cluster states of its node-lifecycle and etcd timings (its spec's; a cluster
+    zoneproof did not make: ``Timings.upstream()``)."""
 
     @property
     def host_address(self) -> str:
@@ -192,6 +200,9 @@ class ControlPlane(Protocol):
 
     def restart_component(self, component: Component) -> None:
         """Start a killed control-plane process again; returns once it is healthy."""
+
+    def component_running(self, component: Component) -> bool:
+        """True if the control-plane process runs (on every control-plane node)."""
 
 
 @dataclass(frozen=True, slots=True)

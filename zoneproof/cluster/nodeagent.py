@@ -8,6 +8,11 @@ while a fault is active (a daemon thread), writes
 each node's command (id, action, bound, switch) into the node's ConfigMap, and returns once
 every agent has reported the fault in effect; the revert removes the commands and waits for
 the reports. ``remove`` reverts what is left and deletes the agent's namespace.
+
+An install belongs to a run: its objects carry the run's label (``sweep.labels``) and
+``hold`` makes the agent a holding of the current run (kind ``node-agent``), so the run's
+end removes it — a killed run's keeper too; the agents' switch has reverted their faults
+by then.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
 
 from zoneproof import errors
-from zoneproof._util import waiting
+from zoneproof._util import kube, waiting
 from zoneproof.binaries.images import recipe
+from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Progress, fault_max_duration_s
 from zoneproof.nodeagent.protocol import (
     COMMAND_KEY,
@@ -42,14 +48,16 @@ from zoneproof.nodeagent.protocol import (
     configmap_name,
 )
 
-__all__ = ["DEPLOY_DIR", "IMAGE_ENV", "NodeAgents", "image", "install", "installed", "manifests",
-           "remove"]
+__all__ = ["DEPLOY_DIR", "HOLDING", "IMAGE_ENV", "NodeAgents", "hold", "image", "install",
+           "installed", "manifests", "remove", "unhold"]
 
 log = logging.getLogger(__name__)
 
 DEPLOY_DIR = Path(__file__).resolve().parents[2] / "deploy" / "node-agent"
 IMAGE_ENV = "ZONEPROOF_NODE_AGENT_IMAGE"
 _DAEMONSET = "node-agent"
+#: The kind of run holding an installed agent is.
+HOLDING = "node-agent"
 #: A fault not bounded by the injector (a direct facet call) is reverted by the agent after this.
 DEFAULT_MAX_DURATION_S = 600.0
 #: The switch: agents revert once it is not renewed for this long.
@@ -62,9 +70,10 @@ def image() -> str:
 
 
 def manifests(ref: str) -> list[dict[str, Any]]:
-    """The objects of deploy/node-agent (its kustomization's resources), running image ``ref``."""
+    """The objects of deploy/node-agent (its kustomization's resources), running image ``ref``,
+    labelled with the current run (if any)."""
     kustomization = yaml.safe_load((DEPLOY_DIR / "kustomization.yaml").read_text())
-    objects = [doc for name in kustomization["resources"]
+    objects = [sweep.labelled(doc) for name in kustomization["resources"]
                for doc in yaml.safe_load_all((DEPLOY_DIR / name).read_text()) if doc]
     for obj in objects:
         if obj["kind"] == "DaemonSet":
@@ -82,6 +91,33 @@ def installed(api: client.ApiClient) -> bool:
             return False
         raise
     return True
+
+
+def hold(kubeconfig: Path) -> None:
+    """The current run removes the agent from the cluster of ``kubeconfig`` when it ends
+    (call it before ``install``: a run killed half-way removes it too)."""
+    run = runs.current()
+    if run is not None:
+        path = str(kubeconfig.resolve())
+        run.hold(HOLDING, path, kubeconfig=path)
+
+
+def unhold(kubeconfig: Path) -> None:
+    """The current run no longer holds the agent of ``kubeconfig``'s cluster (it was removed)."""
+    run = runs.current()
+    if run is not None:
+        run.release(HOLDING, str(kubeconfig.resolve()))
+
+
+@runs.reaper(HOLDING)
+def _remove_held(holding: dict[str, Any], progress: Progress) -> None:
+    kubeconfig = Path(holding["kubeconfig"])
+    if not kubeconfig.is_file():
+        raise errors.BackendError(f"cannot remove the node agent: kubeconfig {kubeconfig} is "
+                                  f"gone; `kubectl delete namespace {NAMESPACE}` removes it")
+    with kube.api_client(kubeconfig, retries=1) as api:
+        if installed(api):
+            remove(api, progress=progress)
 
 
 def install(api: client.ApiClient, *, progress: Progress, timeout_s: float = 180.0) -> float:
@@ -125,7 +161,7 @@ def remove(api: client.ApiClient, *, progress: Progress, timeout_s: float = 120.
     try:
         core.delete_namespace(NAMESPACE)
     except ApiException as exc:
-        if exc.status != 404:
+        if exc.status not in (404, 409):  # 409: terminating already (the run's sweep)
             raise
 
     def gone() -> tuple[bool, str]:

@@ -31,6 +31,7 @@ from zoneproof.cluster.interface import (
 __all__ = [
     "DEFAULT",
     "GROUP",
+    "NO_PRIVATE_BEDS",
     "backend_type",
     "backends_with",
     "get_backend",
@@ -40,9 +41,12 @@ __all__ = [
 ]
 
 GROUP = "zoneproof.backends"
-#: The backend of a run that names none, and of private beds on a run of a backend that
-#: makes no clusters.
+#: The backend of a run that names none.
 DEFAULT = "local"
+#: Why a run of a backend that makes no clusters (a user's cluster) has no private beds.
+NO_PRIVATE_BEDS = ("needs a private bed, and the {backend} backend makes none: zoneproof never "
+                   "substitutes another cluster for the one under test; run it with a backend "
+                   "that makes clusters (--backend local or kind; pytest: --zp-backend)")
 
 
 @functools.cache
@@ -115,7 +119,8 @@ def backends_with(capability: Capability) -> list[str]:
     return [name for name in names() if capability in backend_type(name).traits.capabilities]
 
 
-def private_bed_backend(backend: Backend) -> str:
+def private_bed_backend(backend: Backend) -> str | None:
     """The backend of private beds (destructive tests) on a run of ``backend``: itself if it
-    makes clusters, else the default (a user's cluster is never a private bed)."""
-    return backend.name if backend.traits.makes_clusters else DEFAULT
+    makes clusters, else None — a user's cluster is never a private bed, and no other
+    cluster stands in for it (``NO_PRIVATE_BEDS`` says why)."""
+    return backend.name if backend.traits.makes_clusters else None

@@ -1,16 +1,17 @@
 """One cluster per test run, shared by every pytest-xdist worker.
 
 The first worker that needs the cluster creates it (or adopts one already running under
-that name) under a file lock and writes a marker file; the others read the marker. The
-process that owns the run (xdist controller, or the lone pytest) calls ``release`` once,
-after every worker has finished: it deletes the cluster only if this run created it. A
-backend that adopts clusters (``Traits.makes_clusters`` False) is always asked: its
-``delete`` removes only what the run installed there (the existing backend's node agent).
+that name) under a file lock and writes a marker file in the run's directory
+(``runs.directory``); the others read the marker. The process that owns the run (xdist
+controller, or the lone pytest) calls ``release`` once, after every worker has finished:
+it deletes the cluster only if this run created it. A cluster the run acquires is held by
+the run (its labelled objects are removed when the run ends) and named in its reports
+(``identity``).
 """
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import filelock
 
 from zoneproof import errors
-from zoneproof.cluster import state
+from zoneproof.cluster import identity, ownership, runs, state, sweep
 from zoneproof.cluster.interface import Backend, Cluster, Progress
 from zoneproof.cluster.spec import ClusterSpec
 
@@ -26,12 +27,14 @@ __all__ = ["acquire", "acquire_resource", "forget_cluster", "release", "resource
 
 
 def run_dir(run_id: str) -> Path:
-    """The directory holding the lock and marker of test run ``run_id``."""
-    return state.state_root() / "runs" / run_id
+    """The directory holding the lock and marker of test run ``run_id`` (the run's own)."""
+    return runs.directory(run_id)
 
 
-def acquire(backend: Backend, spec: ClusterSpec, run_id: str, progress: Progress) -> Cluster:
-    """The run's cluster: created by the first caller, reused by the rest."""
+def acquire(backend: Backend, spec: ClusterSpec, run_id: str, progress: Progress, *,
+            keep: bool = False) -> Cluster:
+    """The run's cluster: created by the first caller (kept after the run with ``keep``),
+    reused by the rest."""
     directory = run_dir(run_id)
     directory.mkdir(parents=True, exist_ok=True)
     marker = directory / "cluster.json"
@@ -43,9 +46,12 @@ def acquire(backend: Backend, spec: ClusterSpec, run_id: str, progress: Progress
                 raise errors.BackendError(
                     f"cluster {data['name']!r} of this test run is gone (torn down by hand?)")
             return found
-        created = not backend.traits.makes_clusters or backend.get(spec.name) is None
-        found = backend.create(spec, progress=progress)
+        created = backend.get(spec.name) is None
+        with ownership.keeping() if keep else contextlib.nullcontext():
+            found = backend.create(spec, progress=progress)
         state.write_json(marker, {"name": spec.name, "backend": backend.name, "created": created})
+        sweep.track(found.kubeconfig)
+        identity.record(identity.identify(found))
         return found
 
 
@@ -75,7 +81,8 @@ def resources(run_id: str) -> dict[str, dict[str, Any]]:
 
 
 def release(backend: Backend, run_id: str, *, keep: bool, progress: Progress) -> None:
-    """Delete the run's cluster if the run created it (and ``keep`` is off); forget the run."""
+    """Delete the run's cluster if the run created it (and ``keep`` is off); drop the
+    markers (the run's directory goes when the run ends)."""
     directory = run_dir(run_id)
     marker = directory / "cluster.json"
     if marker.is_file():
@@ -85,19 +92,25 @@ def release(backend: Backend, run_id: str, *, keep: bool, progress: Progress) ->
         elif data["created"]:
             progress(f"cluster {data['name']!r} kept (--zp-keep-cluster): "
                      f"`zoneproof down --name {data['name']}` removes it")
-    shutil.rmtree(directory, ignore_errors=True)
+    for path in [marker, *directory.glob("resource-*.json")]:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def forget_cluster(name: str) -> list[str]:
-    """Drop the markers of runs that used cluster ``name`` (after a killed run); their ids."""
-    runs = state.state_root() / "runs"
+    """Drop the cluster markers of runs that used cluster ``name`` (it was removed by
+    hand); their ids. The runs themselves are left to their owners (or keepers)."""
     forgotten = []
-    for marker in sorted(runs.glob("*/cluster.json")) if runs.is_dir() else []:
+    for run in runs.runs():
+        marker = run.directory / "cluster.json"
         try:
             uses = state.read_json(marker).get("name") == name
+        except FileNotFoundError:
+            continue
         except (OSError, ValueError):
-            uses = True  # unreadable: a torn run
+            uses = True  # unreadable: a torn marker
         if uses:
-            shutil.rmtree(marker.parent, ignore_errors=True)
-            forgotten.append(marker.parent.name)
+            with contextlib.suppress(FileNotFoundError):
+                marker.unlink()
+            forgotten.append(run.id)
     return forgotten

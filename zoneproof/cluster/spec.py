@@ -12,25 +12,46 @@ from typing import Any
 
 from zoneproof import errors
 
-__all__ = ["DEFAULT_ZONES", "ClusterSpec", "Timings"]
+__all__ = ["DEFAULT_ZONES", "NAME_PATTERN", "ClusterSpec", "Timings", "parse_zones"]
 
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
+#: A cluster name: 1-40 lowercase letters, digits or '-', a letter or digit at each end.
+NAME_PATTERN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
+
+
+def parse_zones(text: str) -> tuple[str, ...]:
+    """Zones from ``zone-a,zone-b``: ConfigError on an empty entry (``a,,b``, a trailing
+    comma) rather than silently fewer zones."""
+    zones = tuple(z.strip() for z in text.split(","))
+    if not text.strip() or not all(zones):
+        raise errors.ConfigError(f"zone list {text!r} has an empty entry: write the zones "
+                                 "comma-separated without empty ones, e.g. zone-a,zone-b,zone-c")
+    return zones
 
 
 @dataclass(frozen=True, slots=True)
 class Timings:
-    """Node-lifecycle timings (seconds). Defaults are test-friendly, far below upstream's.
+    """Node-lifecycle and etcd timings (seconds). Defaults are test-friendly, far below
+    upstream's (``upstream()``): node-monitor-period 5 s, node-monitor-grace-period 50 s,
+    not-ready/unreachable toleration 300 s, kubelet node lease 40 s, etcd election 1 s.
 
-    Upstream defaults: node-monitor-period 5 s, node-monitor-grace-period 50 s,
-    not-ready/unreachable toleration 300 s, kubelet node lease 40 s.
+    They are what a bed states: faults' effects must show within bounds derived from them
+    (``zoneproof.faults.effects``).
     """
 
     node_monitor_period_s: float = 1.0
     node_monitor_grace_period_s: float = 8.0
     toleration_s: int = 30
     node_lease_duration_s: int = 4
+    etcd_election_timeout_s: float = 1.0
+
+    @classmethod
+    def upstream(cls) -> Timings:
+        """Kubernetes' and etcd's own defaults (what a cluster zoneproof did not make is
+        assumed to run)."""
+        return cls(node_monitor_period_s=5.0, node_monitor_grace_period_s=50.0,
+                   toleration_s=300, node_lease_duration_s=40, etcd_election_timeout_s=1.0)
 
     def problems(self) -> list[str]:
         """Every inconsistency, as messages naming the field and the fix."""
@@ -43,6 +64,9 @@ class Timings:
         if self.node_lease_duration_s >= self.node_monitor_grace_period_s:
             found.append("timings.node_lease_duration_s must be below node_monitor_grace_period_s, "
                          "or healthy nodes flap NotReady between lease renewals")
+        if self.etcd_election_timeout_s < 0.5:
+            found.append("timings.etcd_election_timeout_s must be >= 0.5: etcd needs 5 x its "
+                         "heartbeat interval (100 ms on the beds)")
         return found
 
 
@@ -60,7 +84,7 @@ class ClusterSpec:
     def problems(self) -> list[str]:
         """Every problem with this spec (empty when valid)."""
         found = []
-        if not _NAME.match(self.name):
+        if not NAME_PATTERN.match(self.name):
             found.append(f"name {self.name!r} must be 1-40 lowercase letters, digits or '-'")
         if not self.zones:
             found.append("zones must name at least one zone")

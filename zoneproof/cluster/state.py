@@ -1,4 +1,7 @@
-"""Where backends keep per-cluster state: ``$ZONEPROOF_STATE`` or ``~/.local/state/zoneproof``."""
+"""Where backends keep per-cluster state: ``$ZONEPROOF_STATE`` or ``~/.local/state/zoneproof``.
+
+State files hold credentials' paths and ports: written 0600, atomically.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+
+from zoneproof._util import files
 
 __all__ = ["read_json", "state_root", "write_json"]
 
@@ -19,9 +24,9 @@ def state_root() -> Path:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically (temp file + rename), so a crash never leaves half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    """Write atomically (temp file + rename, mode 0600), so a crash never leaves half a file."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    files.write_private(tmp, json.dumps(data, indent=2, sort_keys=True))
     tmp.replace(path)
 
 

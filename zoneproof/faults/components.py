@@ -3,68 +3,85 @@
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from zoneproof import errors
 from zoneproof._util import daemons
-from zoneproof.cluster.interface import Capability, Cluster
-from zoneproof.components.harness.controller import ControllerReplicas
-from zoneproof.components.harness.webhook import RunningWebhook
+from zoneproof.cluster.interface import Capability
+from zoneproof.faults import registry
+from zoneproof.faults.base import FaultContext
+from zoneproof.faults.effects import Effect
 
 __all__ = ["KillControllerLeader", "StopWebhook"]
 
-_LEADER_TIMEOUT_S = 30.0
+_SIGNALS = ("SIGKILL", "SIGTERM")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@registry.kind
+@dataclass(frozen=True, slots=True)
 class KillControllerLeader:
-    """Send ``sig`` to the replica holding the Lease; revert starts it again."""
+    """Send ``signal_name`` (SIGKILL or SIGTERM) to the replica holding the Lease; revert
+    starts it again."""
 
-    replicas: ControllerReplicas
-    sig: signal.Signals = signal.SIGKILL
-    name: str = "kill-controller-leader"
-    requires: frozenset[Capability] = field(default=frozenset())
+    name: ClassVar[str] = "kill-controller-leader"
+    requires: ClassVar[frozenset[Capability]] = frozenset()
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.CONTROLLER_LEADER_LOST})
 
-    def targets(self, cluster: Cluster) -> tuple[str, ...]:
-        holder = self.replicas.holder()
-        if holder not in self.replicas.identities:
+    signal_name: str = "SIGKILL"
+
+    def __post_init__(self) -> None:
+        if self.signal_name not in _SIGNALS:
+            raise errors.ConfigError(f"signal_name must be SIGKILL or SIGTERM, got "
+                                     f"{self.signal_name!r}")
+
+    def targets(self, context: FaultContext) -> tuple[str, ...]:
+        replicas = context.replicas(self.name)
+        holder = replicas.holder()
+        if holder not in replicas.identities:
             raise errors.FaultError(f"the controller Lease is held by {holder!r}, not by one of "
-                                    f"{self.replicas.identities}: no leader to kill")
+                                    f"{replicas.identities}: no leader to kill")
         return (holder,)
 
-    def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
+    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        replicas = context.replicas(self.name)
         for identity in targets:
-            self.replicas.signal(identity, self.sig)
+            replicas.signal(identity, signal.Signals[self.signal_name])
 
-    def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
+    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        replicas = context.replicas(self.name)
         for identity in targets:
-            if self.replicas.alive(identity):
-                self.replicas.signal(identity, signal.SIGKILL)
-                self.replicas.wait_exit(identity, 10)
-            self.replicas.start(identity)
+            if replicas.alive(identity):
+                replicas.signal(identity, signal.SIGKILL)
+                replicas.wait_exit(identity, 10)
+            replicas.start(identity)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@registry.kind
+@dataclass(frozen=True, slots=True)
 class StopWebhook:
     """SIGKILL the webhook process while it stays registered; revert serves and registers it
     again (a new port and CA)."""
 
-    webhook: RunningWebhook
-    name: str = "stop-webhook"
-    requires: frozenset[Capability] = field(default=frozenset())
+    name: ClassVar[str] = "stop-webhook"
+    requires: ClassVar[frozenset[Capability]] = frozenset()
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WEBHOOK_DOWN})
 
-    def targets(self, cluster: Cluster) -> tuple[str, ...]:
-        if self.webhook.record is None:
+    def targets(self, context: FaultContext) -> tuple[str, ...]:
+        webhook = context.running_webhook(self.name)
+        if webhook.record is None:
             raise errors.FaultError("the webhook under test runs elsewhere (a URL): zoneproof "
                                     "cannot stop it")
-        return (self.webhook.url,)
+        return (webhook.url,)
 
-    def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        assert self.webhook.record is not None
-        daemons.send(self.webhook.record, signal.SIGKILL)
+    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        webhook = context.running_webhook(self.name)
+        assert webhook.record is not None
+        daemons.send(webhook.record, signal.SIGKILL)
 
-    def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        if self.webhook.record is not None and daemons.alive(self.webhook.record):
-            return
-        self.webhook.stop()  # unregister first: start() probes admission without the webhook
-        self.webhook.start()
+    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        webhook = context.running_webhook(self.name)
+        if webhook.record is not None:  # a killed multi-threaded server may still be exiting:
+            daemons.stop(webhook.record, sig=signal.SIGKILL)  # gone before it is served again
+        webhook.stop()  # unregister first: start() probes admission without the webhook
+        webhook.start()

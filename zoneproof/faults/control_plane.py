@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Capability, Cluster, Component
+from zoneproof.cluster.interface import Capability, Component
+from zoneproof.faults import registry
+from zoneproof.faults.base import FaultContext
+from zoneproof.faults.effects import Effect
 
 __all__ = ["KillComponent"]
 
-_DESTRUCTIVE = Capability.DESTRUCTIVE
 
-
+@registry.kind
 @dataclass(frozen=True, slots=True)
 class KillComponent:
-    """SIGKILL kube-apiserver, kcm or the scheduler; revert restarts it."""
+    """SIGKILL kube-apiserver, kcm or the scheduler (``component``); revert restarts it."""
 
-    component: Component
-    name: str = "kill-control-plane"
-    requires: frozenset[Capability] = field(
-        default=frozenset({Capability.CONTROL_PLANE, _DESTRUCTIVE}))
+    name: ClassVar[str] = "kill-control-plane"
+    requires: ClassVar[frozenset[Capability]] = frozenset({Capability.CONTROL_PLANE,
+                                                           Capability.DESTRUCTIVE})
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.CONTROL_PLANE_DOWN})
 
-    def targets(self, cluster: Cluster) -> tuple[str, ...]:
+    component: Component = Component.APISERVER
+
+    def targets(self, context: FaultContext) -> tuple[str, ...]:
         return (self.component.value,)
 
-    def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        facets.facet(cluster, Capability.CONTROL_PLANE).kill_component(self.component)
+    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        facets.facet(context.cluster, Capability.CONTROL_PLANE).kill_component(self.component)
 
-    def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        facets.facet(cluster, Capability.CONTROL_PLANE).restart_component(self.component)
+    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        facets.facet(context.cluster, Capability.CONTROL_PLANE).restart_component(
+            self.component)

@@ -2,65 +2,114 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
+
+from kubernetes import client
 
 from zoneproof import errors
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.cluster.interface import Capability, Cluster, Kubelets
+from zoneproof.faults import registry
+from zoneproof.faults.base import FaultContext
+from zoneproof.faults.effects import Effect
+from zoneproof.traffic import workloads
 
-__all__ = ["StopKubelets", "ZoneOutage", "restore_nodes"]
+__all__ = ["StopKubelets", "ZoneOutage", "pick_nodes", "restore_nodes"]
 
-_DESTRUCTIVE = Capability.DESTRUCTIVE
+_KUBELET = frozenset({Capability.STOP_KUBELET, Capability.DESTRUCTIVE})
 
 
+def _kubelets(cluster: Cluster) -> Kubelets:
+    return facets.facet(cluster, Capability.STOP_KUBELET)
+
+
+def pick_nodes(by_zone: dict[str, list[str]], count: int, zones: tuple[str, ...]) -> list[str]:
+    """``count`` nodes taking ``zones`` (all when empty) in turn, first node of each zone
+    first, no repeats; ConfigError if the zones cannot give that many."""
+    chosen_zones = list(zones) or sorted(by_zone)
+    unknown = [z for z in chosen_zones if z not in by_zone]
+    if unknown:
+        raise errors.ConfigError(f"unknown zones {unknown}: the cluster has {sorted(by_zone)}")
+    columns = [sorted(by_zone[z]) for z in chosen_zones]
+    order = [c[i] for i in range(max(map(len, columns), default=0)) for c in columns if i < len(c)]
+    if count < 1 or count > len(order):
+        raise errors.ConfigError(f"count must be 1..{len(order)} for zones {chosen_zones}, "
+                                 f"got {count}")
+    return order[:count]
+
+
+@registry.kind
 @dataclass(frozen=True, slots=True)
 class StopKubelets:
-    """Stop the kubelet of each node in ``nodes``; they turn NotReady through kcm."""
+    """Stop the kubelets of ``nodes``, or of ``count`` nodes spread over ``zones`` (all
+    zones when empty), only nodes running a Ready pod of the run's workload ``hosting``
+    (``db``, ``core``) when given; they turn NotReady through kcm."""
 
-    nodes: tuple[str, ...]
-    name: str = "stop-kubelets"
-    requires: frozenset[Capability] = field(
-        default=frozenset({Capability.STOP_KUBELET, _DESTRUCTIVE}))
+    name: ClassVar[str] = "stop-kubelets"
+    requires: ClassVar[frozenset[Capability]] = _KUBELET
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.KUBELETS_STOPPED,
+                                                      Effect.NODES_NOT_READY})
 
-    def targets(self, cluster: Cluster) -> tuple[str, ...]:
-        return self.nodes
+    nodes: tuple[str, ...] = ()
+    count: int = 1
+    zones: tuple[str, ...] = ()
+    hosting: str = ""
 
-    def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
+    def targets(self, context: FaultContext) -> tuple[str, ...]:
+        if self.nodes:
+            return self.nodes
+        by_zone = context.cluster.nodes_by_zone()
+        if self.hosting:
+            used = set(workloads.ready_pods(client.CoreV1Api(context.api_client()),
+                                            context.namespace, self.hosting).values())
+            by_zone = {z: [n for n in names if n in used] for z, names in by_zone.items()}
+        return tuple(pick_nodes(by_zone, self.count, self.zones))
+
+    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         for node in targets:
-            facets.facet(cluster, Capability.STOP_KUBELET).stop_kubelet(node)
+            _kubelets(context.cluster).stop_kubelet(node)
 
-    def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
+    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         for node in targets:
-            facets.facet(cluster, Capability.STOP_KUBELET).start_kubelet(node)
+            _kubelets(context.cluster).start_kubelet(node)
 
 
+def zone_nodes(cluster: Cluster, zone: str, fault: str) -> tuple[str, ...]:
+    """The nodes of ``zone``; FaultError if it has none (nothing for ``fault`` to hit)."""
+    nodes = cluster.nodes_by_zone().get(zone)
+    if not nodes:
+        raise errors.FaultError(f"zone {zone!r} has no nodes: nothing for {fault} to hit")
+    return tuple(nodes)
+
+
+@registry.kind
 @dataclass(frozen=True, slots=True)
 class ZoneOutage:
     """Every node of ``zone`` loses its kubelet at once."""
 
-    zone: str
-    name: str = "zone-outage"
-    requires: frozenset[Capability] = field(
-        default=frozenset({Capability.STOP_KUBELET, _DESTRUCTIVE}))
+    name: ClassVar[str] = "zone-outage"
+    requires: ClassVar[frozenset[Capability]] = _KUBELET
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.KUBELETS_STOPPED,
+                                                      Effect.NODES_NOT_READY})
 
-    def targets(self, cluster: Cluster) -> tuple[str, ...]:
-        nodes = cluster.nodes_by_zone().get(self.zone)
-        if not nodes:
-            raise errors.FaultError(f"zone {self.zone!r} has no nodes: nothing to take down")
-        return tuple(nodes)
+    zone: str = "zone-a"
 
-    def inject(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        facets.facet(cluster, Capability.STOP_KUBELET).zone_down(self.zone)
+    def targets(self, context: FaultContext) -> tuple[str, ...]:
+        return zone_nodes(context.cluster, self.zone, self.name)
 
-    def revert(self, cluster: Cluster, targets: tuple[str, ...]) -> None:
-        facets.facet(cluster, Capability.STOP_KUBELET).zone_up(self.zone)
+    def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        _kubelets(context.cluster).zone_down(self.zone)
+
+    def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
+        _kubelets(context.cluster).zone_up(self.zone)
 
 
 def restore_nodes(cluster: Cluster, *, timeout_s: float) -> list[str]:
     """Start every node's kubelet (a no-op where it runs) and wait until all are Ready;
     the nodes. What tests call after a fault, whatever the fault left."""
     nodes = [n for zone in cluster.nodes_by_zone().values() for n in zone]
-    kubelets = facets.facet(cluster, Capability.STOP_KUBELET)
+    kubelets = _kubelets(cluster)
     for node in nodes:
         kubelets.start_kubelet(node)
     cluster.wait_nodes(nodes, ready=True, timeout_s=timeout_s)

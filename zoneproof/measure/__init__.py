@@ -1,7 +1,8 @@
 """Measurement: recorders append timestamped events to one Timeline. Records, never judges.
 
-Belongs here: watch-based recorders (node readiness, pods, lease holders) and polled
-health (etcd members, API server), the Timeline they share, its JSON form, the recorded
+Belongs here: watch-based recorders (node readiness, kubelet heartbeats, pods, lease
+holders and renewals) and polled health (etcd members and leader, API server, control-plane
+processes), the Timeline they share, its JSON form, the recorded
 register history of the traffic's clients (``history``), the Lease history model
 (``lease``: windows of ability, overlaps, hand-overs) and pure attribution of audited
 deletes to Lease tenures. Not here:
@@ -15,6 +16,7 @@ from zoneproof.measure.lease import LeaseHistory, LeaseObservation, observations
 from zoneproof.measure.recorders import (
     HealthRecorder,
     LeaseRecorder,
+    NodeHeartbeatRecorder,
     NodeReadyRecorder,
     PodRecorder,
     Recorder,
@@ -29,6 +31,7 @@ __all__ = [
     "LeaseHistory",
     "LeaseObservation",
     "LeaseRecorder",
+    "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "OpKind",
     "Operation",

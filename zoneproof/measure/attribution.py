@@ -1,7 +1,10 @@
 """Attribution: was every audited pod delete by a replica made while that replica held the Lease?
 
-Pure: audited deletions (``audit.pod_deletions``) and ``lease_holder`` events of a Timeline
-in, violations out. This is the "never two actors" check of the HA controller suites.
+Pure: audited deletions (``audit.pod_deletions``) and ``lease_holder`` / ``lease_renewed``
+events of a Timeline in, violations out. Two questions of the Lease model
+(``zoneproof.measure.lease``): was the deleter the *holder of record* then (the "never two
+actors" check of the HA controller suites), or, stricter (``expiry=True``), was it *able
+to act* then (its Lease not yet expired nor released)?
 
 Clock tolerance: an audit time is the API server's ``requestReceivedTimestamp``; a
 ``lease_holder`` event is stamped when the LeaseRecorder's watch delivers the change,
@@ -11,10 +14,10 @@ be audited slightly *before* its tenure was recorded, and a tenure is recorded a
 slightly late. ``CLOCK_TOLERANCE_S`` widens every tenure by that much on both sides; it
 is far below the seconds a lame duck or a second actor acts outside its tenure.
 
-Limit: without recorded renewals a tenure lasts until the *holder* changes, so a holder
-whose Lease expired but nobody took it over yet (e.g. a frozen process) still counts as
-holding it; with ``lease_renewed`` events it ends at the last renewal plus the duration
-(see ``zoneproof.measure.lease``).
+As holder of record a tenure lasts until the *holder* changes, so a holder whose Lease
+expired but nobody took it over yet (e.g. a frozen process) still counts as holding it;
+with ``expiry`` and recorded ``lease_renewed`` events it ends at the last renewal plus
+the duration.
 """
 
 from __future__ import annotations
@@ -23,13 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from zoneproof.measure.audit import PodDeletion
-from zoneproof.measure.lease import LeaseHistory, Tenure, observations
+from zoneproof.measure.lease import CLOCK_TOLERANCE_S, LeaseHistory, Tenure, observations
 from zoneproof.measure.timeline import Event
 
 __all__ = ["CLOCK_TOLERANCE_S", "Tenure", "UnfencedDelete", "tenures", "unfenced_deletes"]
-
-CLOCK_TOLERANCE_S = 0.5
-"""Seconds each tenure is widened by on both sides (see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +43,11 @@ class UnfencedDelete:
     def describe(self) -> str:
         """One line for an assertion message."""
         d = self.deletion
-        return (f"{d.user} deleted {d.namespace}/{d.pod} at {d.at.isoformat()} (HTTP {d.code}) "
-                f"while the Lease holder was {self.holder or '<nobody>'!r}")
+        what = f"{d.user} deleted {d.namespace}/{d.pod} at {d.at.isoformat()} (HTTP {d.code})"
+        if self.holder == d.user:
+            return (f"{what} as holder of record of a Lease it could no longer act on (not "
+                    "renewed within its leaseDuration)")
+        return f"{what} while the Lease holder of record was {self.holder or '<nobody>'!r}"
 
 
 def tenures(events: Iterable[Event]) -> list[Tenure]:
@@ -53,9 +56,10 @@ def tenures(events: Iterable[Event]) -> list[Tenure]:
 
 
 def unfenced_deletes(deletions: Iterable[PodDeletion], events: Iterable[Event], *,
-                     users_prefix: str, tolerance_s: float = CLOCK_TOLERANCE_S
-                     ) -> list[UnfencedDelete]:
-    """Deletes by users starting with ``users_prefix`` made outside their own tenure.
+                     users_prefix: str, tolerance_s: float = CLOCK_TOLERANCE_S,
+                     expiry: bool = False) -> list[UnfencedDelete]:
+    """Deletes by users starting with ``users_prefix`` made outside their own tenure as
+    holder of record (``expiry``: outside their windows of ability).
 
     Every delete counts, whatever its HTTP code: a request is an action. Pass only the
     deletions the check is about (e.g. the test's namespaces). This is the Lease model's
@@ -63,4 +67,5 @@ def unfenced_deletes(deletions: Iterable[PodDeletion], events: Iterable[Event], 
     """
     history = LeaseHistory(observations(events))
     return [UnfencedDelete(d, history.holder_at(d.at)) for d in deletions
-            if d.user.startswith(users_prefix) and not history.fenced(d.user, d.at, tolerance_s)]
+            if d.user.startswith(users_prefix)
+            and not history.fenced(d.user, d.at, tolerance_s, expiry=expiry)]

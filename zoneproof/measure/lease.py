@@ -13,13 +13,19 @@ duration. Three questions, all pure:
 - ``handovers``: for each change of holder, the gap from the previous holder's last sign of
   life (its release, else its last renewal) to the next acquire, and the slack from the end
   of its ability to that acquire (negative: an overlap).
-- ``unfenced``: actions (e.g. audited pod deletes) by an identity outside its own window:
-  the "concurrent actors" check (``attribution.unfenced_deletes``) is this question.
+- ``unfenced``: actions (e.g. audited pod deletes) by an identity outside its own window,
+  in one of two models: *holder of record* (from its acquire until the next change of
+  holder: the "concurrent actors" question, ``attribution.unfenced_deletes``) or *able to
+  act* (until its release or its last renewal plus the duration: also catches a holder
+  acting on after its Lease expired when nobody took over).
 - ``token_regressions``: a new tenure whose fencing token (leaseTransitions) did not grow.
 
-Without renewals the model cannot know when a silent holder's ability ended: its window
-then runs to the next change of holder (a frozen holder nobody replaced still counts as
-able), and hand-over gaps are measured from that change. Times are wall-clock datetimes
+Without recorded renewals (no ``lease_renewed`` event, and no ``lease_holder`` event whose
+recorder says it records renewals: detail ``renewals=recorded``) the model cannot know when
+a silent holder's ability ended: its window then runs to the next change of holder (a
+frozen holder nobody replaced still counts as able), and hand-over gaps are measured from
+that change. With a recorder that records renewals, a holder that never renews is able
+only until its acquire plus the duration. Times are wall-clock datetimes
 (the recorder's observation times), compared with a tolerance for watch latency.
 """
 
@@ -31,7 +37,14 @@ from dataclasses import dataclass
 
 from zoneproof.measure.timeline import Event
 
+CLOCK_TOLERANCE_S = 0.5
+"""Seconds by which windows are widened when judging: the LeaseRecorder stamps a change when
+its watch delivers it (milliseconds to tens of ms after the write on one machine), an audit
+record when the API server received the request; far below the seconds a lame duck or a
+second actor acts outside its window."""
+
 __all__ = [
+    "CLOCK_TOLERANCE_S",
     "Action",
     "Handover",
     "LeaseHistory",
@@ -40,7 +53,12 @@ __all__ = [
     "Tenure",
     "UnfencedAction",
     "observations",
+    "renewals_recorded",
 ]
+
+RENEWALS, RECORDED = "renewals", "recorded"
+"""The ``lease_holder`` event detail by which a recorder says it records every renewal (so
+the absence of ``lease_renewed`` events means the holder did not renew)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +72,8 @@ class LeaseObservation:
     duration_s: float | None = None
     transitions: int | None = None
     """leaseTransitions, the fencing token: it grows with every change of holder."""
+    renewals_recorded: bool = False
+    """The recorder says it records every renewal (``lease_holder`` detail ``renewals``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +91,12 @@ class Tenure:
 
     @property
     def able_until(self) -> dt.datetime | None:
-        """When it stopped being able to act: its release, else its last renewal plus the
-        duration, else (duration unknown) the next change; None: open."""
-        if self.released or self.duration_s is None:
+        """When it stopped being able to act: its last renewal plus the duration, or its
+        release if that came first; the next change when the duration is unknown; None: open."""
+        if self.duration_s is None:
             return self.end
-        return self.last_renewed + dt.timedelta(seconds=self.duration_s)
+        expired = self.last_renewed + dt.timedelta(seconds=self.duration_s)
+        return min(expired, self.end) if self.released and self.end is not None else expired
 
     def held_at(self, at: dt.datetime) -> bool:
         """True if it was the recorded holder at ``at`` (from acquire to the next change)."""
@@ -143,14 +164,24 @@ def observations(events: Iterable[Event]) -> list[LeaseObservation]:
                                       event.detail.get("holder", ""),
                                       renewal=event.kind == "lease_renewed",
                                       duration_s=float(duration) if duration else None,
-                                      transitions=int(token) if token else None))
+                                      transitions=int(token) if token else None,
+                                      renewals_recorded=event.detail.get(RENEWALS) == RECORDED))
     return found
+
+
+def _records_renewals(event: Event) -> bool:
+    return event.kind == "lease_renewed" or event.detail.get(RENEWALS) == RECORDED
+
+
+def renewals_recorded(events: Iterable[Event]) -> bool:
+    """True if the Lease's recorder recorded its renewals (durations then count)."""
+    return any(_records_renewals(e) for e in events if e.kind in ("lease_holder", "lease_renewed"))
 
 
 def _tenures(seen: list[LeaseObservation]) -> tuple[Tenure, ...]:
     """Tenures from time-ordered observations. Durations count only when renewals were
     recorded: otherwise a holder's last renewal is unknown, not its acquire."""
-    if not any(o.renewal for o in seen):
+    if not any(o.renewal or o.renewals_recorded for o in seen):
         seen = [LeaseObservation(o.at, o.holder, transitions=o.transitions) for o in seen]
     found: list[Tenure] = []
     current: LeaseObservation | None = None
@@ -211,11 +242,19 @@ class LeaseHistory:
                                   (following.start - able).total_seconds()))
         return found
 
-    def fenced(self, actor: str, at: dt.datetime, tolerance_s: float) -> bool:
-        """True if ``actor`` was able to act at ``at`` (one of its windows, widened)."""
-        return any(t.holder == actor and t.able_at(at, tolerance_s) for t in self.tenures)
+    def fenced(self, actor: str, at: dt.datetime, tolerance_s: float, *,
+               expiry: bool = True) -> bool:
+        """True if ``actor`` was able to act at ``at`` (one of its windows, widened); with
+        ``expiry`` False: if it was the holder of record then (its Lease may have expired)."""
+        if expiry:
+            return any(t.holder == actor and t.able_at(at, tolerance_s) for t in self.tenures)
+        slack = dt.timedelta(seconds=tolerance_s)
+        return any(t.holder == actor and t.start - slack <= at
+                   and (t.end is None or at <= t.end + slack) for t in self.tenures)
 
-    def unfenced(self, actions: Iterable[Action], tolerance_s: float) -> list[UnfencedAction]:
-        """Actions made outside their actor's own windows of ability."""
+    def unfenced(self, actions: Iterable[Action], tolerance_s: float, *,
+                 expiry: bool = True) -> list[UnfencedAction]:
+        """Actions made outside their actor's own windows of ability (``expiry`` False:
+        outside its tenures as holder of record)."""
         return [UnfencedAction(a, self.holder_at(a.at)) for a in actions
-                if not self.fenced(a.actor, a.at, tolerance_s)]
+                if not self.fenced(a.actor, a.at, tolerance_s, expiry=expiry)]

@@ -1,9 +1,12 @@
 """Recorders: threads that watch the API (or poll health) and append events to a Timeline.
 
 Event kinds (stable names used by SLOs and plots):
-``node_ready`` {status, zone} · ``pod_created`` / ``pod_scheduled`` / ``pod_ready`` /
-``pod_deleting`` / ``pod_deleted`` {uid, node} · ``lease_holder`` {holder, transitions} ·
-``apiserver_ready`` {ready} · ``etcd_member`` {healthy}.
+``node_ready`` {status, zone} · ``node_schedulable`` {schedulable} · ``pod_created`` /
+``pod_scheduled`` / ``pod_ready`` / ``pod_deleting`` / ``pod_deleted`` {uid, node} ·
+``lease_holder`` {holder, duration_s, transitions} · ``lease_renewed`` {holder, duration_s,
+transitions} · ``node_heartbeat`` {} (a kubelet renewed its node Lease) · ``apiserver_ready``
+{ready} · ``etcd_member`` {healthy} · ``etcd_leader`` {leader} · ``process_alive`` {alive}
+(kube-controller-manager, kube-scheduler).
 """
 
 from __future__ import annotations
@@ -17,13 +20,17 @@ from typing import Any, Protocol
 import urllib3
 from kubernetes import client, watch
 
+from zoneproof import errors
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.cluster.interface import Capability, Cluster, Component
+from zoneproof.measure import lease
 from zoneproof.measure.timeline import Timeline
+from zoneproof.specs import kubernetes
 
 __all__ = [
     "HealthRecorder",
     "LeaseRecorder",
+    "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "PodRecorder",
     "Recorder",
@@ -116,12 +123,14 @@ class _WatchRecorder:
 
 
 class NodeReadyRecorder(_WatchRecorder):
-    """``node_ready`` each time a node's Ready condition changes (and once initially)."""
+    """``node_ready`` each time a node's Ready condition changes, ``node_schedulable`` each
+    time it is cordoned or uncordoned (both once initially)."""
 
     def __init__(self, api: client.ApiClient) -> None:
         super().__init__(api)
         self.core = client.CoreV1Api(api)
         self._last: dict[str, str | None] = {}
+        self._schedulable: dict[str, bool] = {}
 
     def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
         return self.core.list_node, (), {}
@@ -131,8 +140,13 @@ class NodeReadyRecorder(_WatchRecorder):
         status = "Deleted" if event_type == "DELETED" else _condition(obj, "Ready") or "None"
         if self._last.get(name) != status:
             self._last[name] = status
-            zone = (obj.metadata.labels or {}).get("topology.kubernetes.io/zone", "")
+            zone = (obj.metadata.labels or {}).get(kubernetes.ZONE_LABEL, "")
             self.timeline.add("node_ready", name, status=status, zone=zone,
+                              initial=str(initial))
+        schedulable = event_type != "DELETED" and not obj.spec.unschedulable
+        if self._schedulable.get(name) != schedulable:
+            self._schedulable[name] = schedulable
+            self.timeline.add("node_schedulable", name, schedulable=str(schedulable),
                               initial=str(initial))
 
 
@@ -177,47 +191,105 @@ class PodRecorder(_WatchRecorder):
 
 
 class LeaseRecorder(_WatchRecorder):
-    """``lease_holder`` whenever the holder of Lease ``namespace/name`` changes."""
+    """``lease_holder`` whenever the holder of Lease ``namespace/name`` changes,
+    ``lease_renewed`` whenever the same holder writes a new renewTime (the Lease model's
+    input, ``zoneproof.measure.lease``); both carry leaseDurationSeconds and the fencing
+    token (leaseTransitions); ``lease_holder`` says renewals are recorded (``renewals``), so
+    a holder with no ``lease_renewed`` event did not renew."""
 
     def __init__(self, api: client.ApiClient, namespace: str, name: str) -> None:
         super().__init__(api)
         self.coordination = client.CoordinationV1Api(api)
         self.namespace, self.name = namespace, name
         self._holder: str | None = "<unset>"
+        self._renewed: object = None
 
     def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
         return (self.coordination.list_namespaced_lease, (self.namespace,),
                 {"field_selector": f"metadata.name={self.name}"})
 
     def _observe(self, obj: Any, event_type: str, initial: bool) -> None:
-        holder = "" if event_type == "DELETED" else (obj.spec.holder_identity or "")
+        spec = obj.spec
+        holder = "" if event_type == "DELETED" else (spec.holder_identity or "")
+        renewed = None if event_type == "DELETED" else spec.renew_time
+        detail = {"holder": holder, "duration_s": str(spec.lease_duration_seconds or ""),
+                  "transitions": str(spec.lease_transitions or 0)}
+        subject = f"{self.namespace}/{self.name}"
         if holder != self._holder:
-            self._holder = holder
-            self.timeline.add("lease_holder", f"{self.namespace}/{self.name}", holder=holder,
-                              transitions=str(obj.spec.lease_transitions or 0))
+            self.timeline.add("lease_holder", subject, **detail, **{lease.RENEWALS: lease.RECORDED})
+        elif holder and renewed != self._renewed:
+            self.timeline.add("lease_renewed", subject, **detail)
+        self._holder, self._renewed = holder, renewed
+
+
+class NodeHeartbeatRecorder(_WatchRecorder):
+    """``node_heartbeat`` each time a kubelet renews its node's Lease (kube-node-lease): the
+    heartbeat whose absence shows a kubelet stopped (not once initially)."""
+
+    NAMESPACE = "kube-node-lease"
+
+    def __init__(self, api: client.ApiClient) -> None:
+        super().__init__(api)
+        self.coordination = client.CoordinationV1Api(api)
+        self._renewed: dict[str, object] = {}
+
+    def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return self.coordination.list_namespaced_lease, (self.NAMESPACE,), {}
+
+    def _observe(self, obj: Any, event_type: str, initial: bool) -> None:
+        node, renewed = obj.metadata.name, obj.spec.renew_time
+        if event_type != "DELETED" and not initial and self._renewed.get(node) != renewed:
+            self.timeline.add("node_heartbeat", node)
+        self._renewed[node] = renewed
+
+
+_PROCESSES = (Component.CONTROLLER_MANAGER, Component.SCHEDULER)
+"""Control-plane processes whose liveness is polled (the API server's is its /readyz)."""
 
 
 class HealthRecorder:
-    """Polls API server readiness and etcd member health every ``interval_s``; records changes."""
+    """Polls API server readiness, etcd member health and leader every ``interval_s``, and
+    whether kcm and the scheduler run every ``process_interval_s``; records changes."""
 
-    def __init__(self, cluster: Cluster, interval_s: float = 0.1) -> None:
+    def __init__(self, cluster: Cluster, interval_s: float = 0.1,
+                 process_interval_s: float = 1.0) -> None:
         self.cluster, self.interval_s = cluster, interval_s
+        self.process_interval_s = process_interval_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._last: dict[tuple[str, str], bool] = {}
+        self._last: dict[tuple[str, str], str] = {}
+        self._processes_at = float("-inf")
         self.timeline = Timeline()
 
-    def _sample(self) -> None:
-        states = {("apiserver_ready", "kube-apiserver"): self.cluster.apiserver_ready()}
+    def _states(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """(kind, subject) → (detail key, value) as sampled now."""
+        ready = str(self.cluster.apiserver_ready())
+        states = {("apiserver_ready", "kube-apiserver"): ("ready", ready)}
         if Capability.ETCD_MEMBERS in self.cluster.capabilities:
             etcd = facets.facet(self.cluster, Capability.ETCD_MEMBERS)
             for member in etcd.etcd_members():
-                states[("etcd_member", member)] = etcd.etcd_member_healthy(member)
-        for (kind, subject), ok in states.items():
-            if self._last.get((kind, subject)) != ok:
-                self._last[(kind, subject)] = ok
-                key = "ready" if kind == "apiserver_ready" else "healthy"
-                self.timeline.add(kind, subject, **{key: str(ok)})
+                states[("etcd_member", member)] = ("healthy",
+                                                   str(etcd.etcd_member_healthy(member)))
+            try:
+                leader = etcd.etcd_leader()
+            except errors.FaultError:  # no leader now
+                leader = ""
+            states[("etcd_leader", "etcd")] = ("leader", leader)
+        now = self.timeline.now()
+        if (Capability.CONTROL_PLANE in self.cluster.capabilities
+                and now - self._processes_at >= self.process_interval_s):
+            self._processes_at = now
+            plane = facets.facet(self.cluster, Capability.CONTROL_PLANE)
+            for component in _PROCESSES:
+                states[("process_alive", component.value)] = (
+                    "alive", str(plane.component_running(component)))
+        return states
+
+    def _sample(self) -> None:
+        for (kind, subject), (key, value) in self._states().items():
+            if self._last.get((kind, subject)) != value:
+                self._last[(kind, subject)] = value
+                self.timeline.add(kind, subject, **{key: value})
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):

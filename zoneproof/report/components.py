@@ -10,15 +10,20 @@ started and by which tests. A kind that was never started says so.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from zoneproof.components.harness.registry import Kind
 from zoneproof.components.harness.started import Started
 
-__all__ = ["PROPERTY", "property_of", "section"]
+__all__ = ["LOGS", "PROPERTY", "keep_logs", "property_of", "section"]
 
 PROPERTY = "zoneproof:started"
+LOGS = "components"
+"""Directory (in the report directory) of the component logs: ``<test>/<log file name>``."""
 
 
 def property_of(started: Started) -> tuple[str, str]:
@@ -45,3 +50,25 @@ def section(properties: Iterable[tuple[str, str]]) -> dict[str, Any]:
         if not ran:
             out[str(kind)]["note"] = f"no {kind} was started in this run"
     return out
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")[:120] or "run"
+
+
+def keep_logs(properties: Iterable[tuple[str, str]], report_dir: Path) -> list[Path]:
+    """Copy the log of every start (test nodeid, property value) to
+    ``<report_dir>/components/<test>/<log name>``; the copies (missing logs are skipped)."""
+    copied: list[Path] = []
+    for nodeid, value in properties:
+        log = Started.from_dict(json.loads(value)).log
+        source = Path(log) if log else None
+        if source is None or not source.is_file():
+            continue
+        target = report_dir / LOGS / _safe(nodeid) / source.name
+        if target in copied:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        copied.append(target)
+    return copied

@@ -2,7 +2,10 @@
 
 Four stacked panels on the timeline's clock: Ready nodes per zone, the workload's pods by
 state, the controller Lease holder, healthy etcd members and API server readiness; every
-fault's window is shaded on all of them. Written as PNG and SVG (matplotlib, no display).
+fault's window is shaded on all of them, counts have integer axes, and the measured
+events of the first fault (``marks``: NotReady, first force-delete, Ready elsewhere, lease
+hand-over) are drawn as dashed lines labelled with the SLO each one is judged by, its
+measured value and bound. Written as PNG and SVG (matplotlib, no display).
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the headless backend)
 from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from zoneproof.faults import FaultRecord  # noqa: E402
 from zoneproof.measure import Event  # noqa: E402
+from zoneproof.report import marks as measured  # noqa: E402
+from zoneproof.slo import SloResult  # noqa: E402
 
 __all__ = ["FORMATS", "Panel", "Series", "panels", "plot_timeline"]
 
@@ -111,17 +117,38 @@ def _draw(ax: Axes, panel: Panel, end: float) -> None:
         ax.step(xs, ys, where="post", label=label)
     if panel.categories:
         ax.set_yticks(range(len(panel.categories)), panel.categories, fontsize=7)
-    elif panel.lines:
-        ax.legend(loc="upper right", fontsize=7)
+    else:  # counts: whole numbers only
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if panel.lines:
+            ax.legend(loc="upper right", fontsize=7)
     ax.set_title(panel.title, fontsize=9, loc="left")
     ax.grid(alpha=0.3)
 
 
+def _draw_marks(axes: Sequence[Axes], drawn: Sequence[Panel],
+                found: Sequence[measured.Mark]) -> None:
+    """Each mark: a dashed line on every panel, its label in its own panel."""
+    index = {panel.title: i for i, panel in enumerate(drawn)}
+    stacked: dict[str, int] = {}
+    for mark in found:
+        for ax in axes:
+            ax.axvline(mark.t, color=mark.color, linestyle="--", linewidth=1)
+        below = stacked[mark.panel] = stacked.get(mark.panel, -1) + 1  # labels of one panel stack
+        axes[index[mark.panel]].annotate(
+            mark.label, xy=(mark.t, 1.0), xycoords=("data", "axes fraction"),
+            xytext=(3, -4 - 24 * below), textcoords="offset points", fontsize=7,
+            color=mark.color, va="top",
+            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "alpha": 0.8,
+                  "edgecolor": mark.color})
+
+
 def plot_timeline(events: Sequence[Event], faults: Iterable[FaultRecord], stem: Path, *,
-                  title: str) -> list[Path]:
-    """Draw the timeline to ``stem``.png/.svg; the files written."""
+                  title: str, slos: Sequence[SloResult] = ()) -> list[Path]:
+    """Draw the timeline to ``stem``.png/.svg; the files written. ``slos``: the run's SLO
+    results, whose values label the measured events."""
     end = max((e.t for e in events), default=1.0)
     drawn = panels(events)
+    faults = list(faults)
     fig, axes = plt.subplots(len(drawn), 1, sharex=True, figsize=(10, 9))
     try:
         for ax, panel in zip(axes, drawn, strict=True):
@@ -130,8 +157,10 @@ def plot_timeline(events: Sequence[Event], faults: Iterable[FaultRecord], stem: 
                 ax.axvspan(fault.injected_at,
                            fault.reverted_at if fault.reverted_at is not None else end,
                            color="tab:red", alpha=0.15)
-        axes[0].text(0.0, 1.25, "shaded: fault injected → reverted", transform=axes[0].transAxes,
-                     fontsize=7, color="tab:red")
+        _draw_marks(axes, drawn, measured.marks(events, faults, slos))
+        axes[0].text(0.0, 1.25, "shaded: fault injected → reverted; dashed: measured events "
+                     "(SLO value ≤ bound)", transform=axes[0].transAxes, fontsize=7,
+                     color="tab:red")
         axes[-1].set_xlabel("seconds since the experiment started")
         fig.suptitle(title, fontsize=11)
         fig.tight_layout()

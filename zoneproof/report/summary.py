@@ -1,41 +1,28 @@
-"""``summary.json``: the run's verdict, each test's outcome, each SLO (target, measured, pass).
+"""``summary.json``: the run's verdict, each test's outcome, each SLO result, versions and
+the clusters tested (``zoneproof.cluster.identity``: API server, kube-system UID, version).
 
 Built from pytest's own test reports: outcomes, durations and the ``slo:<name>``
-properties the chaos tests record (``record_property``), so it works the same with or
-without xdist.
+properties the chaos tests record (``report.junit``), so it works the same with or
+without xdist. ``load`` reads it back as a typed ``Summary`` (the CLI, benchmarks).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCHEMA", "SLO_PROPERTY", "Outcome", "SloRow", "build", "slo_property", "slo_rows", "write"]
+from zoneproof import errors
+from zoneproof.cluster.identity import ClusterIdentity
+from zoneproof.slo.results import SloResult
 
-SCHEMA = "zoneproof.dev/v1/Summary"
-SLO_PROPERTY = "slo:"
-"""Prefix of the JUnit/pytest property holding one SLO result of a test."""
+__all__ = ["SCHEMA", "Outcome", "Summary", "build", "load", "write"]
+
+SCHEMA = "zoneproof.dev/v2/Summary"
+"""v2: an SLO row is ``SloResult.to_dict`` (observed, threshold, message) plus test, pass."""
 FAILING = frozenset({"failed", "error"})
-
-
-@dataclass(frozen=True, slots=True)
-class SloRow:
-    """One SLO of one test: its target (``max``), what was measured, and whether it held."""
-
-    test: str
-    name: str
-    status: str
-    target: float
-    measured: float | None
-    unit: str
-
-    @property
-    def passed(self) -> bool:
-        """PASS only; NO_DATA, FAIL and INVALID all fail."""
-        return self.status == "PASS"
 
 
 @dataclass
@@ -45,51 +32,110 @@ class Outcome:
     nodeid: str
     outcome: str
     duration_s: float = 0.0
-    slos: list[SloRow] = field(default_factory=list)
+    slos: list[SloResult] = field(default_factory=list)
     message: str = ""
 
-
-def slo_property(name: str, status: str, measured: float | None, target: float,
-                 unit: str) -> tuple[str, str]:
-    """The (name, value) a test records for one SLO result."""
-    return (SLO_PROPERTY + name, json.dumps(
-        {"status": status, "observed": measured, "threshold": target, "unit": unit}))
+    @property
+    def failed(self) -> bool:
+        """Failed or errored."""
+        return self.outcome in FAILING
 
 
-def slo_rows(nodeid: str, properties: list[tuple[str, object]]) -> list[SloRow]:
-    """The SLO rows among a test's recorded properties."""
-    rows = []
-    for key, value in properties:
-        if key.startswith(SLO_PROPERTY):
-            data = json.loads(str(value))
-            rows.append(SloRow(nodeid, key[len(SLO_PROPERTY):], data["status"],
-                               data["threshold"], data["observed"], data["unit"]))
-    return rows
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The document: PASS only if pytest exited 0, nothing failed and every SLO passed."""
+
+    verdict: str
+    pytest_exit: int
+    started: str
+    finished: str
+    duration_s: float
+    outcomes: tuple[Outcome, ...]
+    versions: dict[str, Any]
+    clusters: tuple[ClusterIdentity, ...] = ()
+    """Every cluster the run tested, as ``zoneproof.cluster.identity`` names it."""
+
+    @property
+    def passed(self) -> bool:
+        """True for a PASS verdict."""
+        return self.verdict == "PASS"
+
+    @property
+    def slos(self) -> list[tuple[str, SloResult]]:
+        """(test, result) of every SLO judged."""
+        return [(o.nodeid, r) for o in self.outcomes for r in o.slos]
+
+    @property
+    def slo_counts(self) -> dict[str, int]:
+        """SLO results by status (PASS, FAIL, NO_DATA, INVALID, VOID): only PASS passed."""
+        return dict(sorted(Counter(str(r.status) for _, r in self.slos).items()))
+
+    @property
+    def failures(self) -> list[Outcome]:
+        """The tests that failed or errored."""
+        return [o for o in self.outcomes if o.failed]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document."""
+        return {
+            "schema": SCHEMA, "verdict": self.verdict, "pytest_exit": self.pytest_exit,
+            "started": self.started, "finished": self.finished,
+            "duration_s": round(self.duration_s, 1),
+            "counts": dict(sorted(Counter(o.outcome for o in self.outcomes).items())),
+            "slo_counts": self.slo_counts,
+            "failures": [{"test": o.nodeid, "message": o.message} for o in self.failures],
+            "slos": [{"test": test, **r.to_dict(), "pass": r.met} for test, r in self.slos],
+            "tests": [{"test": o.nodeid, "outcome": o.outcome,
+                       "duration_s": round(o.duration_s, 2)} for o in self.outcomes],
+            "versions": self.versions,
+            "clusters": [c.to_dict() for c in self.clusters],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Summary:
+        """The summary ``to_dict`` wrote; ConfigError for another schema."""
+        if data.get("schema") != SCHEMA:
+            raise errors.ConfigError(f"summary schema {data.get('schema')!r} is not {SCHEMA!r}: "
+                                     "written by another zoneproof version")
+        outcomes = {t["test"]: Outcome(t["test"], t["outcome"], float(t["duration_s"]))
+                    for t in data["tests"]}
+        for row in data["slos"]:
+            outcomes.setdefault(row["test"], Outcome(row["test"], "passed")).slos.append(
+                SloResult.from_dict(row))
+        for failure in data["failures"]:
+            outcomes.setdefault(failure["test"], Outcome(failure["test"], "failed")).message = \
+                failure["message"]
+        return cls(data["verdict"], int(data["pytest_exit"]), data["started"],
+                   data["finished"], float(data["duration_s"]), tuple(outcomes.values()),
+                   dict(data["versions"]),
+                   tuple(ClusterIdentity.from_dict(c) for c in data.get("clusters", ())))
 
 
 def build(outcomes: list[Outcome], *, started: str, finished: str, duration_s: float,
-          versions: dict[str, Any], exit_status: int) -> dict[str, Any]:
-    """The summary document; ``verdict`` PASS only if pytest exited 0, nothing failed and
-    every SLO passed."""
-    counts = Counter(o.outcome for o in outcomes)
-    slos = [row for o in outcomes for row in o.slos]
-    failed = [o.nodeid for o in outcomes if o.outcome in FAILING]
-    passed = exit_status == 0 and not failed and all(r.passed for r in slos) and bool(outcomes)
-    return {
-        "schema": SCHEMA, "verdict": "PASS" if passed else "FAIL", "pytest_exit": exit_status,
-        "started": started, "finished": finished, "duration_s": round(duration_s, 1),
-        "counts": dict(sorted(counts.items())),
-        "failures": [{"test": o.nodeid, "message": o.message} for o in outcomes
-                     if o.outcome in FAILING],
-        "slos": [{**asdict(r), "pass": r.passed} for r in slos],
-        "tests": [{"test": o.nodeid, "outcome": o.outcome, "duration_s": round(o.duration_s, 2)}
-                  for o in outcomes],
-        "versions": versions,
-    }
+          versions: dict[str, Any], exit_status: int,
+          clusters: list[ClusterIdentity] | None = None) -> Summary:
+    """The summary; ``verdict`` PASS only if pytest exited 0, nothing failed and every SLO
+    passed."""
+    passed = (exit_status == 0 and bool(outcomes) and not any(o.failed for o in outcomes)
+              and all(r.met for o in outcomes for r in o.slos))
+    return Summary("PASS" if passed else "FAIL", exit_status, started, finished, duration_s,
+                   tuple(outcomes), versions, tuple(clusters or ()))
 
 
-def write(path: Path, summary: dict[str, Any]) -> Path:
+def write(path: Path, summary: Summary) -> Path:
     """Write ``summary`` as JSON to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    path.write_text(json.dumps(summary.to_dict(), indent=1, default=str) + "\n")
     return path
+
+
+def load(path: Path) -> Summary:
+    """Read a summary.json; ConfigError if it is missing, not JSON or of another schema."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise errors.ConfigError(f"cannot read the summary {path}: {exc}") from None
+    try:
+        return Summary.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise errors.ConfigError(f"{path} is not a zoneproof summary: {exc!r}") from None

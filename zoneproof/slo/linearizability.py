@@ -9,7 +9,7 @@ continues under a new porcupine client id after such a write, as in etcd's tests
 
 ``check`` runs ``porcupine-check`` (zoneproof's command over the pinned porcupine, see
 ``zoneproof.binaries``) with a per-key timeout: a key it cannot decide in time is UNKNOWN,
-never a pass. ``judge`` makes the ``history-linearizable`` SLO result: void (INVALID) when
+never a pass. ``judge`` makes the ``history-linearizable`` SLO result: VOID when
 the traffic before the fault ran under its minimum rate, NO_DATA when the checker timed
 out, FAIL naming the operations it could not place.
 """
@@ -37,6 +37,9 @@ from zoneproof.slo.spec import Slo
 __all__ = [
     "CHECKER",
     "DEFAULT_TIMEOUT_S",
+    "INPUT",
+    "VERDICT",
+    "VISUALIZATIONS",
     "CheckReport",
     "HistoryFigures",
     "KeyCheck",
@@ -51,6 +54,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CHECKER = "porcupine-check"
+INPUT, VERDICT, VISUALIZATIONS = "porcupine-input.json", "porcupine.json", "porcupine"
+"""What ``check`` writes into its workdir: the checker's input, its verdict, and a directory
+of one HTML visualization per illegal key."""
 DEFAULT_TIMEOUT_S = 60.0
 _NS = 1_000_000_000
 _MAX_NAMED = 6
@@ -165,7 +171,7 @@ def prepare(history: History) -> list[dict[str, Any]]:
 def _annotations(faults: Sequence[FaultRecord], end: float) -> list[dict[str, Any]]:
     return [{"tag": "faults", "start": round(f.injected_at * _NS),
              "end": round((f.reverted_at if f.reverted_at is not None else end) * _NS),
-             "description": f"{f.name}: {', '.join(f.targets)}"} for f in faults]
+             "description": f"{f.kind}: {', '.join(f.targets)}"} for f in faults]
 
 
 def _parse(raw: dict[str, Any], operations: int, seconds: float) -> CheckReport:
@@ -191,11 +197,11 @@ def check(history: History, workdir: Path, *, faults: Sequence[FaultRecord] = ()
     operations = prepare(history)
     end = max((op.ret for op in history.operations), default=0.0)
     workdir.mkdir(parents=True, exist_ok=True)
-    given, verdict = workdir / "porcupine-input.json", workdir / "porcupine.json"
+    given, verdict = workdir / INPUT, workdir / VERDICT
     given.write_text(json.dumps({"operations": operations,
                                  "annotations": _annotations(faults, end)}))
     argv = [str(binary), "--history", str(given), "--out", str(verdict),
-            "--visualize", str(workdir / "porcupine"),
+            "--visualize", str(workdir / VISUALIZATIONS),
             "--timeout", f"{max(1, round(timeout_s * _NS))}ns"]
     start = time.monotonic()
     try:
@@ -229,28 +235,40 @@ def explain(report: CheckReport, history: History) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class HistoryFigures:
-    """What a report shows of one checked history."""
+    """What a report shows of one history and its check (check fields None: not checked)."""
 
     read_mode: str
     operations: int
     """Recorded operations (the history's size)."""
-    checked: int
-    """Operations given to porcupine (failed ones and failed reads dropped)."""
+    ops_per_s: float | None
+    """Definite operations per second from the first call to the last return."""
     ops_per_s_before_fault: float | None
-    check_seconds: float
-    slowest_key_seconds: float
+    checked: int | None
+    """Operations given to porcupine (failed ones and failed reads dropped)."""
+    check_seconds: float | None
+    slowest_key_seconds: float | None
     non_linearizable_keys: float | None
+    illegal: dict[str, str]
+    """Illegal key → its visualization ('' when none was written)."""
 
 
-def figures(history: History, report: CheckReport, *, fault_at: float | None) -> HistoryFigures:
-    """The figures of ``history`` and its check (the rate from the first call to ``fault_at``)."""
+def figures(history: History, report: CheckReport | None, *,
+            fault_at: float | None) -> HistoryFigures:
+    """The figures of ``history`` and its check (the rate before the fault: from the first
+    call to ``fault_at``)."""
     started = history.started
+    end = max((op.ret for op in history.operations), default=None)
+    overall = history.rate(started, end) if started is not None and end is not None else None
     rate = history.rate(started, fault_at) if started is not None and fault_at is not None \
         else None
-    return HistoryFigures(str(history.plan.read_mode), len(history.operations),
-                          report.operations, rate, report.seconds,
+    if report is None:
+        return HistoryFigures(str(history.plan.read_mode), len(history.operations), overall,
+                              rate, None, None, None, None, {})
+    return HistoryFigures(str(history.plan.read_mode), len(history.operations), overall, rate,
+                          report.operations, report.seconds,
                           max((k.seconds for k in report.keys), default=0.0),
-                          report.non_linearizable_keys)
+                          report.non_linearizable_keys,
+                          {k.key: str(k.visualization or "") for k in report.of(KeyResult.ILLEGAL)})
 
 
 def judge(slo: Slo, history: History, report: CheckReport | None, *,
@@ -263,7 +281,7 @@ def judge(slo: Slo, history: History, report: CheckReport | None, *,
         rate = history.rate(started, fault_at) if started is not None else None
         if rate is None or rate < plan.min_rate_ops_s:
             achieved = "no" if rate is None else f"{rate:.1f} ops/s of"
-            return SloResult(slo.name, SloStatus.INVALID, None, slo.max, slo.unit,
+            return SloResult(slo.name, SloStatus.VOID, None, slo.max, slo.unit,
                              f"void: the traffic before the fault ran {achieved} definite "
                              f"operations, under its minimum {plan.min_rate_ops_s:g} ops/s: "
                              "too little traffic to judge the history")

@@ -7,22 +7,34 @@ default. Every function is pure.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 
 from zoneproof.faults.base import FaultRecord
 from zoneproof.measure.attribution import unfenced_deletes
 from zoneproof.measure.audit import PodDeletion
+from zoneproof.measure.lease import (
+    CLOCK_TOLERANCE_S,
+    LeaseHistory,
+    observations,
+    renewals_recorded,
+)
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
     "deletes_by_non_holders",
+    "deletes_outside_lease",
     "failed_admissions",
     "force_delete_after_not_ready",
     "lease_failover",
+    "lease_handover_gap",
+    "lease_overlaps",
+    "lease_token_regressions",
     "lost_acknowledged_writes",
     "not_ready_detection",
     "pdb_budget_exceeded",
     "pod_ready_elsewhere",
+    "ready_elsewhere",
     "write_error_window",
 ]
 
@@ -86,6 +98,14 @@ def pod_ready_elsewhere(timeline: Timeline, fault: FaultRecord, pods: Iterable[s
     return _max(waits)
 
 
+def ready_elsewhere(timeline: Timeline, fault: FaultRecord, prefix: str) -> float | None:
+    """Seconds from injection until some pod whose name starts with ``prefix`` (``ns/core-``:
+    any pod of a workload, whatever its name) is Ready on a node the fault did not hit."""
+    ready = _first(e for e in timeline.select("pod_ready", after=fault.injected_at)
+                   if e.subject.startswith(prefix) and e.detail.get("node") not in fault.targets)
+    return ready.t - fault.injected_at if ready else None
+
+
 def lease_failover(timeline: Timeline, fault: FaultRecord, lease: str) -> float | None:
     """Seconds from injection until the Lease is held by someone other than the holder then."""
     before = [e for e in timeline.select("lease_holder", lease) if e.t <= fault.injected_at]
@@ -124,8 +144,9 @@ def lost_acknowledged_writes(timeline: Timeline) -> float | None:
 
 
 def deletes_by_non_holders(timeline: Timeline, deletions: Iterable[PodDeletion], *,
-                           users_prefix: str) -> float | None:
-    """Audited deletes by a controller replica made while it did not hold the Lease.
+                           users_prefix: str, expiry: bool = False) -> float | None:
+    """Audited deletes by a controller replica made while it was not the Lease's holder of
+    record (``expiry``: while it could not act on it, its Lease expired or released).
 
     A delete with no Lease tenure recorded at all is unfenced. None when there is neither
     a delete nor a ``lease_holder`` event (nothing was observed).
@@ -133,7 +154,58 @@ def deletes_by_non_holders(timeline: Timeline, deletions: Iterable[PodDeletion],
     deletions = list(deletions)
     if not deletions and timeline.first("lease_holder") is None:
         return None
-    return float(len(unfenced_deletes(deletions, timeline.events, users_prefix=users_prefix)))
+    return float(len(unfenced_deletes(deletions, timeline.events, users_prefix=users_prefix,
+                                      expiry=expiry)))
+
+
+def deletes_outside_lease(timeline: Timeline, deletions: Iterable[PodDeletion], *,
+                          users_prefix: str) -> float | None:
+    """Audited deletes by a replica outside its windows of ability under the Lease model
+    (after its release, or after its last renewal plus leaseDuration). None without
+    recorded renewals (``measure.lease.renewals_recorded``): then the model cannot know when
+    a Lease expired."""
+    if not renewals_recorded(timeline.events):
+        return None
+    return deletes_by_non_holders(timeline, deletions, users_prefix=users_prefix, expiry=True)
+
+
+def _lease(timeline: Timeline) -> LeaseHistory | None:
+    if timeline.first("lease_holder") is None:
+        return None
+    return LeaseHistory(observations(timeline.events))
+
+
+def lease_overlaps(timeline: Timeline) -> float | None:
+    """Take-overs of the Lease while the previous holder could still act (its last renewal
+    plus leaseDuration not yet passed, not released), beyond the clock tolerance. None
+    without ``lease_holder`` events or recorded renewals."""
+    history = _lease(timeline)
+    if history is None or not renewals_recorded(timeline.events):
+        return None
+    return float(len(history.overlaps(CLOCK_TOLERANCE_S)))
+
+
+def lease_token_regressions(timeline: Timeline) -> float | None:
+    """New tenures whose fencing token (leaseTransitions) did not grow. None without
+    ``lease_holder`` events."""
+    history = _lease(timeline)
+    return None if history is None else float(len(history.token_regressions()))
+
+
+def _wall(timeline: Timeline, t: float) -> dt.datetime:
+    return dt.datetime.fromisoformat(timeline.start_wall) + dt.timedelta(seconds=t)
+
+
+def lease_handover_gap(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """Seconds from the previous holder's last sign of life (its release, else its last
+    renewal) to the next holder's acquire, for the first hand-over after ``fault``'s
+    injection. None without one."""
+    history = _lease(timeline)
+    if history is None:
+        return None
+    since = _wall(timeline, fault.injected_at)
+    after = [h for h in history.handovers() if h.next.start >= since]
+    return after[0].gap_s if after else None
 
 
 def failed_admissions(timeline: Timeline, faults: Iterable[FaultRecord]) -> float | None:
@@ -151,34 +223,36 @@ def failed_admissions(timeline: Timeline, faults: Iterable[FaultRecord]) -> floa
                      and not any(start <= e.t <= end for start, end in windows)))
 
 
-def pdb_budget_exceeded(timeline: Timeline, workloads: Iterable[str], replicas: int,
-                        max_unavailable: int) -> float | None:
-    """Most pods of one workload unavailable beyond its PDB during a drain (0: it held).
+def pdb_budget_exceeded(timeline: Timeline, drain: FaultRecord, workloads: Iterable[str],
+                        replicas: int, max_unavailable: int) -> float:
+    """Most pods of one workload unavailable beyond its PDB during ``drain`` (0: it held).
 
     Workloads are pod-name prefixes (``ns/db-``). A pod is available from ``pod_ready``
     until ``pod_deleting``/``pod_deleted`` (a pod being evicted no longer counts, as for
-    the PDB). The window runs from ``drain_started`` to the next ``workloads_ready``
-    (the timeline's end without one). None without a ``drain_started`` event.
+    the PDB). The window runs from the drain's injection to the next ``workloads_ready``
+    (the timeline's end without one).
     """
-    drain = timeline.first("drain_started")
-    if drain is None:
-        return None
-    done = _first(timeline.select("workloads_ready", after=drain.t))
+    start = drain.injected_at
+    done = _first(timeline.select("workloads_ready", after=start))
     end = done.t if done else float("inf")
     worst = 0.0
     for prefix in workloads:
         available: set[str] = set()
+        started = False
         for event in timeline.events:
             if event.t > end:
                 break
-            if event is drain:
+            if event.t >= start and not started:  # what the drain began with
+                started = True
                 worst = max(worst, float(replicas - len(available) - max_unavailable))
-            elif event.subject.startswith(prefix):
+            if event.subject.startswith(prefix):
                 uid = event.detail.get("uid", event.subject)
                 if event.kind == "pod_ready":
                     available.add(uid)
                 elif event.kind in ("pod_deleting", "pod_deleted"):
                     available.discard(uid)
-                if event.t >= drain.t:
+                if started:
                     worst = max(worst, float(replicas - len(available) - max_unavailable))
+        if not started:
+            worst = max(worst, float(replicas - len(available) - max_unavailable))
     return worst

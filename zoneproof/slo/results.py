@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from zoneproof.slo.spec import Slo
 
@@ -18,6 +20,9 @@ class SloStatus(enum.StrEnum):
     FAIL = "FAIL"
     NO_DATA = "NO_DATA"
     INVALID = "INVALID"
+    VOID = "VOID"
+    """The run cannot be judged by this SLO at all (e.g. its traffic before the fault was
+    under the minimum rate): not a pass, not a measured failure."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,20 @@ class SloResult:
     def met(self) -> bool:
         """True for PASS."""
         return self.status is SloStatus.PASS
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: the one form of a result in the journal, JUnit properties and
+        summary.json."""
+        return {"name": self.name, "status": str(self.status), "observed": self.observed,
+                "threshold": self.threshold, "unit": self.unit, "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SloResult:
+        """The result ``to_dict`` wrote."""
+        observed = data["observed"]
+        return cls(str(data["name"]), SloStatus(data["status"]),
+                   None if observed is None else float(observed), float(data["threshold"]),
+                   str(data["unit"]), str(data.get("message", "")))
 
 
 def evaluate(slo: Slo, observed: float | None) -> SloResult:

@@ -10,11 +10,17 @@ Each SLO bounds one measured figure from above::
       allow_no_data: false                    # no measurement fails unless true
 
 A user file overrides the defaults by name (fields given replace the default's) and may
-add SLOs.
+add SLOs. ``metric`` must be one zoneproof measures: the defaults file bounds each of them
+once, so its metrics are the known ones (a misspelled metric would never have data). ``max``
+must be a finite number >= 0 (``.nan`` compares false with everything, so it would pass).
+``load_slos`` is the one place an SLO file is read and validated: the pytest plugin, the
+chaos control and ``zoneproof qualify`` all call it and pass the ``SloSet`` on.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +29,7 @@ import yaml
 
 from zoneproof import errors
 
-__all__ = ["DEFAULTS", "SCHEMA_VERSION", "Slo", "SloSet", "load_slos"]
+__all__ = ["DEFAULTS", "SCHEMA_VERSION", "Slo", "SloSet", "known_metrics", "load_slos"]
 
 SCHEMA_VERSION = "zoneproof.dev/v1"
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
@@ -48,6 +54,8 @@ class SloSet:
     """The SLOs of a run, by name."""
 
     slos: tuple[Slo, ...]
+    source: Path | None = None
+    """The user's file merged over the defaults (None: the defaults alone)."""
 
     def get(self, name: str) -> Slo:
         """The SLO called ``name``; ConfigError lists the known ones."""
@@ -81,7 +89,8 @@ def _entries(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return slos, problems
 
 
-def _build(entry: dict[str, Any], where: str) -> tuple[Slo | None, list[str]]:
+def _build(entry: dict[str, Any], where: str, metrics: Collection[str]
+           ) -> tuple[Slo | None, list[str]]:
     problems = []
     for key in ("metric", "max", "unit"):
         if key not in entry:
@@ -89,8 +98,11 @@ def _build(entry: dict[str, Any], where: str) -> tuple[Slo | None, list[str]]:
     if problems:
         return None, problems
     if not isinstance(entry["max"], int | float) or isinstance(entry["max"], bool) \
-            or entry["max"] < 0:
-        problems.append(f"{where}: max must be a number >= 0, got {entry['max']!r}")
+            or not math.isfinite(entry["max"]) or entry["max"] < 0:
+        problems.append(f"{where}: max must be a finite number >= 0, got {entry['max']!r}")
+    if metrics and entry["metric"] not in metrics:
+        problems.append(f"{where}: unknown metric {entry['metric']!r}: zoneproof measures "
+                        f"{', '.join(sorted(metrics))}")
     if entry["unit"] not in _UNITS:
         problems.append(f"{where}: unit must be one of {list(_UNITS)}, got {entry['unit']!r}")
     if problems:
@@ -100,11 +112,19 @@ def _build(entry: dict[str, Any], where: str) -> tuple[Slo | None, list[str]]:
                allow_no_data=bool(entry.get("allow_no_data", False))), []
 
 
-def load_slos(override: Path | None = None, *, defaults: Path = DEFAULTS) -> SloSet:
-    """The default SLOs, with ``override``'s entries replacing or adding by name.
+def known_metrics(defaults: Path = DEFAULTS) -> frozenset[str]:
+    """The metrics zoneproof measures: those the defaults file bounds."""
+    entries, _ = _entries(defaults)
+    return frozenset(str(e["metric"]) for e in entries if "metric" in e)
+
+
+def load_slos(override: str | Path | None = None, *, defaults: Path = DEFAULTS) -> SloSet:
+    """The default SLOs, with ``override``'s entries replacing or adding by name (an empty
+    ``override``: the defaults alone).
 
     Raises ConfigError listing every problem in both files.
     """
+    override = Path(override).expanduser().resolve() if override else None
     merged: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     for path in (defaults, override) if override is not None else (defaults,):
@@ -113,13 +133,14 @@ def load_slos(override: Path | None = None, *, defaults: Path = DEFAULTS) -> Slo
         for entry in entries:
             if isinstance(entry.get("name"), str):
                 merged[entry["name"]] = {**merged.get(entry["name"], {}), **entry}
+    metrics = known_metrics(defaults)
     slos = []
     for name, entry in merged.items():
-        slo, found = _build(entry, f"SLO {name!r}")
+        slo, found = _build(entry, f"SLO {name!r}", metrics)
         problems += found
         if slo is not None:
             slos.append(slo)
     if problems:
         raise errors.ConfigError("invalid SLO file:\n  - " + "\n  - ".join(problems))
-    return SloSet(tuple(slos))
+    return SloSet(tuple(slos), override)
 

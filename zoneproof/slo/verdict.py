@@ -8,7 +8,10 @@ run passes only if every one of these holds:
 - the steady-state hypothesis was checked and met before and after;
 - every method activity succeeded, and every process activity exited 0;
 - every declared rollback ran and succeeded (process rollbacks exited 0);
-- every SLO result is PASS.
+- every fault took effect: each effect it declares was observed within its bound
+  (``slo.effects``);
+- no SLO is void (the run could not be judged by it: e.g. too little traffic before the
+  fault), and every SLO result is PASS.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zoneproof.slo.results import SloResult
+from zoneproof.slo.effects import EffectCheck
+from zoneproof.slo.results import SloResult, SloStatus
 
 __all__ = ["Finding", "FindingKind", "Verdict", "judge"]
 
@@ -34,6 +38,8 @@ class FindingKind(enum.StrEnum):
     PROCESS_NONZERO = "process-exit-nonzero"
     ROLLBACK_FAILED = "rollback-failed"
     ROLLBACK_MISSING = "rollback-not-run"
+    FAULT_NOT_EFFECTIVE = "fault-not-effective"
+    VOID = "void"
     SLO = "slo-not-met"
 
 
@@ -96,7 +102,8 @@ def _steady(journal: Mapping[str, Any], when: str, kind: FindingKind) -> list[Fi
     return []
 
 
-def judge(journal: Mapping[str, Any], slo_results: Sequence[SloResult] = ()) -> Verdict:
+def judge(journal: Mapping[str, Any], slo_results: Sequence[SloResult] = (),
+          effects: Sequence[EffectCheck] = ()) -> Verdict:
     """The strict verdict of one experiment run (see the module docstring)."""
     found: list[Finding] = []
     if journal.get("status") != "completed":
@@ -113,6 +120,10 @@ def judge(journal: Mapping[str, Any], slo_results: Sequence[SloResult] = ()) -> 
     ran = {_name(r) for r in rollbacks}
     found += [Finding(FindingKind.ROLLBACK_MISSING, name, "declared but not run")
               for name in declared if name not in ran]
+    found += [Finding(FindingKind.FAULT_NOT_EFFECTIVE, f"{c.fault} {','.join(c.targets)}",
+                      c.message) for c in effects if not c.effective]
+    found += [Finding(FindingKind.VOID, r.name, r.message)
+              for r in slo_results if r.status is SloStatus.VOID]
     found += [Finding(FindingKind.SLO, r.name, f"{r.status}: {r.message}")
-              for r in slo_results if not r.met]
+              for r in slo_results if not r.met and r.status is not SloStatus.VOID]
     return Verdict(tuple(found))

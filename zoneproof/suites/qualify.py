@@ -1,29 +1,38 @@
 """``zoneproof qualify``: the release gate — build, up, conformance + chaos, reports, down.
 
 Everything lands in ``reports/<UTC run>/``: junit.xml, allure-results and the allure HTML
-report, summary.json (verdict, each SLO's target/measured/pass, versions) and, per chaos
+report, summary.json (verdict, each SLO result, versions) and, per chaos
 experiment, its chaostoolkit journal, timeline and timeline plots. The exit code is 0
-only if every test passed, every SLO held and the reports were written.
+only if every test passed, every SLO held and the reports were written; the verdict and
+summary.json name the cluster tested (URL, kube-system UID, version). On a backend that
+makes no clusters (``existing``: your cluster) destructive tests are skipped with the
+reason and chaos experiments cannot be asked for: no other cluster stands in for yours.
+With ``--allow-destructive`` they run on your cluster itself (node faults through the node
+agent, installed for the run and removed with it).
+Interrupted (Ctrl-C, SIGTERM), the suite gets to clean up and an empty report directory
+is removed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-import json
-import subprocess
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
+from zoneproof._util import reaping
+from zoneproof.cluster import identity, ownership
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.components.harness.component import Components
-from zoneproof.report import allure_html
+from zoneproof.report import allure_html, summary
 from zoneproof.slo import load_slos
 
-__all__ = ["SUITES", "Options", "experiments", "qualify", "repo_root"]
+__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -61,7 +70,7 @@ def experiments(root: Path) -> list[str]:
     return sorted(p.stem for p in (root / "chaos").glob("*.yaml"))
 
 
-def _check(options: Options, root: Path) -> None:
+def _check(options: Options, root: Path, backend: Backend) -> None:
     """Refuse bad input before anything is built or started."""
     if options.slo_file is not None:
         load_slos(options.slo_file)  # ConfigError lists every problem
@@ -72,6 +81,32 @@ def _check(options: Options, root: Path) -> None:
                                  f"{', '.join(known)}")
     if options.workers < 1:
         raise errors.ConfigError(f"--workers must be >= 1, got {options.workers}")
+    if options.only and not backend.traits.makes_clusters and not options.allow_destructive:
+        raise errors.ConfigError(
+            f"--only {' '.join(options.only)}: chaos experiments run on beds zoneproof makes, "
+            f"and the {backend.name} backend makes none (zoneproof never substitutes another "
+            "cluster for the one under test): qualify them with --backend local or kind, or "
+            "on this cluster itself with --allow-destructive (node faults through the node "
+            "agent)")
+
+
+def _reports_dir(options: Options, root: Path) -> Path:
+    """``<reports>/<UTC time>``, made now; ConfigError naming the fix if it cannot be."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    reports = (options.reports or root / "reports") / stamp
+    try:
+        reports.mkdir(parents=True)
+    except OSError as exc:
+        raise errors.ConfigError(f"cannot create the reports directory {reports} "
+                                 f"({exc.strerror or exc}): pass --reports a writable "
+                                 "directory") from None
+    return reports
+
+
+def _drop_if_empty(reports: Path) -> None:
+    """Remove ``reports`` if no file was written under it (an interrupted start)."""
+    if reports.is_dir() and not any(p.is_file() for p in reports.rglob("*")):
+        shutil.rmtree(reports, ignore_errors=True)
 
 
 def _markers(backend: Backend) -> str:
@@ -79,7 +114,7 @@ def _markers(backend: Backend) -> str:
     qualifying that backend."""
     others = [cluster.backend_type(name).traits.tests_marker for name in cluster.backend_names()
               if name != backend.name]
-    return " and ".join(f"not {marker}" for marker in ["mutants", *others] if marker)
+    return " and ".join(f"not {marker}" for marker in ["mutants", "long", *others] if marker)
 
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
@@ -103,19 +138,31 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
     return [*argv, *options.pytest_args]
 
 
-def describe(summary: dict[str, Any]) -> list[str]:
+def experiment_of(test: str) -> str:
+    """The experiment a chaos test id names (its parameter: ``...[zone-outage]``)."""
+    return test.rsplit("[", 1)[-1].rstrip("]")
+
+
+def describe(run: summary.Summary) -> list[str]:
     """Lines for the terminal: each SLO, each chaos experiment's wall time, failures."""
     lines = [f"{'SLO':<34}{'experiment':<36}{'target':>9}{'measured':>10}  result"]
-    for row in summary.get("slos", []):
-        measured = "-" if row["measured"] is None else f"{row['measured']:.2f}"
-        experiment = row["test"].rsplit("[", 1)[-1].rstrip("]")
-        lines.append(f"{row['name']:<34}{experiment:<36}{row['target']:>9g}{measured:>10}  "
-                     f"{'PASS' if row['pass'] else row['status']}")
-    walls = [t for t in summary.get("tests", []) if "chaos/" in t["test"]]
-    lines += [f"experiment {t['test'].rsplit('[', 1)[-1].rstrip(']')}: {t['outcome']} in "
-              f"{t['duration_s']:.1f} s" for t in walls]
-    lines += [f"FAILED {f['test']}" for f in summary.get("failures", [])]
-    ran = summary.get("versions", {}).get("components", {})
+    for test, result in run.slos:
+        measured = "-" if result.observed is None else f"{result.observed:.2f}"
+        lines.append(f"{result.name:<34}{experiment_of(test):<36}{result.threshold:>9g}"
+                     f"{measured:>10}  {result.status}")
+    counts = run.slo_counts
+    if counts:
+        others = ", ".join(f"{n} {status}" for status, n in counts.items() if status != "PASS")
+        lines.append(f"SLOs: {counts.get('PASS', 0)} passed"
+                     + (f", not passed: {others}" if others else ""))
+    if counts.get("VOID"):
+        lines.append(f"VOID: {counts['VOID']} SLO result(s) could not judge their run (e.g. "
+                     "too little traffic before the fault): not passed")
+    lines += [f"experiment {experiment_of(o.nodeid)}: {o.outcome} in {o.duration_s:.1f} s"
+              for o in run.outcomes if "chaos/" in o.nodeid]
+    lines += [f"FAILED {o.nodeid}" for o in run.failures]
+    lines += [f"cluster {c.role}: {c.describe()}" for c in run.clusters]
+    ran = run.versions.get("components", {})
     for kind in ("webhook", "controller"):
         if kind in ran:
             lines += [f"{kind} under test: {_ran(entry)}" for entry in ran[kind]["ran"]] or [
@@ -138,8 +185,12 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
     if not summary_path.is_file():
         progress(f"no {summary_path}: the suite did not finish its run")
         return False
-    summary = json.loads(summary_path.read_text())
-    for line in describe(summary):
+    try:
+        run = summary.load(summary_path)
+    except errors.ConfigError as exc:
+        progress(str(exc))
+        return False
+    for line in describe(run):
         progress(line)
     if not options.html:
         return True
@@ -153,33 +204,49 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A finished qualification: its exit code and report directory."""
+
+    code: int
+    reports: Path
+
+
 def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
             progress: Progress) -> int:
     """Run the qualification; 0 only if everything passed and the reports were written."""
+    return execute(backend, spec, options, kubeconfig=kubeconfig, progress=progress).code
+
+
+def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
+            progress: Progress) -> Run:
+    """``qualify``, returning where the reports are too (certify packs them)."""
     root = repo_root()
-    _check(options, root)
-    run = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    reports = (options.reports or root / "reports") / run
-    reports.mkdir(parents=True)
-    backend.prepare(progress)
-    # an adopted cluster (existing backend) is never deleted: its delete removes what the
-    # run installed there (the node agent)
-    created = not backend.traits.makes_clusters or backend.get(spec.name) is None
-    backend.create(spec, progress=progress)
+    _check(options, root, backend)
+    reports = _reports_dir(options, root)
     try:
-        progress(f"running the suite; reports in {reports}")
-        code = subprocess.run(_pytest_argv(backend, spec, reports, options, kubeconfig),
-                              cwd=root, check=False).returncode
-    finally:
-        if not created:
-            progress(f"cluster {spec.name!r} was up before qualify: left running")
-        elif options.keep_cluster:
-            progress(f"cluster {spec.name!r} kept: `zoneproof down --name {spec.name}` removes it")
-        else:
-            backend.delete(spec.name, progress=progress)
+        backend.prepare(progress)
+        created = backend.get(spec.name) is None
+        with ownership.keeping() if options.keep_cluster else contextlib.nullcontext():
+            tested = identity.identify(backend.create(spec, progress=progress))
+        try:
+            progress(f"testing {tested.describe()}; reports in {reports}")
+            code = reaping.run_child(_pytest_argv(backend, spec, reports, options, kubeconfig),
+                                     cwd=root)
+        finally:
+            if not created:
+                progress(f"cluster {spec.name!r} was up before qualify: left running")
+            elif options.keep_cluster:
+                progress(f"cluster {spec.name!r} kept: `zoneproof down --name {spec.name}` "
+                         "removes it")
+            else:
+                backend.delete(spec.name, progress=progress)
+    except BaseException:
+        _drop_if_empty(reports)
+        raise
     reported = _report(reports, options, progress)
     if code == 0 and not reported:
         code = 1
-    progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}); "
-             f"reports: {reports}")
-    return code
+    progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}) for "
+             f"{tested.describe()}; reports: {reports}")
+    return Run(code, reports)

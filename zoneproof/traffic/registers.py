@@ -34,6 +34,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube
+from zoneproof.cluster import sweep
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode, TrafficPlan
 from zoneproof.measure.timeline import Timeline
 from zoneproof.traffic.informer import ConfigMapInformer
@@ -161,7 +162,7 @@ class RegisterTraffic:
         s = self.settings
         core = client.CoreV1Api(self._admin)
         try:
-            core.create_namespace({"metadata": {"name": s.namespace}})
+            core.create_namespace(sweep.labelled({"metadata": {"name": s.namespace}}))
         except client.ApiException as exc:
             if exc.status == 409:
                 raise errors.ConfigError(

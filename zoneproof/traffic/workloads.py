@@ -8,28 +8,18 @@ from typing import Any
 
 from kubernetes import client
 
-from zoneproof import errors
 from zoneproof._util import waiting
-from zoneproof.cluster import interface
+from zoneproof.cluster import interface, sweep
+from zoneproof.specs import kubernetes
 
-__all__ = ["WORKLOADS", "apply", "create_namespace", "delete_namespace", "labels_of", "ready_pods"]
+__all__ = ["WORKLOADS", "apply", "create_namespace", "delete_namespace", "ready_pods"]
 
 WORKLOADS = ("db", "core")
-ZONE_LABEL = "topology.kubernetes.io/zone"
-
-
-def labels_of(selector: str) -> dict[str, str]:
-    """Labels matching an equality-based selector (``k=v,k2=v2``); ConfigError otherwise."""
-    pairs = [term.replace("==", "=").split("=", 1) for term in selector.split(",") if term]
-    if not pairs or not all(len(p) == 2 and p[0].strip() and "!" not in p[0] for p in pairs):
-        raise errors.ConfigError(f"selector {selector!r} is not equality-based (k=v,...): "
-                                 "workloads need labels it matches")
-    return {k.strip(): v.strip() for k, v in pairs}
 
 
 def _template(labels: dict[str, str]) -> dict[str, Any]:
-    spread = [{"maxSkew": 1, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "ScheduleAnyway",
-               "labelSelector": {"matchLabels": labels}}]
+    spread = [{"maxSkew": 1, "topologyKey": kubernetes.ZONE_LABEL,
+               "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": labels}}]
     return {"metadata": {"labels": labels}, "spec": {
         "topologySpreadConstraints": spread, "terminationGracePeriodSeconds": 5,
         "containers": [{"name": "c", "image": interface.WORKLOAD_IMAGE}]}}
@@ -41,8 +31,8 @@ def create_namespace(api: client.ApiClient, name: str, *, labels: dict[str, str]
     cannot be created before it exists)."""
     core = client.CoreV1Api(api)
     with contextlib.suppress(client.ApiException):
-        core.create_namespace({"metadata": {"name": name, "labels": labels or {},
-                                            "annotations": annotations or {}}})
+        core.create_namespace(sweep.labelled({"metadata": {
+            "name": name, "labels": labels or {}, "annotations": annotations or {}}}))
     waiting.wait_for(
         lambda: (core.read_namespaced_service_account("default", name) is not None, None),
         what=f"default ServiceAccount in {name}", timeout_s=30, ignore=(client.ApiException,))
@@ -53,7 +43,7 @@ def apply(api: client.ApiClient, *, namespace: str, selector: str, replicas: int
     """Create the namespace and both workloads (PDBs when ``pdb_max_unavailable`` > 0)."""
     apps, policy = client.AppsV1Api(api), client.PolicyV1Api(api)
     create_namespace(api, namespace)
-    base = labels_of(selector)
+    base = kubernetes.matching_labels(selector)
     for name, create, extra in (("db", apps.create_namespaced_stateful_set,
                                  {"serviceName": "db", "podManagementPolicy": "Parallel"}),
                                 ("core", apps.create_namespaced_deployment, {})):

@@ -15,6 +15,7 @@ import urllib3
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
+from zoneproof.cluster import sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.measure import Timeline
 
@@ -42,7 +43,7 @@ class Writer:
     def start(self) -> Writer:
         """Create the namespace and begin writing."""
         with contextlib.suppress(client.ApiException):
-            self.core.create_namespace({"metadata": {"name": self.namespace}})
+            self.core.create_namespace(sweep.labelled({"metadata": {"name": self.namespace}}))
         self._thread.start()
         return self
 

@@ -2,39 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
 from zoneproof import errors
 from zoneproof.chaos import actions, session
-from zoneproof.faults import KillEtcdMember, KillEtcdMembers, StopKubelets, ZoneOutage
-from zoneproof.traffic import workloads
-
-BY_ZONE = {"zone-a": ["a2", "a1"], "zone-b": ["b1", "b2"], "zone-c": ["c1"]}
-
-
-def test_pick_nodes_takes_zones_in_turn_without_repeats() -> None:
-    assert actions._pick_nodes(BY_ZONE, 1, ["zone-b"]) == ["b1"]
-    assert actions._pick_nodes(BY_ZONE, 3, []) == ["a1", "b1", "c1"]
-    assert actions._pick_nodes(BY_ZONE, 5, []) == ["a1", "b1", "c1", "a2", "b2"]
-    assert actions._pick_nodes(BY_ZONE, 2, ["zone-a", "zone-c"]) == ["a1", "c1"]
-
-
-@pytest.mark.parametrize("count, zones, text", [
-    (0, [], "count must be 1..5"), (6, [], "count must be 1..5"),
-    (1, ["zone-x"], "unknown zones"), (2, ["zone-c"], "count must be 1..1"),
-])
-def test_pick_nodes_rejects(count: int, zones: list[str], text: str) -> None:
-    with pytest.raises(errors.ConfigError, match=text):
-        actions._pick_nodes(BY_ZONE, count, zones)
+from zoneproof.faults import (
+    KillEtcdLeader,
+    KillEtcdMember,
+    KillEtcdMembers,
+    StopKubelets,
+    ZoneOutage,
+)
 
 
 @pytest.mark.parametrize("call, text", [
-    (lambda: actions.kill_controller_leader(signal_name="SIGSTOP"), "SIGKILL or SIGTERM"),
+    (lambda: actions.inject_fault("kill-controller-leader", {"signal_name": "SIGSTOP"}),
+     "SIGKILL or SIGTERM"),
+    (lambda: actions.inject_fault("kill-etcd-quorum", {"count": 0}), "count must be >= 1"),
+    (lambda: actions.start_history_traffic(read_mode="stale"),
+     r"read_mode must be one of \['quorum', 'watch-cache', 'informer'\]"),
+    (lambda: actions.inject_fault("zone-outage", {"zones": "zone-a"}),
+     r"unknown parameters \['zones'\]; it takes \['zone'\]"),
+    (lambda: actions.inject_fault("no-such-fault"), "unknown fault 'no-such-fault'"),
     (lambda: actions.deploy_workloads(replicas=0), "replicas must be >= 1"),
     (lambda: actions.deploy_workloads(pdb_max_unavailable=-1), "pdb_max_unavailable"),
-    (lambda: actions.kill_etcd_members(count=0), "count must be >= 1"),
     (lambda: actions.start_writer(interval_s=0), "interval_s must be > 0"),
 ])
 def test_bad_arguments_raise_before_opening_a_run(call: Any, text: str) -> None:
@@ -43,23 +36,16 @@ def test_bad_arguments_raise_before_opening_a_run(call: Any, text: str) -> None:
     assert session._state.run is None
 
 
-def test_planned_fault_uses_the_action_defaults() -> None:
-    run = cast(session.Run, None)  # these builders do not touch the run
-    assert actions.planned_fault(run, "zone_outage", {}) == ZoneOutage("zone-a")
-    assert actions.planned_fault(run, "kill_etcd_member", {"role": "leader"}) == \
-        KillEtcdMember("leader")
-    assert actions.planned_fault(run, "kill_etcd_members", {}) == KillEtcdMembers(2)
-    assert actions.planned_fault(run, "stop_kubelets", {"nodes": ["n1"]}) == StopKubelets(("n1",))
-    assert actions.planned_fault(run, "deploy_workloads", {"replicas": 3}) is None
-
-
-def test_planned_fault_rejects_unknown_arguments() -> None:
-    with pytest.raises(TypeError, match="zones"):
-        actions.planned_fault(cast(session.Run, None), "zone_outage", {"zones": "zone-a"})
-
-
-def test_workload_labels_need_an_equality_selector() -> None:
-    assert workloads.labels_of("app=noobaa, tier==db") == {"app": "noobaa", "tier": "db"}
-    for bad in ("app in (x)", "", "!app"):
-        with pytest.raises(errors.ConfigError, match="equality-based"):
-            workloads.labels_of(bad)
+def test_planned_fault_uses_the_kind_defaults() -> None:
+    assert actions.planned_fault("inject_fault", {"fault": "zone-outage"}) == ZoneOutage("zone-a")
+    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-member"}) == \
+        KillEtcdMember("follower")
+    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-leader"}) == KillEtcdLeader()
+    with pytest.raises(errors.ConfigError, match="use fault kill-etcd-leader"):
+        actions.planned_fault("inject_fault", {"fault": "kill-etcd-member",
+                                               "parameters": {"role": "leader"}})
+    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-quorum"}) == \
+        KillEtcdMembers(2)
+    assert actions.planned_fault("inject_fault", {
+        "fault": "stop-kubelets", "parameters": {"nodes": ["n1"]}}) == StopKubelets(("n1",))
+    assert actions.planned_fault("deploy_workloads", {"replicas": 3}) is None

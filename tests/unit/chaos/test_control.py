@@ -1,27 +1,45 @@
-"""What the control stores in a journal reads back as SloResults for the verdict."""
+"""What the control stores in a journal reads back as SloResults and effect checks for the
+verdict; bad fault activities are refused before the run starts."""
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, cast
+from typing import Any
 
-from zoneproof.chaos import control, figures, session
-from zoneproof.slo import Slo, SloStatus, evaluate, judge
+import pytest
+
+from zoneproof import errors
+from zoneproof.chaos import control
+from zoneproof.slo import EffectCheck, Slo, evaluate, judge
 
 
-def test_slo_results_round_trip_through_the_journal() -> None:
+def test_slo_results_and_effects_round_trip_through_the_journal() -> None:
     slo = Slo(name="lease-failover", metric="lease_failover", max=9, unit="seconds")
     stored = [evaluate(slo, 6.5), evaluate(slo, None)]
+    checks = [EffectCheck("stop-webhook", ("https://h",), "webhook-down", 1.0, None, False,
+                          "never observed")]
     journal: dict[str, Any] = {control.JOURNAL_KEY: {
-        "slos": [dataclasses.asdict(r) for r in stored]}}
+        "slos": [r.to_dict() for r in stored], "effects": [c.to_dict() for c in checks]}}
     assert control.slo_results(journal) == stored
-    assert [f.subject for f in judge(journal, control.slo_results(journal)).findings
-            if f.kind == "slo-not-met"] == ["lease-failover"]
-    assert control.slo_results({}) == []
+    assert control.effect_checks(journal) == checks
+    findings = judge(journal, control.slo_results(journal), control.effect_checks(journal)).findings
+    assert [(f.kind, f.subject) for f in findings if f.kind in ("slo-not-met",
+                                                                "fault-not-effective")] == [
+        ("fault-not-effective", "stop-webhook https://h"), ("slo-not-met", "lease-failover")]
+    assert control.slo_results({}) == [] and control.effect_checks({}) == []
 
 
-def test_unknown_metric_has_no_figure() -> None:
-    assert figures.compute("no_such_metric", cast(session.Run, None)) is None
-    assert set(figures.METRICS) >= {"not_ready_detection", "lease_failover",
-                                    "lost_acknowledged_writes", "deletes_by_non_holders"}
-    assert SloStatus.NO_DATA == "NO_DATA"
+def _experiment(*arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"method": [{"name": f"a{i}", "provider": {
+        "type": "python", "module": "zoneproof.chaos.actions", "func": "inject_fault",
+        "arguments": a}} for i, a in enumerate(arguments)], "rollbacks": []}
+
+
+def test_check_faults_names_each_bad_activity() -> None:
+    control.check_faults(_experiment({"fault": "zone-outage", "parameters": {"zone": "z"}}))
+    with pytest.raises(errors.ConfigError) as caught:
+        control.check_faults(_experiment({"fault": "zone-outage", "parameters": {"zones": "z"}},
+                                         {"fault": "kill-etcd-quorum"},
+                                         {"fault": "unplug-the-rack"}))
+    text = str(caught.value)
+    assert "activity 'a0': fault zone-outage: unknown parameters ['zones']" in text
+    assert "activity 'a2': unknown fault 'unplug-the-rack'" in text and "'a1'" not in text

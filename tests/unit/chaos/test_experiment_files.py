@@ -11,9 +11,10 @@ from chaoslib.exceptions import InvalidActivity, InvalidExperiment
 from chaoslib.experiment import ensure_experiment_is_valid
 from chaoslib.loader import load_experiment
 
-from zoneproof.chaos import figures
+from zoneproof import errors
+from zoneproof.chaos import control
 from zoneproof.chaos.settings import Settings
-from zoneproof.slo import load_slos
+from zoneproof.slo import figures
 
 CHAOS = Path(__file__).resolve().parents[3] / "chaos"
 EXPERIMENTS = sorted(CHAOS.glob("*.yaml"))
@@ -38,9 +39,13 @@ def test_experiment_is_valid(path: Path) -> None:
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
 def test_declared_slos_exist_and_are_measurable(path: Path) -> None:
     settings = Settings.from_configuration(_load(path)["configuration"])
-    slos = load_slos()
     for name in settings.slos:
-        assert slos.get(name).metric in figures.METRICS, f"{path.name}: {name}"
+        assert settings.slo_set.get(name).metric in figures.FIGURES, f"{path.name}: {name}"
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_faults_are_registered_with_their_parameters(path: Path) -> None:
+    control.check_faults(_load(path))
 
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
@@ -53,7 +58,15 @@ def test_uses_the_control_and_has_rollbacks(path: Path) -> None:
 
 def test_a_wrong_argument_fails_validation() -> None:
     experiment = copy.deepcopy(_load(CHAOS / "zone-outage.yaml"))
-    action = next(a for a in experiment["method"] if a["provider"]["func"] == "zone_outage")
-    action["provider"]["arguments"]["zones"] = "zone-a"  # the parameter is `zone`
-    with pytest.raises((InvalidActivity, InvalidExperiment), match="zones"):
+    action = next(a for a in experiment["method"] if a["provider"]["func"] == "inject_fault")
+    action["provider"]["arguments"]["zone"] = "zone-a"  # not an argument of inject_fault
+    with pytest.raises((InvalidActivity, InvalidExperiment), match="zone"):
         ensure_experiment_is_valid(experiment)
+
+
+def test_a_wrong_fault_parameter_fails_validation() -> None:
+    experiment = copy.deepcopy(_load(CHAOS / "zone-outage.yaml"))
+    action = next(a for a in experiment["method"] if a["provider"]["func"] == "inject_fault")
+    action["provider"]["arguments"]["parameters"] = {"zones": "zone-a"}  # the kind takes `zone`
+    with pytest.raises(errors.ConfigError, match="unknown parameters"):
+        control.check_faults(experiment)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,20 @@ from chaosk8s.node import actions as node_actions
 from chaoslib.exceptions import ActivityFailed
 from kubernetes.config import kube_config
 
+from zoneproof._util import reaping
 from zoneproof.chaos import k8s
+from zoneproof.cluster import runs
+
+
+@pytest.fixture(autouse=True)
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[runs.Run]:
+    """A run of each test's own (apart from this session's): what it holds is its alone."""
+    monkeypatch.setenv("ZONEPROOF_STATE", str(tmp_path / "state"))
+    monkeypatch.setattr(runs, "_current", runs._Current())
+    monkeypatch.setenv(reaping.RUN_ENV, "")
+    opened = runs.open_run("test", keeper=False)
+    yield opened
+    monkeypatch.setattr(runs, "_current", runs._Current())  # its holdings touch no cluster
 
 
 def _kubeconfig(path: Path, name: str, server: str) -> Path:
@@ -75,7 +89,7 @@ def test_drain_retries_evictions_kubectl_would_wait_for(
 
     monkeypatch.setattr(node_actions, "drain_nodes", drain)
     config = _kubeconfig(tmp_path / "c.yaml", "c", "https://c.example")
-    assert k8s.drain_nodes(config, "zone=a", timeout_s=10) == ["zone-a-node-1"]
+    assert k8s.NodeScheduling(config).drain("zone=a", timeout_s=10) == ["zone-a-node-1"]
     assert calls == [str(config), str(config)]
 
 
@@ -86,4 +100,17 @@ def test_drain_other_failures_are_not_retried(tmp_path: Path,
 
     monkeypatch.setattr(node_actions, "drain_nodes", drain)
     with pytest.raises(ActivityFailed, match="unmanaged"):
-        k8s.drain_nodes(_kubeconfig(tmp_path / "c.yaml", "c", "https://c"), "x=y", timeout_s=5)
+        k8s.NodeScheduling(_kubeconfig(tmp_path / "c.yaml", "c", "https://c")).drain(
+            "x=y", timeout_s=5)
+
+
+def test_a_run_uncordons_what_it_drained_however_it_ends(run: runs.Run, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held before the first node is touched, so a killed run's keeper still uncordons."""
+    def drain(**kwargs: object) -> list[str]:
+        assert [h["selector"] for h in run.holdings() if h["kind"] == "uncordon"] == ["zone=a"]
+        return ["zone-a-node-1"]
+
+    monkeypatch.setattr(node_actions, "drain_nodes", drain)
+    config = _kubeconfig(tmp_path / "c.yaml", "c", "https://c.example")
+    assert k8s.NodeScheduling(config).drain("zone=a", timeout_s=10) == ["zone-a-node-1"]

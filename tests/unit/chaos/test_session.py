@@ -56,10 +56,11 @@ def test_close_reverts_faults_and_stops_every_extra_despite_failures(tmp_path: P
     assert cluster.stopped == set()
     assert log == ["last", "broken", "first"]  # reverse order of registration, none skipped
     assert run.problems == ["stop broken: RuntimeError: broken would not stop"]
-    assert [r.name for r in run.injector.records] == ["stop-kubelets"]
+    assert [(r.kind, r.reverted_at is not None) for r in run.injector.records] == [
+        ("stop-kubelets", True)]
 
 
-def test_stop_faults_by_name(tmp_path: Path) -> None:
+def test_stop_faults_by_kind(tmp_path: Path) -> None:
     cluster = FakeCluster()
     run = _run(cluster, tmp_path)
     run.start_fault(StopKubelets(("n1",)), max_duration_s=60)

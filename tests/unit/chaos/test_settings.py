@@ -17,6 +17,7 @@ def test_defaults_without_configuration() -> None:
     assert (s.backend, s.cluster, s.namespace, s.slos) == ("local", "zoneproof", "zp-chaos", ())
     assert (s.lease_namespace, s.lease_name) == ("default", "zoneproof-ha-controller")
     assert s.workdir is None and s.kubeconfig is None and not s.allow_destructive
+    assert s.slo_set.source is None and s.slo_set.get("lease-failover").max > 0
 
 
 def test_values_and_slo_forms() -> None:
@@ -39,6 +40,7 @@ def test_components_come_from_the_configuration() -> None:
 @pytest.mark.parametrize("conf, text", [
     ({"zoneproof_lease": "no-slash"}, "NAMESPACE/NAME"),
     ({"zoneproof_slos": [1, 2]}, "list of SLO names"),
+    ({"zoneproof_slo_file": "/nonexistent/slos.yaml"}, "zoneproof_slo_file: invalid SLO file"),
     ({"zoneproof_components": {"controller": {"variant": "nope"}}},
      "zoneproof_components: unknown controller variant 'nope'"),
     ({"zoneproof_components": "{"}, "zoneproof_components: components are not valid JSON"),

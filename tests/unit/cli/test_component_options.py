@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from zoneproof.cli import main
+from zoneproof.suites import qualify
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -13,8 +16,23 @@ from zoneproof.cli import main
      "--webhook-command and --webhook-url both name the webhook under test"),
     (["qualify", "--controller-command", "ctl {identity}"], "must use {kubeconfig}"),
     (["mutants", "webhook", "--implementation", "acme"], "no webhook implementation 'acme'"),
+    (["qualify", "--webhook-registration", "/no/such/mwc.yaml"],
+     "webhook registration /no/such/mwc.yaml is not a file"),
 ])
 def test_bad_components_exit_1_naming_the_fix(argv: list[str], message: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main.main(argv) == 1
     assert message in capsys.readouterr().err
+
+
+def test_qualify_passes_the_registration_file_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mwc = tmp_path / "mwc.yaml"
+    mwc.write_text("apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
+                   "webhooks: [{name: high-availability-config.resources.gardener.cloud}]\n")
+    seen: list[qualify.Options] = []
+    monkeypatch.setattr(qualify, "qualify", lambda _b, _s, options, **_k: seen.append(options) or 0)
+    assert main.main(["qualify", "--webhook-command", "hook {port} {cert_file} {key_file}",
+                      "--webhook-registration", str(mwc)]) == 0
+    (options,) = seen
+    assert options.components.webhook.registration_file == mwc
+    assert options.components.webhook.to_dict()["registration_file"] == str(mwc)

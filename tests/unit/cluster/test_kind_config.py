@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from zoneproof import cluster
+from zoneproof import cluster, errors
 from zoneproof.cluster.kind import KindBackend, nodes
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings
@@ -63,6 +63,12 @@ def test_timings_become_kcm_apiserver_and_kubelet_settings() -> None:
     assert _args(doc, "apiServer") == {"default-not-ready-toleration-seconds": "45",
                                        "default-unreachable-toleration-seconds": "45"}
     assert _kubelet(doc)["nodeLeaseDurationSeconds"] == 6
+
+
+def test_an_etcd_election_timeout_kind_cannot_apply_is_refused() -> None:
+    with pytest.raises(errors.ConfigError, match="kubeadm's 1 s"):
+        kind_config.render(ClusterSpec(timings=Timings(etcd_election_timeout_s=2.0)),
+                           cgroup_v1=False)
 
 
 def test_defaults_match_the_local_backend() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof import errors
+from zoneproof._util import daemons, reaping
 from zoneproof.cluster import state
 from zoneproof.cluster.local import LocalBackend, LocalOptions, render
 from zoneproof.cluster.local.ports import Ports
@@ -41,11 +42,19 @@ def test_round_trip_through_dict() -> None:
 
 
 def _bed_state(root: Path, spec: dict[str, object], **extra: object) -> None:
-    """A state file as ``up`` leaves it (no processes: nothing to check alive)."""
+    """A state file as ``up`` leaves it, every process this (live) test process."""
     paths = render.BedPaths(root)
     paths.root.mkdir(parents=True)
     state.write_json(paths.state, {"spec": spec, "ports": Ports.from_base(23000, 3).to_dict(),
                                    "processes": {}, **extra})
+    bed = LocalBackend().get(root.name)
+    assert bed is not None
+    me = reaping.ProcessId.me()
+    data = state.read_json(paths.state)
+    data["processes"] = {name: daemons.DaemonRecord(name, ("x",), "log", me.pid,
+                                                    me.start_ticks).to_dict()
+                         for name in bed.expected_processes()}
+    state.write_json(paths.state, data)
 
 
 def test_up_of_the_same_bed_is_a_no_op_and_other_options_an_error(

@@ -1,17 +1,22 @@
-"""The node agent's install manifests, image choice, blast radius and switch renewals (no cluster)."""
+"""The node agent's install manifests, image choice, blast radius, switch renewals, and its
+install as a holding of the run (no cluster)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from kubernetes.client.rest import ApiException
 
+from zoneproof._util import reaping
 from zoneproof.binaries.images import recipe
-from zoneproof.cluster import nodeagent
-from zoneproof.cluster.existing import blast_radius
+from zoneproof.cluster import nodeagent, runs, sweep
+from zoneproof.cluster.existing import AgentCluster, ExistingBackend, ExistingCluster, blast_radius
+from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.nodeagent.protocol import NAMESPACE, SWITCH_LEASE
 
 
@@ -66,3 +71,69 @@ def test_the_switch_is_renewed_only_while_wanted() -> None:
     assert leases.bodies[0]["spec"]["leaseDurationSeconds"] == 1  # whole seconds, at least 1
     time.sleep(0.3)
     assert len(leases.bodies) == count, "no renewal once nothing is held"
+
+
+# --- an install is a holding of the run --------------------------------------------------------
+
+_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+"""
+
+
+@pytest.fixture
+def users_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    """A run of its own, a user's kubeconfig, and the cluster calls recorded (none is made)."""
+    monkeypatch.setenv("ZONEPROOF_STATE", str(tmp_path / "state"))
+    monkeypatch.delenv(reaping.RUN_ENV, raising=False)
+    monkeypatch.setattr(runs, "_current", runs._Current())
+    kubeconfig = tmp_path / "users.kubeconfig"
+    kubeconfig.write_text(_KUBECONFIG)
+    calls: list[str] = []
+    monkeypatch.setattr(ExistingCluster, "nodes_by_zone", lambda self: {"zone-a": ["n1"]})
+    monkeypatch.setattr(nodeagent, "install", lambda api, progress: calls.append("install"))
+    monkeypatch.setattr(nodeagent, "installed", lambda api: True)
+    monkeypatch.setattr(nodeagent, "remove", lambda api, progress: calls.append("remove"))
+    monkeypatch.setitem(runs._REAPERS, "objects",
+                        lambda holding, progress: calls.append("sweep"))
+    yield {"kubeconfig": kubeconfig, "calls": calls, "run": runs.open_run("test", keeper=False)}
+    if runs.current() is not None:
+        runs.close(print)
+
+
+def test_an_agent_install_is_held_by_the_run_and_removed_before_the_sweep(
+        users_cluster: dict[str, Any]) -> None:
+    backend = ExistingBackend(users_cluster["kubeconfig"], allow_destructive=True)
+    cluster = backend.create(ClusterSpec(name="users"), progress=lambda _: None)
+    assert isinstance(cluster, AgentCluster)
+    assert [h["kind"] for h in users_cluster["run"].holdings()] == [nodeagent.HOLDING, "objects"]
+    assert runs.close(print) == []
+    assert users_cluster["calls"] == ["install", "remove", "sweep"], \
+        "the agent reverts on command and goes before the run's labelled objects are swept"
+
+
+def test_without_allow_destructive_nothing_is_installed_or_held(
+        users_cluster: dict[str, Any]) -> None:
+    backend = ExistingBackend(users_cluster["kubeconfig"], allow_destructive=False)
+    cluster = backend.create(ClusterSpec(name="users"), progress=lambda _: None)
+    assert not isinstance(cluster, AgentCluster)
+    assert users_cluster["run"].holdings() == []
+    assert runs.close(print) == [] and users_cluster["calls"] == []
+
+
+def test_the_agents_objects_carry_the_run_label(users_cluster: dict[str, Any]) -> None:
+    objects = nodeagent.manifests("registry.example/agent:1")
+    assert {o["metadata"]["labels"][sweep.RUN_LABEL] for o in objects} == {
+        users_cluster["run"].id}
+
+
+def test_delete_removes_the_agent_and_the_runs_hold_on_it(users_cluster: dict[str, Any]) -> None:
+    backend = ExistingBackend(users_cluster["kubeconfig"], allow_destructive=True)
+    backend.create(ClusterSpec(name="users"), progress=lambda _: None)
+    assert backend.delete("users", progress=lambda _: None) is False
+    assert [h["kind"] for h in users_cluster["run"].holdings()] == ["objects"]
+    assert runs.close(print) == []
+    assert users_cluster["calls"] == ["install", "remove", "sweep"], "removed once"

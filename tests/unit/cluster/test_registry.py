@@ -145,4 +145,5 @@ def test_options_reach_the_backend_that_declares_them() -> None:
 def test_private_beds_come_from_a_backend_that_makes_clusters() -> None:
     assert cluster.private_bed_backend(cluster.get_backend("kind")) == "kind"
     assert cluster.private_bed_backend(cluster.get_backend("local")) == "local"
-    assert cluster.private_bed_backend(cluster.get_backend("existing")) == cluster.DEFAULT_BACKEND
+    assert cluster.private_bed_backend(cluster.get_backend("existing")) is None, \
+        "no other cluster stands in for a user's"

@@ -20,16 +20,30 @@ def _flag(argv: list[str], name: str) -> str:
 def test_etcd_members_form_one_raft_cluster() -> None:
     argvs = [render.etcd_argv(Path("/etcd"), SPEC, PORTS, PATHS, i) for i in range(3)]
     initial = {_flag(a, "--initial-cluster") for a in argvs}
-    assert initial == {"etcd-0=http://127.0.0.1:30003,etcd-1=http://127.0.0.1:30004,"
-                       "etcd-2=http://127.0.0.1:30005"}
+    assert initial == {"etcd-0=https://127.0.0.1:30003,etcd-1=https://127.0.0.1:30004,"
+                       "etcd-2=https://127.0.0.1:30005"}
     assert [_flag(a, "--listen-client-urls") for a in argvs] == [
-        "http://127.0.0.1:30000", "http://127.0.0.1:30001", "http://127.0.0.1:30002"]
+        "https://127.0.0.1:30000", "https://127.0.0.1:30001", "https://127.0.0.1:30002"]
     assert all(_flag(a, "--data-dir").startswith("/bed/etcd/") for a in argvs)
+    assert {_flag(a, "--election-timeout") for a in argvs} == {"1000"}  # the stated timing
+
+
+def test_etcd_requires_client_certificates_of_its_own_ca_on_both_ports() -> None:
+    argv = render.etcd_argv(Path("/etcd"), SPEC, PORTS, PATHS, 0)
+    assert "--client-cert-auth" in argv and "--peer-client-cert-auth" in argv
+    assert _flag(argv, "--trusted-ca-file") == _flag(argv, "--peer-trusted-ca-file") == \
+        "/bed/pki/etcd-ca.crt"
+    assert _flag(argv, "--cert-file") == "/bed/pki/etcd-server.crt"
+    assert _flag(argv, "--peer-cert-file") == "/bed/pki/etcd-peer.crt"
+    apiserver = render.apiserver_argv(Path("/a"), SPEC, PORTS, PATHS)
+    assert _flag(apiserver, "--etcd-cafile") == "/bed/pki/etcd-ca.crt"
+    assert _flag(apiserver, "--etcd-certfile") == "/bed/pki/apiserver-etcd-client.crt"
+    assert _flag(apiserver, "--client-ca-file") != _flag(apiserver, "--etcd-cafile")
 
 
 def test_apiserver_uses_all_members_and_spec_tolerations() -> None:
     argv = render.apiserver_argv(Path("/a"), SPEC, PORTS, PATHS)
-    assert _flag(argv, "--etcd-servers").count("http://") == 3
+    assert _flag(argv, "--etcd-servers").count("https://") == 3
     assert _flag(argv, "--default-unreachable-toleration-seconds") == "12"
     assert _flag(argv, "--endpoint-reconciler-type") == "none"
     assert "--enable-admission-plugins" not in argv  # defaults keep MutatingAdmissionWebhook

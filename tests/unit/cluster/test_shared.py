@@ -2,35 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from zoneproof.cluster import shared
-from zoneproof.cluster.interface import Traits
+from zoneproof.cluster import identity, runs, shared
 from zoneproof.cluster.spec import ClusterSpec
+
+
+@dataclass(frozen=True)
+class FakeCluster:
+    name: str
+    backend: str = "fake"
+    kubeconfig: Path = Path("/nonexistent/kubeconfig")
 
 
 class FakeBackend:
     """Records calls; a 'cluster' is just its name."""
 
     name = "fake"
-    traits = Traits(summary="fake", makes_clusters=True)
 
     def __init__(self, existing: set[str] | None = None) -> None:
         self.clusters = set(existing or ())
         self.created: list[str] = []
         self.deleted: list[str] = []
 
-    def create(self, spec: ClusterSpec, *, progress: Any, keep_on_failure: bool = False) -> str:
+    def create(self, spec: ClusterSpec, *, progress: Any, keep_on_failure: bool = False
+               ) -> FakeCluster:
         if spec.name not in self.clusters:
             self.clusters.add(spec.name)
             self.created.append(spec.name)
-        return spec.name
+        return FakeCluster(spec.name)
 
-    def get(self, name: str) -> str | None:
-        return name if name in self.clusters else None
+    def get(self, name: str) -> FakeCluster | None:
+        return FakeCluster(name) if name in self.clusters else None
 
     def delete(self, name: str, *, progress: Any) -> bool:
         self.deleted.append(name)
@@ -41,6 +48,9 @@ class FakeBackend:
 @pytest.fixture(autouse=True)
 def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ZONEPROOF_STATE", str(tmp_path))
+    monkeypatch.setattr(runs, "_current", runs._Current())  # apart from this session's run
+    monkeypatch.setattr(identity, "identify", lambda cluster, role="under test": (
+        identity.ClusterIdentity(cluster.name, cluster.backend, "https://x", "uid", "v1", role)))
 
 
 def _noop(_: str) -> None:
@@ -51,11 +61,11 @@ def test_first_caller_creates_later_callers_reuse_owner_deletes() -> None:
     backend = FakeBackend()
     spec = ClusterSpec(name="bed")
     for _ in range(3):  # three workers
-        assert shared.acquire(backend, spec, "run1", _noop) == "bed"  # type: ignore[arg-type]
+        assert shared.acquire(backend, spec, "run1", _noop).name == "bed"  # type: ignore[arg-type]
     assert backend.created == ["bed"]
     shared.release(backend, "run1", keep=False, progress=_noop)  # type: ignore[arg-type]
     assert backend.deleted == ["bed"]
-    assert not shared.run_dir("run1").exists()
+    assert not (shared.run_dir("run1") / "cluster.json").exists()
 
 
 def test_adopted_cluster_is_left_running() -> None:
@@ -91,17 +101,5 @@ def test_forget_cluster_drops_markers_of_killed_runs() -> None:
     shared.acquire(backend, ClusterSpec(name="bed"), "killed", _noop)  # type: ignore[arg-type]
     shared.acquire(backend, ClusterSpec(name="other"), "alive", _noop)  # type: ignore[arg-type]
     assert shared.forget_cluster("bed") == ["killed"]
-    assert not shared.run_dir("killed").exists() and shared.run_dir("alive").exists()
-
-
-class AdoptingBackend(FakeBackend):
-    """A backend of users' clusters: its delete removes only what a run installed."""
-
-    traits = Traits(summary="adopts", makes_clusters=False)
-
-
-def test_a_backend_that_adopts_clusters_is_always_asked_to_clean_up() -> None:
-    backend = AdoptingBackend(existing={"theirs"})
-    assert shared.acquire(backend, ClusterSpec(name="theirs"), "run3", _noop) == "theirs"  # type: ignore[arg-type]
-    shared.release(backend, "run3", keep=False, progress=_noop)  # type: ignore[arg-type]
-    assert backend.deleted == ["theirs"]
+    assert not (shared.run_dir("killed") / "cluster.json").exists()
+    assert (shared.run_dir("alive") / "cluster.json").exists()

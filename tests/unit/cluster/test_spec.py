@@ -31,6 +31,16 @@ def test_lease_duration_must_be_below_grace_period() -> None:
     assert any("flap" in p for p in problems)
 
 
+def test_etcd_election_timeout_is_a_stated_timing() -> None:
+    assert any("5 x its heartbeat" in p for p in Timings(etcd_election_timeout_s=0.2).problems())
+    upstream = Timings.upstream()
+    assert not upstream.problems()
+    assert (upstream.node_monitor_grace_period_s, upstream.etcd_election_timeout_s) == (50, 1)
+    stored = ClusterSpec().to_dict()
+    del stored["timings"]["etcd_election_timeout_s"]  # a bed made before it was stated
+    assert ClusterSpec.from_dict(stored) == ClusterSpec()
+
+
 def test_round_trip_through_dict() -> None:
     spec = ClusterSpec(name="x", zones=("z1",), nodes_per_zone=1,
                        timings=Timings(toleration_s=7))

@@ -10,7 +10,18 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.cluster.interface import Capability, Component
-from zoneproof.faults import Injector, KillComponent, KillEtcdMember, StopKubelets, ZoneOutage
+from zoneproof.faults import (
+    CordonZone,
+    DrainZone,
+    Effect,
+    FaultContext,
+    Injector,
+    KillComponent,
+    KillEtcdLeader,
+    KillEtcdMembers,
+    StopKubelets,
+    ZoneOutage,
+)
 from zoneproof.measure import Timeline
 
 
@@ -81,13 +92,30 @@ def test_inject_then_revert_with_targets_and_record() -> None:
         assert cluster.calls == ["down zone-a"]
     assert cluster.calls == ["down zone-a", "up zone-a"]
     record = injector.records[0]
-    assert record.name == "zone-outage" and record.reverted_at is not None
+    assert record.kind == "zone-outage" and record.reverted_at is not None
+    assert record.effects == (Effect.KUBELETS_STOPPED, Effect.NODES_NOT_READY)
+    assert record.targets == ("a1", "a2")
     assert [e.kind for e in injector.timeline.events] == ["fault_injected", "fault_reverted"]
+
+
+def test_records_show_active_faults_and_revert_by_kind() -> None:
+    cluster = RecordingCluster()
+    injector = _injector(cluster)
+    kubelets = injector.start(StopKubelets(("b1",)), max_duration_s=60)
+    injector.start(ZoneOutage("zone-a"), max_duration_s=60)
+    assert [(r.kind, r.reverted_at) for r in injector.records] == [
+        ("stop-kubelets", None), ("zone-outage", None)]
+    assert [r.kind for r in injector.revert_all("zone-outage")] == ["zone-outage"]
+    assert injector.record(kubelets).reverted_at is None
+    assert injector.records[1].reverted_at is not None
+    injector.revert_all()
+    assert injector.record(kubelets).reverted_at is not None
+    assert cluster.calls == ["stop b1", "down zone-a", "up zone-a", "start b1"]
 
 
 def test_leader_is_resolved_at_injection_and_restarted() -> None:
     cluster = RecordingCluster()
-    with _injector(cluster).injected(KillEtcdMember("leader"), max_duration_s=60):
+    with _injector(cluster).injected(KillEtcdLeader(), max_duration_s=60):
         pass
     assert cluster.calls == ["kill etcd-1", "restart etcd-1", "etcd healthy"]
 
@@ -123,6 +151,52 @@ def test_refused_without_capability_before_touching_anything() -> None:
             _injector(cluster).injected(ZoneOutage("zone-a"), max_duration_s=60):
         pass
     assert cluster.calls == []
+
+
+def test_quorum_loss_needs_a_majority_and_kills_followers_first() -> None:
+    cluster = RecordingCluster()
+    with _injector(cluster).injected(KillEtcdMembers(2), max_duration_s=60) as targets:
+        assert targets == ("etcd-0", "etcd-2")
+    with pytest.raises(errors.FaultError, match="keeps quorum"):
+        _injector(cluster).check(KillEtcdMembers(1))
+
+
+@dataclass
+class RecordingScheduling:
+    calls: list[str] = field(default_factory=list)
+
+    def cordon(self, label_selector: str) -> list[str]:
+        self.calls.append(f"cordon {label_selector}")
+        return []
+
+    def uncordon(self, label_selector: str) -> list[str]:
+        self.calls.append(f"uncordon {label_selector}")
+        return []
+
+    def drain(self, label_selector: str, *, timeout_s: float) -> list[str]:
+        self.calls.append(f"drain {label_selector} {timeout_s:g}")
+        return []
+
+
+def test_cordon_and_drain_go_through_the_injector() -> None:
+    cluster, scheduling = RecordingCluster(), RecordingScheduling()
+    injector = _injector(cluster)
+    context = FaultContext(cluster, scheduling=scheduling)  # type: ignore[arg-type]
+    with injector.injected(DrainZone("zone-a", timeout_s=30), max_duration_s=60,
+                           context=context) as targets:
+        assert targets == ("a1", "a2")
+    zone = "topology.kubernetes.io/zone=zone-a"
+    assert scheduling.calls == [f"drain {zone} 30", f"uncordon {zone}"]
+    assert injector.records[0].effects == (Effect.NODES_CORDONED, Effect.NODES_DRAINED)
+
+
+def test_cordon_is_destructive_and_needs_its_adapter() -> None:
+    polite = RecordingCluster(capabilities=frozenset())
+    with pytest.raises(errors.FaultError, match="needs destructive"):
+        _injector(polite).check(CordonZone("zone-a"))
+    with pytest.raises(errors.FaultError, match="NodeScheduling adapter"), \
+            _injector(RecordingCluster()).injected(CordonZone("zone-a"), max_duration_s=60):
+        pass
 
 
 def test_revert_all_undoes_active_faults() -> None:

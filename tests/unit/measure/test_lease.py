@@ -64,6 +64,8 @@ def test_an_action_after_expiry_is_unfenced_even_if_nobody_took_over() -> None:
     assert renewals.unfenced([Action(_at(17), "a", "deleted ns/q")], tolerance_s=0.5) == []
     changes_only = LeaseHistory([LeaseObservation(_at(0), "a")])
     assert changes_only.unfenced([late], tolerance_s=0.5) == []
+    assert renewals.unfenced([late], tolerance_s=0.5, expiry=False) == [], \
+        "as holder of record it still held the Lease: nobody took it over"
 
 
 def test_without_renewals_windows_run_from_change_to_change() -> None:
@@ -75,6 +77,30 @@ def test_without_renewals_windows_run_from_change_to_change() -> None:
     assert handover.gap_s == 2.0
     intruder = Action(_at(5), "b", "deleted ns/x")
     assert [(u.action, u.holder) for u in history.unfenced([intruder], 0.5)] == [(intruder, "a")]
+
+
+def test_a_release_after_expiry_does_not_extend_the_window() -> None:
+    """The acts-on-expired-lease replica releases the Lease on its way out, long after it
+    expired: its deletes between the expiry and the release are outside its window."""
+    history = LeaseHistory([
+        LeaseObservation(_at(0), "a", duration_s=DURATION, renewals_recorded=True),
+        LeaseObservation(_at(DURATION + 5), "", duration_s=1.0, renewals_recorded=True)])
+    (tenure,) = history.tenures
+    assert tenure.released and tenure.able_until == _at(DURATION)
+    late = Action(_at(DURATION + 2), "a", "deleted ns/p")
+    assert [u.action for u in history.unfenced([late], tolerance_s=0.5)] == [late]
+
+
+def test_a_recorder_that_records_renewals_makes_a_silent_holder_expire() -> None:
+    """No renewal seen, but the recorder says it records them: the holder's Lease expired
+    at its acquire plus the duration."""
+    silent = LeaseHistory([LeaseObservation(_at(0), "a", duration_s=DURATION,
+                                            renewals_recorded=True)])
+    assert [u.action.actor for u in silent.unfenced(
+        [Action(_at(DURATION + 2), "a", "deleted ns/p")], tolerance_s=0.5)] == ["a"]
+    events = [Event(0, _at(0).isoformat(), "lease_holder", "ns/l",
+                    {"holder": "a", "duration_s": "6", "renewals": "recorded"})]
+    assert lease.renewals_recorded(events) and lease.observations(events)[0].renewals_recorded
 
 
 def test_observations_come_from_holder_and_renewal_events_only() -> None:

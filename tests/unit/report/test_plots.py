@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zoneproof.faults import FaultRecord
+from zoneproof.faults import Effect, FaultRecord
 from zoneproof.measure import Timeline
 from zoneproof.report import plots
 
@@ -36,7 +36,8 @@ def test_panels_step_series() -> None:
 
 
 def test_plot_writes_png_and_svg(tmp_path: Path) -> None:
-    fault = FaultRecord("zone-outage", ("a1",), injected_at=5.0, reverted_at=None)
+    fault = FaultRecord("zone-outage", (Effect.NODES_NOT_READY,), ("a1",), injected_at=5.0,
+                        reverted_at=None)
     written = plots.plot_timeline(_timeline().events, [fault], tmp_path / "x" / "timeline",
                                   title="zone outage")
     assert [p.name for p in written] == ["timeline.png", "timeline.svg"]

@@ -1,4 +1,5 @@
-"""summary.json: the verdict is PASS only when pytest, every test and every SLO passed."""
+"""summary.json: the verdict is PASS only when pytest, every test and every SLO passed;
+SLO results keep their one form (``SloResult``) through JUnit properties and back."""
 
 from __future__ import annotations
 
@@ -7,28 +8,34 @@ from pathlib import Path
 
 import pytest
 
-from zoneproof.report import summary
+from zoneproof import errors
+from zoneproof.cluster.identity import ClusterIdentity
+from zoneproof.report import junit, summary
+from zoneproof.slo import SloResult, SloStatus
+
+
+def _result(name: str, status: str, measured: float | None) -> SloResult:
+    return SloResult(name, SloStatus(status), measured, 5.0, "seconds", f"{name} {status}")
 
 
 def _outcome(nodeid: str, outcome: str, *slos: tuple[str, str, float | None]) -> summary.Outcome:
-    rows = summary.slo_rows(nodeid, [summary.slo_property(name, status, measured, 5.0, "seconds")
-                                     for name, status, measured in slos])
-    return summary.Outcome(nodeid, outcome, 1.25, rows)
+    properties = [junit.slo_property(_result(*s)) for s in slos]
+    return summary.Outcome(nodeid, outcome, 1.25, junit.slo_results(properties))
 
 
-def _build(outcomes: list[summary.Outcome], exit_status: int = 0) -> dict[str, object]:
+def _build(outcomes: list[summary.Outcome], exit_status: int = 0) -> summary.Summary:
     return summary.build(outcomes, started="s", finished="f", duration_s=3.0,
                          versions={"zoneproof": "x"}, exit_status=exit_status)
 
 
 def test_pass_needs_passing_tests_and_slos() -> None:
     doc = _build([_outcome("chaos/t.py::test[a]", "passed", ("lease-failover", "PASS", 4.2)),
-                  _outcome("tests/u.py::test_skip", "skipped")])
-    assert doc["verdict"] == "PASS"
+                  _outcome("tests/u.py::test_skip", "skipped")]).to_dict()
+    assert doc["verdict"] == "PASS" and doc["schema"] == summary.SCHEMA
     assert doc["counts"] == {"passed": 1, "skipped": 1}
     assert doc["slos"] == [{"test": "chaos/t.py::test[a]", "name": "lease-failover",
-                            "status": "PASS", "target": 5.0, "measured": 4.2, "unit": "seconds",
-                            "pass": True}]
+                            "status": "PASS", "observed": 4.2, "threshold": 5.0,
+                            "unit": "seconds", "message": "lease-failover PASS", "pass": True}]
 
 
 @pytest.mark.parametrize(("outcomes", "exit_status"), [
@@ -40,11 +47,43 @@ def test_pass_needs_passing_tests_and_slos() -> None:
     ([], 5),
 ], ids=["slo-fail", "slo-no-data", "test-failed", "error", "pytest-exit", "nothing-ran"])
 def test_any_failure_fails_the_verdict(outcomes: list[summary.Outcome], exit_status: int) -> None:
-    assert _build(outcomes, exit_status)["verdict"] == "FAIL"
+    assert _build(outcomes, exit_status).verdict == "FAIL"
 
 
-def test_failures_keep_their_message(tmp_path: Path) -> None:
-    failed = _outcome("a", "failed")
+def test_written_summary_loads_back_typed(tmp_path: Path) -> None:
+    failed = _outcome("chaos/t.py::test[b]", "failed", ("x", "FAIL", 9.0))
     failed.message = "assert breached"
-    path = summary.write(tmp_path / "r" / "summary.json", _build([failed], 1))
-    assert json.loads(path.read_text())["failures"] == [{"test": "a", "message": "assert breached"}]
+    built = _build([_outcome("chaos/t.py::test[a]", "passed", ("y", "PASS", 1.0)), failed], 1)
+    path = summary.write(tmp_path / "r" / "summary.json", built)
+    assert json.loads(path.read_text())["failures"] == [{"test": "chaos/t.py::test[b]",
+                                                         "message": "assert breached"}]
+    loaded = summary.load(path)
+    assert loaded.verdict == "FAIL" and [o.nodeid for o in loaded.failures] == [failed.nodeid]
+    assert loaded.slos == built.slos
+    assert loaded.failures[0].message == "assert breached"
+
+
+def test_the_clusters_tested_are_named_and_load_back(tmp_path: Path) -> None:
+    tested = ClusterIdentity("users", "existing", "https://10.0.0.1:6443", "0b1c-uid", "v1.37.2")
+    bed = ClusterIdentity("zp-1", "local", "https://127.0.0.1:21006", "9f2e-uid", "v1.37.2",
+                          role="private bed")
+    built = summary.build([_outcome("t.py::test", "passed")], started="s", finished="f",
+                          duration_s=1.0, versions={}, exit_status=0, clusters=[tested, bed])
+    path = summary.write(tmp_path / "summary.json", built)
+    assert json.loads(path.read_text())["clusters"][0] == {
+        "name": "users", "backend": "existing", "server": "https://10.0.0.1:6443",
+        "kube_system_uid": "0b1c-uid", "version": "v1.37.2", "role": "under test"}
+    assert summary.load(path).clusters == (tested, bed)
+
+
+def test_load_refuses_what_is_not_a_summary(tmp_path: Path) -> None:
+    with pytest.raises(errors.ConfigError, match="cannot read"):
+        summary.load(tmp_path / "missing.json")
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"schema": "zoneproof.dev/v1/Summary"}))
+    with pytest.raises(errors.ConfigError, match="another zoneproof version"):
+        summary.load(old)
+
+
+def test_figure_property() -> None:
+    assert junit.figure_property("x_seconds", 1.23456) == ("x_seconds", "1.235")

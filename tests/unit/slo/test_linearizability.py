@@ -9,9 +9,10 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.binaries import resolve
-from zoneproof.faults.base import FaultRecord
+from zoneproof.faults import Effect, FaultRecord
+from zoneproof.measure import Timeline
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode, TrafficPlan
-from zoneproof.slo import SloStatus, load_slos
+from zoneproof.slo import Evidence, FindingKind, SloStatus, figures, judge, load_slos
 from zoneproof.slo import linearizability as lin
 
 GET, PUT, CAS, DELETE = OpKind.GET, OpKind.PUT, OpKind.CAS, OpKind.DELETE
@@ -111,8 +112,8 @@ def test_a_stale_read_after_an_acknowledged_write_is_caught_and_named(tmp_path: 
                                                                       checker: Path) -> None:
     h = history(*WRITE_THEN_READ, _op(1, GET, 4, 5, value="a", rv=10),
                 _op(2, GET, 6, 7, NOT_FOUND, key="other"))
-    report = verdict(h, tmp_path, checker, faults=[FaultRecord("kill-etcd-member", ("etcd-0",),
-                                                               1.5, 3.5)])
+    report = verdict(h, tmp_path, checker, faults=[FaultRecord(
+        "kill-etcd-member", (Effect.ETCD_MEMBERS_DOWN,), ("etcd-0",), 1.5, 3.5)])
     assert report.non_linearizable_keys == 1.0
     (bad,) = report.of(lin.KeyResult.ILLEGAL)
     assert (bad.key, bad.last_linearized, bad.frontier, bad.state) == ("k", 1, (2,), "b@11")
@@ -183,9 +184,9 @@ def test_traffic_under_its_minimum_rate_before_the_fault_is_void() -> None:
     thin = history(*(_op(0, GET, t, t + 0.01, NOT_FOUND) for t in range(10)))  # 1 op/s
     report = lin.CheckReport((lin.KeyCheck("k", lin.KeyResult.OK, 10, 0.1),), 10, 0.1, 9.0, "")
     result = lin.judge(SLO, thin, report, fault_at=9.5)
-    assert result.status is SloStatus.INVALID and not result.met
+    assert result.status is SloStatus.VOID and not result.met
     assert result.message.startswith("void:") and "100 ops/s" in result.message
-    assert lin.judge(SLO, history(), report, fault_at=9.5).status is SloStatus.INVALID
+    assert lin.judge(SLO, history(), report, fault_at=9.5).status is SloStatus.VOID
     dense = history(*(_op(0, GET, t / 200, t / 200 + 0.001, NOT_FOUND) for t in range(400)))
     assert lin.judge(SLO, dense, report, fault_at=2.0).status is SloStatus.PASS
 
@@ -231,3 +232,43 @@ def test_recorded_informer_reads_are_caught_stale(tmp_path: Path, checker: Path)
     assert report.non_linearizable_keys == 4.0
     stuck = [h.operations[i] for k in report.of(lin.KeyResult.ILLEGAL) for i in k.frontier]
     assert any(op.kind is GET for op in stuck)
+
+
+# -- the SLO through the run's evidence (slo.figures.result) ------------------------------
+
+def _evidence(h: History | None, report: lin.CheckReport | None,
+              *faults_at: float) -> Evidence:
+    faults = tuple(FaultRecord("kill-etcd-leader", (Effect.ETCD_MEMBERS_DOWN,), ("etcd-0",),
+                               t, t + 3) for t in faults_at)
+    return Evidence(Timeline(), faults, "ns", history=h, history_check=report)
+
+
+OK_REPORT = lin.CheckReport((lin.KeyCheck("k", lin.KeyResult.OK, 400, 0.1),), 400, 0.2, 60.0,
+                            "v1.3.1")
+
+
+def test_the_history_slo_judges_itself_from_the_evidence() -> None:
+    dense = history(*(_op(0, GET, t / 200, t / 200 + 0.001, NOT_FOUND) for t in range(400)),
+                    *(_op(0, GET, t, t + 0.001, NOT_FOUND) for t in range(3, 30)))
+    passed = figures.result(SLO, _evidence(dense, OK_REPORT, 20.0, 2.0))  # the earliest counts
+    assert passed.status is SloStatus.PASS and passed.observed == 0.0
+    void = figures.result(SLO, _evidence(dense, OK_REPORT, 20.0))  # 21 ops/s until then
+    assert void.status is SloStatus.VOID and void.message.startswith("void:")
+    findings = judge({"status": "completed"}, [void]).findings
+    assert [(f.kind, f.subject) for f in findings if f.kind is FindingKind.VOID] == [
+        (FindingKind.VOID, "history-linearizable")]
+    assert "void: history-linearizable: void: the traffic" in judge(
+        {"status": "completed"}, [void]).summary()
+    unchecked = figures.result(SLO, _evidence(dense, None, 2.0))
+    assert unchecked.status is SloStatus.NO_DATA
+    no_traffic = figures.result(SLO, _evidence(None, None, 2.0))
+    assert no_traffic.status is SloStatus.NO_DATA and not no_traffic.met
+    assert figures.compute(SLO.metric, _evidence(dense, OK_REPORT, 2.0)) == 0.0
+
+
+def test_history_figures_without_a_check() -> None:
+    dense = history(*(_op(0, GET, t / 200, t / 200 + 0.001, NOT_FOUND) for t in range(400)))
+    shown = lin.figures(dense, None, fault_at=1.0)
+    assert (shown.operations, shown.checked, shown.check_seconds) == (400, None, None)
+    assert shown.ops_per_s is not None and shown.ops_per_s > 190
+    assert shown.ops_per_s_before_fault == 200.0 and shown.illegal == {}

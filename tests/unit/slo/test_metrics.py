@@ -1,81 +1,95 @@
 """Figures from synthetic timelines: values, and None (never a silent pass) when data lacks."""
 
-from zoneproof.faults import FaultRecord
+from collections.abc import Callable
+
+from zoneproof.faults import Effect, FaultRecord
 from zoneproof.measure import Timeline
 from zoneproof.slo import metrics
 
-
-def _timeline(events: list[tuple[float, str, str, dict[str, str]]]) -> Timeline:
-    times = iter([0.0] + [t for t, *_ in events])
-    timeline = Timeline(clock=lambda: next(times))
-    for _, kind, subject, detail in events:
-        timeline.add(kind, subject, **detail)
-    return timeline
+TimelineOf = Callable[[list[tuple[float, str, str, dict[str, str]]]], Timeline]
 
 
-FAULT = FaultRecord("zone-outage", ("a1", "a2"), injected_at=10.0, reverted_at=60.0)
+FAULT = FaultRecord("zone-outage", (Effect.NODES_NOT_READY,), ("a1", "a2"), injected_at=10.0,
+                    reverted_at=60.0)
 
 
-def test_not_ready_detection_is_the_slowest_target() -> None:
-    timeline = _timeline([(1, "node_ready", "a1", {"status": "True"}),
-                          (18, "node_ready", "a1", {"status": "Unknown"}),
-                          (19.5, "node_ready", "a2", {"status": "Unknown"})])
+def test_not_ready_detection_is_the_slowest_target(timeline_of: TimelineOf) -> None:
+    timeline = timeline_of([(1, "node_ready", "a1", {"status": "True"}),
+                             (18, "node_ready", "a1", {"status": "Unknown"}),
+                             (19.5, "node_ready", "a2", {"status": "Unknown"})])
     assert metrics.not_ready_detection(timeline, FAULT) == 9.5
 
 
-def test_not_ready_detection_none_if_a_target_never_went_down() -> None:
-    timeline = _timeline([(18, "node_ready", "a1", {"status": "Unknown"})])
+def test_not_ready_detection_none_if_a_target_never_went_down(timeline_of: TimelineOf) -> None:
+    timeline = timeline_of([(18, "node_ready", "a1", {"status": "Unknown"})])
     assert metrics.not_ready_detection(timeline, FAULT) is None
 
 
-def test_force_delete_after_not_ready() -> None:
-    timeline = _timeline([(2, "pod_scheduled", "ns/p", {"node": "a1"}),
-                          (18, "node_ready", "a1", {"status": "Unknown"}),
-                          (18.4, "pod_deleted", "ns/p", {"node": "a1"})])
+def test_force_delete_after_not_ready(timeline_of: TimelineOf) -> None:
+    timeline = timeline_of([(2, "pod_scheduled", "ns/p", {"node": "a1"}),
+                             (18, "node_ready", "a1", {"status": "Unknown"}),
+                             (18.4, "pod_deleted", "ns/p", {"node": "a1"})])
     figure = metrics.force_delete_after_not_ready(timeline, FAULT, ["ns/p"])
     assert figure is not None and round(figure, 3) == 0.4
     assert metrics.force_delete_after_not_ready(timeline, FAULT, ["ns/never-deleted"]) is None
 
 
-def test_pod_ready_elsewhere_ignores_readiness_on_a_hit_node() -> None:
-    timeline = _timeline([(12, "pod_ready", "ns/web-0", {"node": "a1", "uid": "1"}),
-                          (31, "pod_ready", "ns/web-0", {"node": "b1", "uid": "2"})])
+def test_pod_ready_elsewhere_ignores_readiness_on_a_hit_node(timeline_of: TimelineOf) -> None:
+    timeline = timeline_of([(12, "pod_ready", "ns/web-0", {"node": "a1", "uid": "1"}),
+                             (31, "pod_ready", "ns/web-0", {"node": "b1", "uid": "2"})])
     assert metrics.pod_ready_elsewhere(timeline, FAULT, ["ns/web-0"]) == 21.0
 
 
-def test_lease_failover_needs_a_new_holder() -> None:
+def test_ready_elsewhere_takes_any_pod_of_a_workload(timeline_of: TimelineOf) -> None:
+    timeline = timeline_of([(5, "pod_ready", "ns/core-x", {"node": "b1"}),
+                             (12, "pod_ready", "ns/core-y", {"node": "a2"}),
+                             (14, "pod_ready", "ns/core-z", {"node": "c1"})])
+    assert metrics.ready_elsewhere(timeline, FAULT, "ns/core-") == 4.0
+    assert metrics.ready_elsewhere(timeline, FAULT, "ns/db-") is None
+
+
+def test_lease_failover_needs_a_new_holder(timeline_of: TimelineOf) -> None:
     lease = "default/l"
-    timeline = _timeline([(1, "lease_holder", lease, {"holder": "r0"}),
-                          (12, "lease_holder", lease, {"holder": ""}),
-                          (16, "lease_holder", lease, {"holder": "r1"})])
+    timeline = timeline_of([(1, "lease_holder", lease, {"holder": "r0"}),
+                             (12, "lease_holder", lease, {"holder": ""}),
+                             (16, "lease_holder", lease, {"holder": "r1"})])
     assert metrics.lease_failover(timeline, FAULT, lease) == 6.0
-    only_release = _timeline([(1, "lease_holder", lease, {"holder": "r0"}),
-                              (12, "lease_holder", lease, {"holder": ""})])
+    only_release = timeline_of([(1, "lease_holder", lease, {"holder": "r0"}),
+                                 (12, "lease_holder", lease, {"holder": ""})])
     assert metrics.lease_failover(only_release, FAULT, lease) is None
 
 
-def _drain(pods_after: list[tuple[float, str, str, str]]) -> Timeline:
+DRAIN = FaultRecord("drain-zone", (Effect.NODES_CORDONED, Effect.NODES_DRAINED), ("a1",),
+                    injected_at=10.0, reverted_at=40.0)
+
+
+def _drain(timeline_of: TimelineOf, pods_after: list[tuple[float, str, str, str]]) -> Timeline:
     """Three db pods Ready, a drain from t=10, then ``pods_after`` (t, kind, pod, uid)."""
     ready = [(float(i), "pod_ready", f"ns/db-{i}", {"uid": f"u{i}"}) for i in range(3)]
-    return _timeline([*ready, (10, "drain_started", "zone-a", {}),
-                      *((t, kind, pod, {"uid": uid}) for t, kind, pod, uid in pods_after),
-                      (30, "workloads_ready", "ns", {}),
-                      (31, "pod_deleting", "ns/db-1", {"uid": "u1"}),
-                      (31.5, "pod_deleting", "ns/db-2", {"uid": "u2"})])
+    return timeline_of([*ready, (10, "fault_injected", "drain-zone", {}),
+                         *((t, kind, pod, {"uid": uid}) for t, kind, pod, uid in pods_after),
+                         (30, "workloads_ready", "ns", {}),
+                         (31, "pod_deleting", "ns/db-1", {"uid": "u1"}),
+                         (31.5, "pod_deleting", "ns/db-2", {"uid": "u2"})])
 
 
-def test_pdb_budget_held_when_evictions_wait_for_replacements() -> None:
-    timeline = _drain([(11, "pod_deleting", "ns/db-0", "u0"), (14, "pod_ready", "ns/db-0", "n0"),
-                       (15, "pod_deleting", "ns/db-1", "u1"), (18, "pod_ready", "ns/db-1", "n1")])
-    assert metrics.pdb_budget_exceeded(timeline, ["ns/db-"], 3, 1) == 0.0
+def test_pdb_budget_held_when_evictions_wait_for_replacements(timeline_of: TimelineOf) -> None:
+    timeline = _drain(timeline_of, [
+        (11, "pod_deleting", "ns/db-0", "u0"), (14, "pod_ready", "ns/db-0", "n0"),
+        (15, "pod_deleting", "ns/db-1", "u1"), (18, "pod_ready", "ns/db-1", "n1")])
+    assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/db-"], 3, 1) == 0.0
 
 
-def test_pdb_budget_exceeded_counts_extra_unavailable_pods() -> None:
-    timeline = _drain([(11, "pod_deleting", "ns/db-0", "u0"), (11.2, "pod_deleted", "ns/db-1", "u1"),
-                       (14, "pod_ready", "ns/db-0", "n0"), (14, "pod_ready", "ns/db-1", "n1")])
-    assert metrics.pdb_budget_exceeded(timeline, ["ns/db-"], 3, 1) == 1.0
-    assert metrics.pdb_budget_exceeded(timeline, ["ns/core-"], 3, 1) == 2.0, "no core pod was ever Ready"
+def test_pdb_budget_exceeded_counts_extra_unavailable_pods(timeline_of: TimelineOf) -> None:
+    timeline = _drain(timeline_of, [
+        (11, "pod_deleting", "ns/db-0", "u0"), (11.2, "pod_deleted", "ns/db-1", "u1"),
+        (14, "pod_ready", "ns/db-0", "n0"), (14, "pod_ready", "ns/db-1", "n1")])
+    assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/db-"], 3, 1) == 1.0
+    assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/core-"], 3, 1) == 2.0, \
+        "no core pod was ever Ready"
 
 
-def test_pdb_budget_needs_a_drain() -> None:
-    assert metrics.pdb_budget_exceeded(_timeline([(1, "pod_ready", "ns/db-0", {})]), ["ns/db-"], 1, 1) is None
+def test_pdb_budget_counts_what_the_drain_began_with(timeline_of: TimelineOf) -> None:
+    """Pods already unavailable when the drain starts count, even with no event after it."""
+    timeline = timeline_of([(1, "pod_ready", "ns/db-0", {"uid": "u0"})])
+    assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/db-"], 3, 1) == 1.0

@@ -23,7 +23,7 @@ def test_defaults_load_and_name_every_metric() -> None:
 
 def test_override_replaces_fields_by_name_and_adds(tmp_path: Path) -> None:
     path = _write(tmp_path, "slos:\n  - {name: lease-failover, max: 20}\n"
-                            "  - {name: mine, metric: m, max: 1, unit: count}\n")
+                            "  - {name: mine, metric: lease_failover, max: 1, unit: count}\n")
     slos = load_slos(path)
     failover = slos.get("lease-failover")
     assert failover.max == 20 and failover.metric == "lease_failover"
@@ -36,7 +36,7 @@ def test_every_problem_is_listed(tmp_path: Path) -> None:
     with pytest.raises(errors.ConfigError) as caught:
         load_slos(path)
     text = str(caught.value)
-    for fragment in ("unknown fields ['colour']", "max must be a number >= 0",
+    for fragment in ("unknown fields ['colour']", "max must be a finite number >= 0",
                      "unit must be one of", "SLO 'b': missing 'metric'"):
         assert fragment in text
 
@@ -51,3 +51,24 @@ def test_wrong_schema_version(tmp_path: Path) -> None:
 def test_unknown_slo_name() -> None:
     with pytest.raises(errors.ConfigError, match="no SLO named 'nope'"):
         load_slos().get("nope")
+
+
+@pytest.mark.parametrize("bound", [".nan", ".inf", "-.inf", "-1", "'5'", "true"])
+def test_max_must_be_a_finite_number(tmp_path: Path, bound: str) -> None:
+    path = _write(tmp_path, f"slos:\n  - {{name: lease-failover, max: {bound}}}\n")
+    with pytest.raises(errors.ConfigError, match="max must be a finite number >= 0"):
+        load_slos(path)
+
+
+def test_a_misspelled_metric_names_the_known_ones(tmp_path: Path) -> None:
+    path = _write(tmp_path, "slos:\n  - {name: lease-failover, metric: lease_failovr}\n")
+    with pytest.raises(errors.ConfigError, match=r"unknown metric 'lease_failovr': zoneproof "
+                                                 r"measures .*lease_failover"):
+        load_slos(path)
+
+
+def test_known_metrics_are_the_ones_zoneproof_measures() -> None:
+    """Every figure, and the linearizability checker's (judged from a history, not a figure)."""
+    from zoneproof.slo import figures, spec
+
+    assert spec.known_metrics() == frozenset(figures.FIGURES) | {"non_linearizable_keys"}

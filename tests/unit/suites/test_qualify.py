@@ -11,6 +11,8 @@ from zoneproof.bench.chaos import samples_of
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.components.harness.component import Command, Component, Components
 from zoneproof.components.harness.registry import Kind
+from zoneproof.report import summary
+from zoneproof.slo import SloResult, SloStatus
 from zoneproof.suites import qualify
 
 ROOT = qualify.repo_root()
@@ -58,25 +60,47 @@ def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
         assert expected in argv
 
 
+def _summary(*outcomes: summary.Outcome) -> summary.Summary:
+    return summary.build(list(outcomes), started="s", finished="f", duration_s=1.0,
+                         versions={}, exit_status=1)
+
+
+def _result(name: str, status: SloStatus, observed: float | None) -> SloResult:
+    return SloResult(name, status, observed, 9.0, "seconds", "")
+
+
 def test_describe_lists_slos_walls_and_failures() -> None:
-    lines = qualify.describe({
-        "slos": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
-                  "name": "lease-failover", "status": "NO_DATA", "target": 9.0, "measured": None,
-                  "pass": False}],
-        "tests": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
-                   "outcome": "failed", "duration_s": 21.5}],
-        "failures": [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]"}]})
+    lines = qualify.describe(_summary(summary.Outcome(
+        "chaos/test_experiments.py::test_experiment[zone-outage]", "failed", 21.5,
+        [_result("lease-failover", SloStatus.NO_DATA, None)])))
     assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
-    assert lines[2] == "experiment zone-outage: failed in 21.5 s"
-    assert lines[3].startswith("FAILED chaos/")
+    assert lines[2] == "SLOs: 0 passed, not passed: 1 NO_DATA"
+    assert lines[3] == "experiment zone-outage: failed in 21.5 s"
+    assert lines[4].startswith("FAILED chaos/")
+
+
+def test_a_void_result_is_shown_void_and_not_counted_as_passed() -> None:
+    run = _summary(summary.Outcome(
+        "chaos/test_experiments.py::test_experiment[etcd-kill-leader]", "failed", 30.0,
+        [_result("history-linearizable", SloStatus.VOID, None),
+         _result("lost-acknowledged-writes", SloStatus.PASS, 0.0)]))
+    assert not run.passed and run.slo_counts == {"PASS": 1, "VOID": 1}
+    assert run.to_dict()["slo_counts"] == {"PASS": 1, "VOID": 1}
+    lines = qualify.describe(run)
+    assert "VOID" in lines[1] and "history-linearizable" in lines[1]
+    assert "SLOs: 1 passed, not passed: 1 VOID" in lines
+    assert any(line.startswith("VOID: 1 SLO result(s)") and "not passed" in line
+               for line in lines)
 
 
 def test_describe_names_the_components_that_ran() -> None:
     vendor = {"component": {"kind": "webhook", "source": "command", "command": "hook {port}"},
               "executable": "/usr/bin/hook", "sha256": "ab" * 32, "starts": 2}
-    lines = qualify.describe({"versions": {"components": {
+    lines = qualify.describe(summary.build([], started="s", finished="f", duration_s=1.0,
+                                           versions={"components": {
         "webhook": {"starts": 2, "ran": [vendor]},
-        "controller": {"starts": 0, "ran": [], "note": "no controller was started in this run"}}}})
+        "controller": {"starts": 0, "ran": [], "note": "no controller was started in this run"}}},
+                                           exit_status=0))
     assert lines[1:] == [
         "webhook under test: command 'hook {port}', /usr/bin/hook sha256 abababababababab… (2 starts)",
         "controller under test: no controller was started in this run"]
@@ -84,9 +108,9 @@ def test_describe_names_the_components_that_ran() -> None:
 
 def test_bench_chaos_samples_every_measured_slo_and_wall_time() -> None:
     test = "chaos/test_experiments.py::test_experiment[zone-outage]"
-    samples = samples_of({
-        "slos": [{"test": test, "name": "lease-failover", "measured": 6.5},
-                 {"test": test, "name": "concurrent-actors", "measured": None}],
-        "tests": [{"test": test, "duration_s": 20.5},
-                  {"test": "conformance/x.py::test_y", "duration_s": 1.0}]})
+    samples = samples_of(_summary(
+        summary.Outcome(test, "passed", 20.5, [
+            _result("lease-failover", SloStatus.PASS, 6.5),
+            _result("concurrent-actors", SloStatus.NO_DATA, None)]),
+        summary.Outcome("conformance/x.py::test_y", "passed", 1.0)))
     assert samples == {"zone-outage lease-failover": [6.5], "zone-outage wall s": [20.5]}

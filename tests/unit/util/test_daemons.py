@@ -1,9 +1,8 @@
-"""Detached processes: start, liveness (incl. pid reuse), stop with escalation, marker search."""
+"""Detached processes: start, liveness (incl. pid reuse), stop with escalation."""
 
 import dataclasses
 import signal
 import sys
-import uuid
 from pathlib import Path
 
 from zoneproof._util import daemons, waiting
@@ -39,15 +38,6 @@ def test_reused_pid_is_not_alive(tmp_path: Path) -> None:
     impostor = dataclasses.replace(record, start_ticks=record.start_ticks + 1)
     assert not daemons.alive(impostor)
     daemons.stop(record)
-
-
-def test_find_by_marker(tmp_path: Path) -> None:
-    marker = uuid.uuid4().hex
-    record = _sleeper(tmp_path, marker)
-    assert record.pid in daemons.find_by_marker(marker)
-    assert daemons.find_by_marker(uuid.uuid4().hex) == []
-    daemons.stop(record)
-    assert record.pid not in daemons.find_by_marker(marker)
 
 
 def test_record_round_trip(tmp_path: Path) -> None:

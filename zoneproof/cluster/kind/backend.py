@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from zoneproof import errors
-from zoneproof._util import processes
-from zoneproof.cluster import audit_policy, state
+from zoneproof._util import files, processes
+from zoneproof.cluster import audit_policy, ownership, state
 from zoneproof.cluster._common import StateDirBackend, Step, no_interrupts, run_creation
 from zoneproof.cluster.interface import BackendConfig, Capability, Progress, Traits
 from zoneproof.cluster.kind import config, docker, tools
@@ -74,7 +74,12 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             return existing
         if missing := _missing_images(spec, image):
             raise errors.ProvisionError("; and ".join(missing))
-        paths = self._allocate(spec, image)
+        made = ownership.claim(self.name, spec.name)
+        try:
+            paths = self._allocate(spec, image, made)
+        except BaseException:
+            ownership.unclaim(self.name, spec.name)
+            raise
         cluster = KindCluster(paths)
         count = spec.etcd_members + spec.nodes_per_zone * len(spec.zones)
         steps: list[Step] = [
@@ -83,11 +88,19 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
              f"{paths.create_log})", lambda: self._kind_create(kind, cluster, keep_on_failure)),
             (f"waiting for {count} nodes Ready and the default ServiceAccount", cluster.wait_ready),
         ]
-        seconds = run_creation(
-            steps, what=f"kind cluster {cluster.kind_name!r}", progress=progress,
-            keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
-            kept_hint=f"`kind export logs --name {cluster.kind_name}`; remove it with "
-                      f"`zoneproof down --backend kind --name {spec.name}`")
+        try:
+            seconds = run_creation(
+                steps, what=f"kind cluster {cluster.kind_name!r}", progress=progress,
+                keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
+                kept_hint=f"`kind export logs --name {cluster.kind_name}`; remove it with "
+                          f"`zoneproof down --backend kind --name {spec.name}`")
+        except BaseException:
+            if keep_on_failure:  # kept for debugging: no longer the run's to remove
+                ownership.unclaim(self.name, spec.name)
+            raise
+        data = state.read_json(paths.state)
+        data[ownership.STATE_KEY] = ownership.settle(self.name, spec.name, made).to_dict()
+        state.write_json(paths.state, data)
         progress(f"cluster {spec.name!r} (kind {cluster.kind_name}) up in {seconds:.1f}s; "
                  f"kubeconfig: {paths.kubeconfig}")
         return cluster
@@ -120,11 +133,15 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
         return cluster
 
-    def _allocate(self, spec: ClusterSpec, image: str) -> KindPaths:
-        """State directory: spec, rendered config, audit policy; written before kind runs."""
+
+    def _allocate(self, spec: ClusterSpec, image: str, made: ownership.Ownership) -> KindPaths:
+        """State directory (0700): spec, ownership, rendered config, audit policy; written
+        before kind runs."""
         paths = self.paths(spec.name)
         try:
-            paths.audit_dir.mkdir(parents=True)
+            files.private_dir(self.root())
+            paths.root.mkdir(mode=files.DIR_MODE)
+            paths.audit_dir.mkdir()
         except OSError as exc:
             raise errors.ConfigError(f"cannot create {paths.root} ({exc.strerror}): set "
                                      "ZONEPROOF_STATE to a writable directory") from exc
@@ -134,7 +151,8 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         doc = config.render(spec, cgroup_v1=docker.cgroup_v1(), audit=audit)
         paths.config.write_text(config.to_yaml(doc, header=f"zoneproof cluster {spec.name}"))
         state.write_json(paths.state, {"spec": spec.to_dict(), "image": image,
-                                       "kind_name": config.cluster_name(spec.name)})
+                                       "kind_name": config.cluster_name(spec.name),
+                                       ownership.STATE_KEY: made.to_dict()})
         return paths
 
     def _kind_create(self, kind: Path, cluster: KindCluster, retain: bool) -> None:
@@ -163,4 +181,5 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             if docker.remove_network_if_unused():
                 progress(f"removed docker network {docker.NETWORK} (no cluster uses it)")
             shutil.rmtree(paths.root, ignore_errors=True)
+            ownership.unclaim(self.name, paths.root.name)
             progress(f"deleted kind cluster {kind_name} in {time.monotonic() - started:.1f}s")

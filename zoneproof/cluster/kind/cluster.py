@@ -62,6 +62,7 @@ class KindCluster(ApiCluster):
         data = state.read_json(paths.state)
         self.spec, _ = ClusterSpec.from_stored(data["spec"])  # (older states: local options)
         self.name = self.spec.name
+        self.timings = self.spec.timings
         self.kind_name: str = data["kind_name"]
         self.image: str = data["image"]
         self.kubeconfig = paths.kubeconfig
@@ -176,11 +177,8 @@ class KindCluster(ApiCluster):
                                       ["cat", f"/etc/kubernetes/pki/etcd/{name}"])
                 (directory / name).write_text(text)
                 (directory / name).chmod(0o600)
-        return urllib3.PoolManager(
-            cert_reqs="CERT_REQUIRED", ca_certs=str(directory / "ca.crt"),
-            cert_file=str(directory / "healthcheck-client.crt"),
-            key_file=str(directory / "healthcheck-client.key"),
-            timeout=urllib3.Timeout(connect=0.5, read=2.0), retries=False)
+        return _etcd.tls_pool(directory / "ca.crt", directory / "healthcheck-client.crt",
+                              directory / "healthcheck-client.key")
 
     def etcd_url(self, member: str) -> str:
         """Client URL of etcd member ``member`` (its node's address, port 2379)."""
@@ -268,6 +266,10 @@ class KindCluster(ApiCluster):
 
         waiting.wait_for(probe, what=f"{component.value} running on {planes}",
                          timeout_s=_READY_TIMEOUT_S["components"], interval_s=0.5)
+
+    def component_running(self, component: Component) -> bool:
+        """True if ``component``'s static pod runs on every control-plane node."""
+        return all(nodes_.static_pod_running(n, component.value) for n in self.control_planes())
 
     def status(self) -> ClusterStatus:
         """Node containers running, and node readiness (empty if the API server is down)."""

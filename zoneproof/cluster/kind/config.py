@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from zoneproof import errors
 from zoneproof.cluster._common import REGION_LABEL, ZONE_LABEL
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
@@ -36,6 +37,8 @@ KUBEADM_VERSION = "v1beta4"
 #: Where the control-plane node keeps the API server's audit policy and log.
 AUDIT_POLICY_PATH = PurePosixPath("/etc/zoneproof/audit-policy.yaml")
 AUDIT_LOG_DIR = PurePosixPath("/var/log/zoneproof")
+#: The election timeout kubeadm's stacked etcd runs with (etcd's default; not patched).
+KUBEADM_ETCD_ELECTION_TIMEOUT_S = 1.0
 
 
 def cluster_name(spec_name: str) -> str:
@@ -114,6 +117,11 @@ def render(spec: ClusterSpec, *, cgroup_v1: bool, audit: AuditMounts | None = No
     ``audit`` adds the audit log on the first control-plane node (host paths, so not in
     the committed configs); ``name`` sets the config's cluster name (``--name`` wins).
     """
+    if spec.timings.etcd_election_timeout_s != KUBEADM_ETCD_ELECTION_TIMEOUT_S:
+        raise errors.ConfigError(
+            f"timings.etcd_election_timeout_s {spec.timings.etcd_election_timeout_s:g}: kind's "
+            f"etcd runs kubeadm's {KUBEADM_ETCD_ELECTION_TIMEOUT_S:g} s; keep the default or "
+            "use the local backend")
     workers = [{"role": "worker", "labels": {ZONE_LABEL: zone, REGION_LABEL: spec.region}}
                for zone in spec.zones for _ in range(spec.nodes_per_zone)]
     doc: dict[str, Any] = {"kind": "Cluster", "apiVersion": API_VERSION}

@@ -1,8 +1,11 @@
 """The local backend: etcd ×N, kube-apiserver, kcm, scheduler and kwok as host processes.
 
 Creation is a pipeline of named steps; every started process is recorded in the cluster's
-state file at once, so ``delete`` (``zoneproof down``) finds it even after a crash. A
-failed or interrupted ``create`` tears down what it started unless told to keep it.
+state file at once (pid + start time) and carries the bed's uid in its environment
+(``reaping.BED_ENV``), so ``delete`` (``zoneproof down``) finds exactly the bed's processes
+even after a crash, and nothing else. A failed or interrupted ``create`` tears down what it
+started unless told to keep it; a partial bed (processes that stopped) is repaired by
+``create`` unless a live run is disturbing it on purpose.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import shutil
 import signal
 import threading
@@ -26,10 +28,10 @@ from kubernetes import client
 
 from zoneproof import binaries as binaries_
 from zoneproof import errors
-from zoneproof._util import daemons, processes, waiting
+from zoneproof._util import daemons, files, processes, reaping, waiting
 from zoneproof._util import ports as free_ports
 from zoneproof.cluster import _etcd as etcd
-from zoneproof.cluster import audit_policy, state
+from zoneproof.cluster import audit_policy, ownership, state
 from zoneproof.cluster._common import (
     HOSTNAME_LABEL,
     REGION_LABEL,
@@ -79,8 +81,10 @@ class LocalCluster(ApiCluster):
         self.spec, legacy = ClusterSpec.from_stored(data["spec"])
         self.options = options_.LocalOptions.from_dict(data.get("options", legacy))
         self.name = self.spec.name
+        self.timings = self.spec.timings
         self.kubeconfig = paths.kubeconfig
         self.ports = ports.Ports.from_dict(data["ports"])
+        self.ownership = ownership.Ownership.of_state(data)
         self._lock = filelock.FileLock(str(paths.root / "state.lock"))
 
     # -- state -------------------------------------------------------------------------
@@ -102,11 +106,64 @@ class LocalCluster(ApiCluster):
             raise errors.FaultError(f"cluster {self.name!r} has no process {name!r}; it has: "
                                     f"{sorted(self.records())}") from None
 
+    def set_ownership(self, made: ownership.Ownership) -> None:
+        """Store the bed's ownership record."""
+        with self._lock:
+            data = state.read_json(self.paths.state)
+            data[ownership.STATE_KEY] = made.to_dict()
+            state.write_json(self.paths.state, data)
+        self.ownership = made
+
     def start_process(self, name: str, argv: list[str]) -> daemons.DaemonRecord:
-        """Start (or restart) process ``name`` and record it."""
-        record = daemons.start(name, argv, self.paths.logs / f"{name}.log")
+        """Start (or restart) process ``name`` as the bed's (its uid, not the run's token)
+        and record it."""
+        record = daemons.start(name, argv, self.paths.logs / f"{name}.log",
+                               env={reaping.BED_ENV: self.ownership.uid},
+                               drop_env=(reaping.RUN_ENV,))
         self._save_record(record)
         return record
+
+    def _disturb(self) -> None:
+        """A fault is about to stop processes of this bed (see ``ownership.disturbed``)."""
+        ownership.disturbed(NAME, self.name, self.ownership)
+
+    def liveness(self) -> dict[str, bool]:
+        """Every process the bed must run → alive (one never started counts as stopped)."""
+        records = self.records()
+        return {name: name in records and daemons.alive(records[name])
+                for name in self.expected_processes()}
+
+    def expected_processes(self) -> list[str]:
+        """Every process the bed runs when complete, in start order."""
+        return [*render.etcd_member_names(self.spec), Component.APISERVER.value,
+                Component.CONTROLLER_MANAGER.value, Component.SCHEDULER.value,
+                *(f"kwok-{group}" for group in self.kwok_groups())]
+
+    def repair(self, progress: Progress) -> list[str]:
+        """Start every recorded process that is not running, in start order, waiting for
+        each tier's health, then for the bed to be ready; the names started."""
+        records = self.records()
+        missing = [n for n in self.expected_processes() if n not in records]
+        if missing:
+            raise errors.ProvisionError(
+                f"cluster {self.name!r} was never completed (no {', '.join(missing)}): remove "
+                f"it with `zoneproof down --name {self.name}` and up again")
+        dead = [n for n in self.expected_processes() if not daemons.alive(records[n])]
+        if not dead:
+            return []
+        progress(f"cluster {self.name!r}: starting what stopped: {', '.join(dead)}")
+        members = self.etcd_members()
+        for name in dead:
+            if name in members:
+                self.restart_etcd_member(name)
+            elif name in {c.value for c in Component}:
+                if name == Component.APISERVER:
+                    self.wait_etcd_healthy(_START_TIMEOUT_S["etcd"])
+                self.restart_component(Component(name))
+            else:
+                self._restart(name)
+        self.wait_ready()
+        return dead
 
     def _restart(self, name: str) -> daemons.DaemonRecord:
         old = self._record(name)
@@ -124,7 +181,13 @@ class LocalCluster(ApiCluster):
     def etcd_url(self, member: str) -> str:
         """Client URL of etcd member ``member``."""
         index = render.etcd_member_names(self.spec).index(member)
-        return f"http://127.0.0.1:{self.ports.etcd_client[index]}"
+        return render.etcd_url(self.ports.etcd_client[index])
+
+    @functools.cached_property
+    def etcd_pool(self) -> urllib3.PoolManager:
+        """https to the members with zoneproof's own client certificate of the etcd CA."""
+        return etcd.tls_pool(self.paths.cert("etcd-ca"), self.paths.cert("etcd-health"),
+                             self.paths.key("etcd-health"))
 
     def _healthz(self, port: int) -> bool:
         with warnings.catch_warnings():
@@ -157,7 +220,8 @@ class LocalCluster(ApiCluster):
                                                              self.paths, i))
                    for i, name in enumerate(render.etcd_member_names(self.spec))]
         for record in records:
-            self._wait_healthy(record, functools.partial(etcd.healthy, self.etcd_url(record.name)),
+            self._wait_healthy(record, functools.partial(etcd.healthy, self.etcd_url(record.name),
+                                                         self.etcd_pool),
                                _START_TIMEOUT_S["etcd"])
 
     def start_apiserver(self, bins: binaries_.Binaries) -> None:
@@ -230,6 +294,7 @@ class LocalCluster(ApiCluster):
 
     def stop_kubelet(self, node: str) -> None:
         """Stop the kwok process faking ``node``'s kubelet: no more lease renewals."""
+        self._disturb()
         daemons.stop(self._record(f"kwok-{self._kwok_group_of(node)}"), timeout_s=_STOP_TIMEOUT_S)
 
     def start_kubelet(self, node: str) -> None:
@@ -246,6 +311,7 @@ class LocalCluster(ApiCluster):
     def zone_down(self, zone: str) -> None:
         """Stop the kwok of every node of ``zone`` at once."""
         records = [self._record(f"kwok-{g}") for g in self._zone_groups(zone)]
+        self._disturb()
         _stop_together(records, signal.SIGTERM)
 
     def zone_up(self, zone: str) -> None:
@@ -259,7 +325,8 @@ class LocalCluster(ApiCluster):
 
     def etcd_leader(self) -> str:
         """The member whose id is the leader id reported by the live members."""
-        return etcd.leader({m: self.etcd_url(m) for m in self.etcd_members()}, self.name)
+        return etcd.leader({m: self.etcd_url(m) for m in self.etcd_members()}, self.name,
+                           self.etcd_pool)
 
     def audit_log(self) -> Path:
         """The API server's audit log of pod deletions."""
@@ -267,10 +334,11 @@ class LocalCluster(ApiCluster):
 
     def etcd_member_healthy(self, member: str) -> bool:
         """True if ``member`` answers /health with health true."""
-        return etcd.healthy(self.etcd_url(member))
+        return etcd.healthy(self.etcd_url(member), self.etcd_pool)
 
     def kill_etcd_member(self, member: str) -> None:
         """SIGKILL etcd member ``member``."""
+        self._disturb()
         daemons.stop(self._record(member), sig=signal.SIGKILL)
 
     def restart_etcd_member(self, member: str) -> None:
@@ -285,11 +353,13 @@ class LocalCluster(ApiCluster):
     def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
         """Wait until every member is up and reports health."""
         for member in self.etcd_members():
-            waiting.wait_for(functools.partial(etcd.health_probe, self.etcd_url(member)),
+            waiting.wait_for(functools.partial(etcd.health_probe, self.etcd_url(member),
+                                               self.etcd_pool),
                              what=f"{member} healthy", timeout_s=timeout_s)
 
     def kill_component(self, component: Component) -> None:
         """SIGKILL a control-plane process."""
+        self._disturb()
         daemons.stop(self._record(component), sig=signal.SIGKILL)
 
     def restart_component(self, component: Component) -> None:
@@ -298,14 +368,22 @@ class LocalCluster(ApiCluster):
         self._wait_healthy(record, self._component_health(component),
                            _START_TIMEOUT_S["kube-apiserver"])
 
+    def component_running(self, component: Component) -> bool:
+        """True if the process of ``component`` is alive."""
+        return daemons.alive(self._record(component))
+
     def status(self) -> ClusterStatus:
-        """Process liveness and node readiness (nodes empty if the API server is down)."""
-        procs = {name: daemons.alive(r) for name, r in self.records().items()}
+        """Liveness of every process the bed must run (one never started counts as stopped)
+        and node readiness (nodes empty if the API server is down)."""
+        procs = self.liveness()
         try:
-            nodes = self.nodes_ready() if self.apiserver_ready() else {}
+            nodes = self.nodes_ready() if procs[Component.APISERVER] and self.apiserver_ready() \
+                else {}
         except (client.ApiException, urllib3.exceptions.HTTPError):
             nodes = {}
-        return ClusterStatus(self.name, self.backend, self.kubeconfig, procs, nodes)
+        health, reason = ownership.judge(self.ownership, procs)
+        return ClusterStatus(self.name, self.backend, self.kubeconfig, procs, nodes,
+                             complete=self.ownership.complete, detail=f"{health}: {reason}")
 
 
 # Teardown order: fake kubelets, then controllers, the API server (it waits on etcd), etcd.
@@ -357,7 +435,12 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         if (existing := self._existing(spec, progress)) is not None:
             return existing
         bins = binaries_.resolve_all(progress=progress)
-        paths = self._allocate(spec)
+        made = ownership.claim(self.name, spec.name)
+        try:
+            paths = self._allocate(spec, made)
+        except BaseException:
+            ownership.unclaim(self.name, spec.name)
+            raise
         cluster = LocalCluster(paths)
         steps: list[Step] = [
             ("certificates and kubeconfig", lambda: None),
@@ -370,39 +453,71 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
              f"{', '.join(spec.zones)}", lambda: cluster.create_nodes(bins)),
             ("waiting for controllers, nodes Ready, default ServiceAccount", cluster.wait_ready),
         ]
-        seconds = run_creation(
-            steps, what=f"local cluster {spec.name!r}", progress=progress,
-            keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
-            kept_hint=f"logs: {paths.logs}; remove it with `zoneproof down --name {spec.name}`")
+        try:
+            seconds = run_creation(
+                steps, what=f"local cluster {spec.name!r}", progress=progress,
+                keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
+                kept_hint=f"logs: {paths.logs}; remove it with `zoneproof down --name {spec.name}`")
+        except BaseException:
+            if keep_on_failure:  # kept for debugging: no longer the run's to remove
+                ownership.unclaim(self.name, spec.name)
+            raise
+        cluster.set_ownership(ownership.settle(self.name, spec.name, made))
         progress(f"cluster {spec.name!r} up in {seconds:.1f}s; kubeconfig: {paths.kubeconfig}")
         return cluster
 
+
     def _existing(self, spec: ClusterSpec, progress: Progress) -> LocalCluster | None:
+        """The bed ``spec`` names if it is up (repaired if partial); None if there is none.
+
+        ProvisionError (with the fix) for a directory zoneproof did not make, a bed being
+        made by another process, one with another spec, or one a live run is faulting.
+        """
         cluster = self.get(spec.name)
         if cluster is None:
             if self.paths(spec.name).root.exists():
                 raise errors.ProvisionError(
-                    f"{self.paths(spec.name).root} exists without a state file (an interrupted "
-                    f"up?): run `zoneproof down --name {spec.name}` first")
+                    f"{self.paths(spec.name).root} exists but is not a bed zoneproof made (no "
+                    "state.json): zoneproof leaves it alone; move it away or pick another --name")
             return None
-        dead = [n for n, r in cluster.records().items() if not daemons.alive(r)]
-        if dead:
+        health, reason = ownership.judge(cluster.ownership, cluster.liveness())
+        if health is ownership.Health.STARTING:
             raise errors.ProvisionError(
-                f"cluster {spec.name!r} exists but processes are not running: {dead}; run "
-                f"`zoneproof down --name {spec.name}` and then up again")
+                f"cluster {spec.name!r} is {reason}: wait for it, or stop that process and run "
+                f"`zoneproof down --name {spec.name}`")
+        if health is ownership.Health.LEAKED and not cluster.ownership.complete:
+            progress(f"cluster {spec.name!r}: {reason}: removing what it left")
+            self._teardown(cluster.paths, progress)
+            return None
         if (cluster.spec, cluster.options) != (spec, self.options):
             raise errors.ProvisionError(
                 f"cluster {spec.name!r} is already up with another spec ({cluster.spec}, "
                 f"{cluster.options}); run `zoneproof down --name {spec.name}` first, or pick "
                 "another --name")
+        if health is not ownership.Health.HEALTHY:
+            if (holder := ownership.faulting_run(NAME, spec.name)) is not None:
+                raise errors.ProvisionError(
+                    f"cluster {spec.name!r} is {health} ({reason}) because run {holder} is "
+                    "faulting it: wait until that run ends (it restores the bed), or end it")
+            try:
+                cluster.repair(progress)
+            except errors.ZoneproofError as exc:
+                raise errors.ProvisionError(
+                    f"cluster {spec.name!r} is {health} ({reason}) and could not be repaired: "
+                    f"{exc}; remove it with `zoneproof down --name {spec.name}` and up again"
+                ) from exc
+            progress(f"cluster {spec.name!r} repaired; kubeconfig: {cluster.kubeconfig}")
+            return cluster
         progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
         return cluster
 
-    def _allocate(self, spec: ClusterSpec) -> render.BedPaths:
-        """Pick ports and write PKI, kubeconfig and the initial state, under a global lock."""
+    def _allocate(self, spec: ClusterSpec, made: ownership.Ownership) -> render.BedPaths:
+        """Pick ports; make the bed's directory (0700, never an existing one) with its state
+        (ownership first), PKI and kubeconfigs; under a global lock."""
         root = self.root()
+        keys = pki.make()  # slow (RSA): before the ports are chosen, not after
         try:
-            root.mkdir(parents=True, exist_ok=True)
+            files.private_dir(root)
         except OSError as exc:
             raise errors.ConfigError(f"state directory {root} is not writable ({exc.strerror}):"
                                      " set ZONEPROOF_STATE to a writable directory") from exc
@@ -412,15 +527,22 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
                                           explicit=self.options.port_base, reserved=reserved)
             bed_ports = ports.Ports.from_base(base, spec.etcd_members)
             paths = self.paths(spec.name)
-            paths.root.mkdir(parents=True)
-            pki.write_pki(paths)
-            paths.kubeconfig.write_text(
-                render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths))
-            paths.kwok_kubeconfig.write_text(
-                render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths, cert="kwok"))
-            paths.audit_policy.write_text(audit_policy.audit_policy_yaml())
+            try:
+                paths.root.mkdir(mode=files.DIR_MODE)
+            except FileExistsError:
+                raise errors.ProvisionError(
+                    f"{paths.root} appeared meanwhile (another `zoneproof up --name "
+                    f"{spec.name}`?): zoneproof leaves it alone; pick another --name") from None
             state.write_json(paths.state, {"spec": spec.to_dict(), "ports": bed_ports.to_dict(),
-                                           "options": self.options.to_dict(), "processes": {}})
+                                           "options": self.options.to_dict(), "processes": {},
+                                           ownership.STATE_KEY: made.to_dict()})
+            pki.write(paths, keys)
+            files.private_dir(paths.logs)
+            files.write_private(paths.kubeconfig,
+                                render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths))
+            files.write_private(paths.kwok_kubeconfig, render.kubeconfig_yaml(
+                spec.name, bed_ports.apiserver, paths, cert="kwok"))
+            files.write_private(paths.audit_policy, audit_policy.audit_policy_yaml())
         return paths
 
     def _ports_of(self, name: str) -> list[int]:
@@ -428,24 +550,38 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         return cluster.ports.all() if cluster is not None else []
 
     def delete(self, name: str, *, progress: Progress) -> bool:
-        """Stop every process of bed ``name`` and remove its directory."""
+        """Stop the processes bed ``name`` started and remove its directory; False if there
+        is none. ConfigError for an invalid name; ProvisionError for a directory zoneproof
+        did not make (it is left alone)."""
         paths = self.paths(name)
         if not paths.root.exists():
             return False
+        if not paths.state.is_file():
+            with contextlib.suppress(OSError):
+                paths.root.rmdir()  # an empty directory (a creator killed at birth)
+                progress(f"removed empty directory {paths.root}")
+                return True
+            raise errors.ProvisionError(
+                f"{paths.root} is not a bed zoneproof made (no state.json): nothing removed")
         self._teardown(paths, progress)
         return True
 
     def _teardown(self, paths: render.BedPaths, progress: Progress) -> None:
+        """Stop exactly the bed's processes (recorded pid + start time; then any process
+        carrying its uid, started but not recorded), remove its directory, drop its hold."""
         with no_interrupts():
             started = time.monotonic()
             records: dict[str, daemons.DaemonRecord] = {}
+            uid = ""
             if paths.state.is_file():
-                records = LocalCluster(paths).records()
+                cluster = LocalCluster(paths)
+                records, uid = cluster.records(), cluster.ownership.uid
             for prefix, sig in _TIERS:
                 _stop_together([r for n, r in records.items() if n.startswith(prefix)], sig)
-            for pid in daemons.find_by_marker(str(paths.root)):
-                progress(f"killing stray process {pid} of {paths.root}")
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            if uid:
+                for stray in reaping.terminate(reaping.with_token(reaping.BED_ENV, uid),
+                                               grace_s=_STOP_TIMEOUT_S):
+                    progress(f"stopped unrecorded process {stray.pid} of {paths.root.name}")
             shutil.rmtree(paths.root, ignore_errors=True)
+            ownership.unclaim(self.name, paths.root.name)
             progress(f"removed {paths.root} in {time.monotonic() - started:.1f}s")

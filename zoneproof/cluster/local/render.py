@@ -11,6 +11,7 @@ import yaml
 from zoneproof.cluster.local.options import KwokPer
 from zoneproof.cluster.local.ports import Ports
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.specs import kubernetes
 
 __all__ = [
     "SERVICE_CIDR",
@@ -19,6 +20,7 @@ __all__ = [
     "controller_manager_argv",
     "etcd_argv",
     "etcd_member_names",
+    "etcd_url",
     "kubeconfig_yaml",
     "kwok_argv",
     "kwok_cidr",
@@ -88,37 +90,49 @@ def etcd_member_names(spec: ClusterSpec) -> list[str]:
     return [f"etcd-{i}" for i in range(spec.etcd_members)]
 
 
-def _url(port: int) -> str:
-    return f"http://{LOOPBACK}:{port}"
+def etcd_url(port: int) -> str:
+    """An etcd URL on loopback (TLS)."""
+    return f"https://{LOOPBACK}:{port}"
+
 
 
 def etcd_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPaths, index: int
               ) -> list[str]:
-    """One raft member; fast heartbeats and no fsync (test bed), but real raft."""
+    """One raft member; fast heartbeats and no fsync (test bed), but real raft. TLS with
+    client-certificate auth on the client and the peer port (the etcd CA's certificates)."""
     names = etcd_member_names(spec)
-    initial = ",".join(f"{n}={_url(p)}" for n, p in zip(names, ports.etcd_peer, strict=True))
+    initial = ",".join(f"{n}={etcd_url(p)}" for n, p in zip(names, ports.etcd_peer, strict=True))
     return [
         str(binary), "--name", names[index],
         "--data-dir", str(paths.etcd_data(names[index])),
-        "--listen-client-urls", _url(ports.etcd_client[index]),
-        "--advertise-client-urls", _url(ports.etcd_client[index]),
-        "--listen-peer-urls", _url(ports.etcd_peer[index]),
-        "--initial-advertise-peer-urls", _url(ports.etcd_peer[index]),
+        "--listen-client-urls", etcd_url(ports.etcd_client[index]),
+        "--advertise-client-urls", etcd_url(ports.etcd_client[index]),
+        "--listen-peer-urls", etcd_url(ports.etcd_peer[index]),
+        "--initial-advertise-peer-urls", etcd_url(ports.etcd_peer[index]),
         "--initial-cluster", initial,
         "--initial-cluster-state", "new",
         "--initial-cluster-token", f"zoneproof-{spec.name}",
-        "--heartbeat-interval", "100", "--election-timeout", "1000",
+        "--cert-file", str(paths.cert("etcd-server")), "--key-file", str(paths.key("etcd-server")),
+        "--client-cert-auth", "--trusted-ca-file", str(paths.cert("etcd-ca")),
+        "--peer-cert-file", str(paths.cert("etcd-peer")),
+        "--peer-key-file", str(paths.key("etcd-peer")),
+        "--peer-client-cert-auth", "--peer-trusted-ca-file", str(paths.cert("etcd-ca")),
+        "--heartbeat-interval", "100",
+        "--election-timeout", str(round(spec.timings.etcd_election_timeout_s * 1000)),
         "--unsafe-no-fsync", "--log-level", "warn",
     ]
 
 
 def apiserver_argv(binary: Path, spec: ClusterSpec, ports: Ports, paths: BedPaths) -> list[str]:
     """kube-apiserver against every etcd member, TLS, SA keys, default admission (webhooks on)."""
-    etcd = ",".join(_url(p) for p in ports.etcd_client)
+    etcd = ",".join(etcd_url(p) for p in ports.etcd_client)
     toleration = str(spec.timings.toleration_s)
     return [
         str(binary),
         "--etcd-servers", etcd,
+        "--etcd-cafile", str(paths.cert("etcd-ca")),
+        "--etcd-certfile", str(paths.cert("apiserver-etcd-client")),
+        "--etcd-keyfile", str(paths.key("apiserver-etcd-client")),
         "--bind-address", LOOPBACK, "--secure-port", str(ports.apiserver),
         "--advertise-address", LOOPBACK, "--endpoint-reconciler-type", "none",
         "--tls-cert-file", str(paths.cert("apiserver")),
@@ -188,7 +202,7 @@ def kwok_argv(binary: Path, spec: ClusterSpec, paths: BedPaths, stages: tuple[Pa
     if kwok_per == "node":
         manage = ["--manage-single-node", group]
     else:
-        manage = ["--manage-nodes-with-label-selector", f"topology.kubernetes.io/zone={group}"]
+        manage = ["--manage-nodes-with-label-selector", kubernetes.zone_selector(group)]
     return [
         str(binary), "--kubeconfig", str(paths.kwok_kubeconfig),
         "--config", ",".join(str(s) for s in (*stages, *OWN_KWOK_STAGES)),

@@ -7,9 +7,10 @@ One value for the webhook and the HA controller alike. Its source is one of
 - ``Url``: a webhook already running at an https URL, with the CA that signs it.
 A later source (in-cluster manifests + an image archive) is one more dataclass in
 ``Source`` and one more branch in ``Component.problems``/``to_dict``. A webhook is
-registered with the spec's §3 MutatingWebhookConfiguration, with the selection its
-registered variant wants; ``registration_file`` is the slot for a vendor-supplied
-configuration (not supported yet).
+registered with its ``registration_file`` (the vendor's own MutatingWebhookConfiguration;
+the suite names it and fills in each entry's clientConfig, see
+``specs.ha_config.registration.adopt``) or else with the spec's §3 configuration, with
+the selection its registered variant wants.
 
 ``to_dict``/``from_dict`` is the one form a component crosses a process boundary in
 (pytest options, chaos experiment configuration, qualify and mutants).
@@ -98,7 +99,7 @@ class Component:
     kind: Kind
     source: Source = field(default_factory=Registered)
     registration_file: Path | None = None
-    """Slot for a vendor-supplied MutatingWebhookConfiguration (not supported yet)."""
+    """A webhook's own MutatingWebhookConfiguration (YAML/JSON); None: the spec's §3."""
 
     # -- what it is ----------------------------------------------------------------------
     @property
@@ -154,10 +155,20 @@ class Component:
         else:
             found += self._url_problems(self.source)
         if self.registration_file is not None:
-            found.append(f"registration_file {self.registration_file}: a vendor-supplied "
-                         "MutatingWebhookConfiguration is not supported yet; leave it out and the "
-                         "suite registers the spec's (§3)")
+            found += self._registration_problems(self.registration_file)
         return found
+
+    def _registration_problems(self, path: Path) -> list[str]:
+        if self.kind is not Kind.WEBHOOK:
+            return [f"a {self.kind} has no registration file: only a webhook is registered"]
+        if not path.is_file():
+            return [f"webhook registration {path} is not a file: give the path of your "
+                    "MutatingWebhookConfiguration (YAML or JSON)"]
+        try:
+            registration.load_file(path)
+        except errors.ConfigError as exc:
+            return [str(exc)]
+        return []
 
     def _template_problems(self, template: str) -> list[str]:
         allowed = PLACEHOLDERS[self.kind]
@@ -327,11 +338,12 @@ class Components:
 
 
 def from_choices(kind: Kind, *, variant: str = "", command: str = "", url: str = "",
-                 ca_bundle: str = "", flag: str = "--zp-") -> Component:
+                 ca_bundle: str = "", registration: str = "", flag: str = "--zp-") -> Component:
     """The component a user's options choose (``flag``: the options' prefix, for messages).
 
     Nothing chosen: the reference. ``variant`` picks a variant of the reference; a command
-    or a URL (webhooks) is the component itself. ConfigError names the conflicting options.
+    or a URL (webhooks) is the component itself; ``registration`` is a webhook's own
+    MutatingWebhookConfiguration file. ConfigError names the conflicting options.
     """
     option = f"{flag}{kind}-"
     chosen = [name for name, value in (("command", command), ("url", url)) if value]
@@ -347,7 +359,11 @@ def from_choices(kind: Kind, *, variant: str = "", command: str = "", url: str =
     if url and not ca_bundle:
         raise errors.ConfigError(f"{option}url needs {option}ca-bundle FILE (the PEM CA that "
                                  "signed its serving certificate)")
+    if registration and kind is not Kind.WEBHOOK:
+        raise errors.ConfigError(f"a {kind} has no registration: {flag}webhook-registration "
+                                 "belongs to the webhook")
     source: Source = (Command(command) if command
                       else Url(url, Path(ca_bundle).expanduser().resolve()) if url
                       else Registered(variant=variant or registry.REFERENCE))
-    return Component(kind, source).validate()
+    file = Path(registration).expanduser().resolve() if registration else None
+    return Component(kind, source, file).validate()

@@ -4,7 +4,9 @@ The component (``component.Component``) says what runs: a registered implementat
 (the reference and its variants) or a vendor's command template, started the same way.
 Every replica gets its own client identity (a certificate from the cluster's CSR API,
 CN = its holderIdentity), so the API server's audit log says which replica deleted what.
-Every start is described (``started.Started``) and noted in the ledger reports use.
+Their kubeconfigs live in the run's private directory; the RBAC is labelled with the run
+and the Lease held by it (both removed when the run ends, however it ends). Every start
+is described (``started.Started``) and noted in the ledger reports use.
 """
 
 from __future__ import annotations
@@ -18,16 +20,20 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import daemons, kube, waiting
+from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import started
 from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.registry import Kind
 
-__all__ = ["GROUP", "ControllerReplicas", "ControllerSettings", "lease_holder"]
+__all__ = ["GROUP", "REPLICA_PREFIX", "ControllerReplicas", "ControllerSettings", "lease_holder"]
 
 #: Group of every controller identity; RBAC is bound to it.
 GROUP = "zoneproof:ha-controllers"
 ROLE = "zoneproof-ha-controller"
+#: Every replica's identity (its Lease holderIdentity and client user name) starts so:
+#: ``zp-hac-0``, ``zp-hac-1``...; the audit log attributes deletes by it.
+REPLICA_PREFIX = "zp-hac"
 
 def lease_holder(api: client.ApiClient, namespace: str, name: str) -> str:
     """holderIdentity of Lease ``namespace/name`` now ('' if free or absent)."""
@@ -96,7 +102,7 @@ def _ensure_rbac(api: client.ApiClient) -> None:
     for create, body in ((rbac.create_cluster_role, role),
                          (rbac.create_cluster_role_binding, binding)):
         try:
-            create(body)
+            create(sweep.labelled(body))
         except client.ApiException as exc:
             if exc.status != 409:
                 raise
@@ -106,18 +112,21 @@ class ControllerReplicas:
     """N replicas of the controller under test on ``cluster``; stop_all() ends them all."""
 
     def __init__(self, cluster: Cluster, settings: ControllerSettings, workdir: Path, *,
-                 replicas: int = 2, prefix: str = "zp-hac") -> None:
+                 replicas: int = 2, prefix: str = REPLICA_PREFIX) -> None:
         settings.component.validate()
         self.cluster, self.settings, self.workdir = cluster, settings, workdir
         self.identities = [f"{prefix}-{i}" for i in range(replicas)]
         self.records: dict[str, daemons.DaemonRecord] = {}
         self.api = kube.api_client(cluster.kubeconfig)
+        self.secrets = runs.private_dir("controller")
         workdir.mkdir(parents=True, exist_ok=True)
         _ensure_rbac(self.api)
+        sweep.track_named(cluster.kubeconfig, "Lease", settings.lease_namespace,
+                          settings.lease_name)
 
     def kubeconfig(self, identity: str) -> Path:
-        """The replica's own kubeconfig (issued once)."""
-        path = self.workdir / f"{identity}.kubeconfig"
+        """The replica's own kubeconfig (issued once, in the run's private directory)."""
+        path = self.secrets / f"{identity}.kubeconfig"
         if not path.is_file():
             self.cluster.client_kubeconfig(identity, (GROUP,), path)
         return path
@@ -125,10 +134,10 @@ class ControllerReplicas:
     def start(self, identity: str) -> daemons.DaemonRecord:
         """Start replica ``identity`` (again)."""
         argv = self.settings.argv(kubeconfig=self.kubeconfig(identity), identity=identity)
+        log = self.workdir / f"{identity}.log"
         started.note(started.of_command(self.settings.component, argv,
-                                        env=self.settings.extra_env or None))
-        record = daemons.start(identity, argv, self.workdir / f"{identity}.log",
-                               env=self.settings.extra_env)
+                                        env=self.settings.extra_env or None, log=log))
+        record = daemons.start(identity, argv, log, env=self.settings.extra_env)
         self.records[identity] = record
         return record
 

@@ -2,9 +2,9 @@
 
 Every start (a webhook served or registered, a controller replica started) is described
 by a ``Started`` — the component, the command template and the argv started, the
-resolved executable and its SHA-256, the URL, the registration as rendered — and noted in
-this process's ledger. Reports are built from the ledger (``since``), never from settings,
-so they name only what ran.
+resolved executable and its SHA-256, its log file, the URL, the registration as the API
+server stored it — and noted in this process's ledger. Reports are built from the ledger
+(``since``), never from settings, so they name only what ran.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Any
 from zoneproof import errors
 from zoneproof.binaries import sha256_of
 from zoneproof.components.harness.component import Component
-from zoneproof.specs.ha_config.registration import MutatingWebhookConfiguration
 
 __all__ = ["Started", "executable_of", "mark", "note", "of_command", "since"]
 
@@ -38,13 +37,14 @@ class Started:
     """SHA-256 of ``executable``."""
     url: str = ""
     """The webhook's URL (served by the suite or external)."""
-    registration: MutatingWebhookConfiguration | None = None
-    """The MutatingWebhookConfiguration the suite registered for it."""
+    registration: Mapping[str, Any] | None = None
+    """The MutatingWebhookConfiguration registered for it, as the API server stored it."""
+    log: str = ""
+    """The file the process's output goes to ('' when the suite started no process)."""
 
-    def with_registration(self, url: str, rendered: MutatingWebhookConfiguration
-                          ) -> Started:
-        """This start, registered at ``url`` with ``rendered``."""
-        return replace(self, url=url, registration=rendered)
+    def with_registration(self, url: str, stored: Mapping[str, Any]) -> Started:
+        """This start, registered at ``url`` with ``stored``."""
+        return replace(self, url=url, registration=stored)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (inverse of ``from_dict``); keys that do not apply are left out."""
@@ -55,7 +55,9 @@ class Started:
         if self.url:
             out["url"] = self.url
         if self.registration is not None:
-            out["registration"] = self.registration
+            out["registration"] = dict(self.registration)
+        if self.log:
+            out["log"] = self.log
         return out
 
     @classmethod
@@ -63,7 +65,7 @@ class Started:
         """Inverse of ``to_dict``."""
         return cls(Component.from_dict(data["component"]), tuple(data.get("argv", ())),
                    str(data.get("executable", "")), str(data.get("sha256", "")),
-                   str(data.get("url", "")), data.get("registration"))
+                   str(data.get("url", "")), data.get("registration"), str(data.get("log", "")))
 
 
 @functools.lru_cache(maxsize=64)
@@ -86,10 +88,11 @@ def executable_of(argv: Sequence[str], env: Mapping[str, str] | None = None) -> 
 
 
 def of_command(component: Component, argv: Sequence[str],
-               env: Mapping[str, str] | None = None) -> Started:
-    """The description of starting ``argv`` for ``component`` (executable resolved, digested)."""
+               env: Mapping[str, str] | None = None, *, log: Path | None = None) -> Started:
+    """The description of starting ``argv`` for ``component`` (executable resolved, digested),
+    its output going to ``log``."""
     executable, digest = executable_of(argv, env)
-    return Started(component, tuple(argv), executable, digest)
+    return Started(component, tuple(argv), executable, digest, log=str(log) if log else "")
 
 
 _ledger: list[Started] = []

@@ -4,16 +4,24 @@ One code path for every source of ``component.Component``: a registered implemen
 (the reference and its variants) or a vendor's command is started on the cluster's
 ``host_address`` — loopback, or the docker gateway a kind node reaches this host by —
 with a serving certificate from a CA made at deploy time; a webhook already running at a
-URL is used with its CA bundle. The MutatingWebhookConfiguration is the spec's (§3), with
-the selection the component's registered variant wants. Every start is described
-(``started.Started``) and noted in the ledger reports are built from.
+URL is used with its CA bundle. The MutatingWebhookConfiguration is the component's own
+file when it has one (``registration_file``, adopted by ``registration.adopt``: the suite
+names it and fills in each entry's clientConfig), else the spec's (§3) with the
+selection the component's registered variant wants; either way labelled with the run
+(removed with it, whatever ends it). Certificates and keys live in the run's private
+directory and expire after ``runs.CREDENTIAL_LIFETIME_S``. Every start is described
+(``started.Started``, with the configuration as the API server stored it) and noted in
+the ledger reports are built from.
 """
 
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import ssl
 import sys
+import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +30,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import certs, daemons, kube, ports, waiting
+from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import started
 from zoneproof.components.harness.component import Component, Url
@@ -60,6 +69,10 @@ class RunningWebhook:
         self.api = kube.api_client(cluster.kubeconfig)
         self.record: daemons.DaemonRecord | None = None
         self.url = component.source.url if isinstance(component.source, Url) else ""
+        self.ca_bundle = b""
+        """PEM of the CA that signs the webhook's serving certificate (after ``start``)."""
+        self.registered: dict[str, Any] = {}
+        """The configuration as the API server stored it (after ``start``)."""
         self.started: started.Started | None = None
         """What the last ``start`` ran (None before)."""
         workdir.mkdir(parents=True, exist_ok=True)
@@ -77,28 +90,37 @@ class RunningWebhook:
 
     def _serve_once(self) -> bytes:
         """Start the webhook process with a fresh CA and serving cert; the CA bundle."""
-        ca = certs.make_ca("zoneproof-webhook-ca")
+        lifetime = dt.timedelta(seconds=runs.CREDENTIAL_LIFETIME_S)
+        ca = certs.make_ca("zoneproof-webhook-ca", validity=lifetime)
         host = self.cluster.host_address  # loopback, or e.g. a docker gateway for kind
         sans = tuple(dict.fromkeys((host, "127.0.0.1", "localhost")))
         cert_file, key_file = certs.issue_cert(
-            ca, "zoneproof-webhook", sans=sans).write(self.workdir, "serving")
+            ca, "zoneproof-webhook", sans=sans, validity=lifetime).write(
+                runs.private_dir("webhook"), "serving")
         port = ports.choose_base(1, explicit=None, start=20000, stop=21000,
                                  free=lambda p: ports.is_free(p, host))
         argv = self.component.argv(
             {"python": sys.executable, "kubeconfig": self.cluster.kubeconfig, "port": port,
              "cert_file": cert_file, "key_file": key_file, "host": host}, self.extra_args)
-        self.started = started.of_command(self.component, argv)
-        record = self.record = daemons.start("webhook", argv, self.workdir / "webhook.log")
-        self.url = config.webhook_url(host, port)
-        context = ssl.create_default_context(cadata=ca.cert_pem.decode())
+        self.url = config.webhook_url(host, port, self._path())
+        self._launch(argv, ca.cert_pem)
+        return ca.cert_pem
+
+    def _launch(self, argv: list[str], ca_pem: bytes) -> None:
+        """Start ``argv`` (noted in the ledger) and wait until its /readyz answers 200."""
+        log_file = self.workdir / "webhook.log"
+        self.started = started.of_command(self.component, argv, log=log_file)
+        record = self.record = daemons.start("webhook", argv, log_file)
+        context = ssl.create_default_context(cadata=ca_pem.decode())
         pool = urllib3.PoolManager(ssl_context=context, retries=False,
                                    timeout=urllib3.Timeout(connect=0.5, read=2))
-        base = self.url.removesuffix(keys.WEBHOOK_PATH)
+        split = urllib.parse.urlsplit(self.url)
+        base = f"{split.scheme}://{split.netloc}"
 
         def ready() -> tuple[bool, str]:
             if not daemons.alive(record):
                 raise errors.ProvisionError(f"the webhook exited during start-up; log: "
-                                            f"{self.workdir / 'webhook.log'}:\n{self.log()[-1500:]}")
+                                            f"{log_file}:\n{self.log()[-1500:]}")
             try:
                 status = pool.request("GET", f"{base}/readyz").status
             except urllib3.exceptions.HTTPError as exc:
@@ -106,7 +128,20 @@ class RunningWebhook:
             return status == 200, f"/readyz {status}"
 
         waiting.wait_for(ready, what="the webhook's /readyz", timeout_s=_READY_TIMEOUT_S)
-        return ca.cert_pem
+
+    def restart(self, meanwhile: Callable[[], None] = lambda: None) -> None:
+        """Stop the process and start the same command again (same URL, certificate and
+        registration, as when a webhook's pod restarts); ``meanwhile`` runs while it is down."""
+        if self.record is None:
+            raise errors.ConfigError(f"the {self.component.label()} was not started by the suite: "
+                                     "it cannot be restarted")
+        daemons.stop(self.record, timeout_s=10)
+        meanwhile()
+        try:
+            self._launch(list(self.record.argv), self.ca_bundle)
+        finally:
+            if self.started is not None:
+                started.note(self.started.with_registration(self.url, self.registered))
 
     def log(self) -> str:
         """The webhook process's output so far ('' for an external webhook)."""
@@ -120,26 +155,46 @@ class RunningWebhook:
                                                    dry_run="All")
         return self.api.sanitize_for_serialization(stored)["spec"]
 
-    def _register(self, ca_bundle: bytes) -> config.MutatingWebhookConfiguration:
-        """Register the spec's configuration with the component's selection; the body."""
+    def _path(self) -> str:
+        """The HTTP path reviews are posted to: the vendor's first entry's, else the spec's."""
+        if self.component.registration_file is None:
+            return keys.WEBHOOK_PATH
+        vendor = config.load_file(self.component.registration_file)
+        return config.entry_path(vendor["webhooks"][0])
+
+    def _body(self, ca_bundle: bytes) -> dict[str, Any]:
+        """The configuration to register: the vendor's adopted, or the spec's rendered."""
+        if self.component.registration_file is None:
+            return dict(config.render_webhook_configuration(
+                ca_bundle=ca_bundle, url=self.url, name=self.configuration_name,
+                selection=self.component.selection()))
+        split = urllib.parse.urlsplit(self.url)
+        return config.adopt(config.load_file(self.component.registration_file),
+                            name=self.configuration_name, ca_bundle=ca_bundle,
+                            base_url=f"{split.scheme}://{split.netloc}",
+                            keep_service=self.component.external)
+
+    def _register(self, ca_bundle: bytes) -> dict[str, Any]:
+        """Register the configuration; it as the API server stored it."""
         admission = client.AdmissionregistrationV1Api(self.api)
-        body = config.render_webhook_configuration(
-            ca_bundle=ca_bundle, url=self.url, name=self.configuration_name,
-            selection=self.component.selection())
+        body = sweep.labelled(self._body(ca_bundle))
         try:
-            admission.create_mutating_webhook_configuration(body)
+            stored = admission.create_mutating_webhook_configuration(body)
         except client.ApiException as exc:
             if exc.status != 409:
-                raise
-            admission.replace_mutating_webhook_configuration(self.configuration_name, body)
-        return body
+                raise errors.ProvisionError(
+                    f"the API server refused the webhook registration {self.configuration_name} "
+                    f"(HTTP {exc.status}): {exc.body}") from None
+            stored = admission.replace_mutating_webhook_configuration(self.configuration_name, body)
+        found: dict[str, Any] = self.api.sanitize_for_serialization(stored)
+        return found
 
     def start(self) -> RunningWebhook:
         """Serve (unless external), register, and wait until admissions really go through it."""
         core = client.CoreV1Api(self.api)
         try:
-            core.create_namespace({"metadata": {"name": PROBE_NAMESPACE,
-                                                "labels": {keys.LABEL_CONSIDER: "true"}}})
+            core.create_namespace(sweep.labelled({"metadata": {
+                "name": PROBE_NAMESPACE, "labels": {keys.LABEL_CONSIDER: "true"}}}))
         except client.ApiException as exc:
             if exc.status != 409:
                 raise
@@ -151,8 +206,10 @@ class RunningWebhook:
                 ca_bundle = self.component.source.ca_bundle.read_bytes()
             else:
                 ca_bundle = self._serve()
+            self.ca_bundle = ca_bundle
             assert self.started is not None
-            self.started = self.started.with_registration(self.url, self._register(ca_bundle))
+            self.registered = self._register(ca_bundle)
+            self.started = self.started.with_registration(self.url, self.registered)
         finally:
             if self.started is not None:
                 started.note(self.started)
@@ -160,14 +217,16 @@ class RunningWebhook:
         def mutating() -> tuple[bool, str]:
             return self._dry_run_probe() != baseline, "probe Deployment not mutated yet"
 
-        waiting.wait_for(mutating, what=f"the API server to call the webhook at {self.url}",
+        waiting.wait_for(mutating, what=f"the API server to call the webhook at {self.url} for a "
+                         f"Deployment in namespace {PROBE_NAMESPACE} (labelled consider=true; if "
+                         "the registration is the vendor's, check its rules and selectors)",
                          timeout_s=_READY_TIMEOUT_S, ignore=(client.ApiException,))
         return self
 
     def describe(self) -> dict[str, Any]:
         """JSON description, enough for ``release`` in another process; ``started`` is what ran."""
         return {"kubeconfig": str(self.cluster.kubeconfig), "url": self.url,
-                "configuration": self.configuration_name,
+                "ca_bundle": self.ca_bundle.decode(), "configuration": self.configuration_name,
                 "started": self.started.to_dict() if self.started else None,
                 "process": self.record.to_dict() if self.record else None}
 

@@ -23,6 +23,8 @@ from zoneproof.specs.ha_config.payloads import JsonObject
 __all__ = [
     "CASES_DIR",
     "UNSET",
+    "VIA_API_SERVER",
+    "VIA_REVIEW",
     "Case",
     "ClusterShape",
     "Expectation",
@@ -38,10 +40,12 @@ CASES_DIR = Path(__file__).resolve().parents[3] / "conformance" / "ha_config" / 
 _API_VERSIONS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1",
                  "HorizontalPodAutoscaler": "autoscaling/v2"}
 _ID = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_CASE_KEYS = {"id", "description", "spec", "namespace", "cluster", "hpas", "webhook", "object", "steps",
-              "in_process_only"}
-_EXPECT_KEYS = {"denied", "untouched", "replicas", "minReplicas", "maxReplicas",
+_CASE_KEYS = {"id", "description", "spec", "via", "namespace", "cluster", "hpas", "webhook", "object",
+              "steps"}
+_EXPECT_KEYS = {"denied", "code", "untouched", "replicas", "minReplicas", "maxReplicas",
                 "topologySpreadConstraints", "affinity", "tolerations"}
+_STEP_KEYS = ("operation", "patch", "nodes", "restart", "delete_hpa", "expect")
+VIA_API_SERVER, VIA_REVIEW = "api-server", "review"
 
 
 class Unset(enum.Enum):
@@ -59,6 +63,8 @@ class Expectation:
 
     denied: str | None = None
     """A substring of the denial message; the step must be refused."""
+    code: int | None = None
+    """With ``denied``: the HTTP status code of the refusal (e.g. 403)."""
     untouched: bool = False
     """The stored object equals the submitted one (the webhook was not called or changed nothing)."""
     replicas: int | None | Unset = UNSET
@@ -74,12 +80,24 @@ class Expectation:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """CREATE the case object, UPDATE it with a merge ``patch``, or change the Node count."""
+    """CREATE the case object, UPDATE it with a merge ``patch``, change the Node count (with
+    ``restart``: while the webhook is stopped, then start it again), or delete an HPA."""
 
     operation: Literal["CREATE", "UPDATE"] | None
     patch: JsonObject | None
     nodes: int | None
     expect: Expectation
+    restart: bool = False
+    delete_hpa: str | None = None
+
+    @property
+    def action(self) -> str:
+        """CREATE, UPDATE, ``nodes=N``, ``restart nodes=N`` or ``delete HPA NAME``."""
+        if self.operation is not None:
+            return self.operation
+        if self.delete_hpa is not None:
+            return f"delete HPA {self.delete_hpa}"
+        return f"{'restart ' if self.restart else ''}nodes={self.nodes}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +121,15 @@ class Case:
     settings: configuration.Settings
     object: JsonObject
     steps: tuple[Step, ...]
-    in_process_only: str | None
     path: Path
+    via: str = VIA_API_SERVER
+    """``api-server``: through the API server; ``review``: AdmissionReviews posted to the
+    webhook itself (the handler's own behaviour the API server hides)."""
+
+    @property
+    def direct(self) -> bool:
+        """True when the case posts AdmissionReviews to the webhook directly."""
+        return self.via == VIA_REVIEW
 
     @property
     def fewest_nodes(self) -> int:
@@ -175,7 +200,11 @@ def _expectation(raw: object, where: str, problems: _Problems) -> Expectation:
     if denied is not None and (not isinstance(denied, str) or not denied):
         problems.add(f"{where}.denied", "must be a non-empty message substring")
         denied = None
-    if denied is not None and len(raw) > 1:
+    code = raw.get("code")
+    if code is not None and (denied is None or isinstance(code, bool) or not isinstance(code, int)):
+        problems.add(f"{where}.code", "is the HTTP status of a refusal: an integer beside denied")
+        code = None
+    if denied is not None and set(raw) - {"denied", "code"}:
         problems.add(where, "denied excludes every other expectation (a denied step stores nothing)")
     untouched = raw.get("untouched", False)
     if not isinstance(untouched, bool):
@@ -187,7 +216,7 @@ def _expectation(raw: object, where: str, problems: _Problems) -> Expectation:
         affinity = UNSET
     tscs, tolerations = raw.get("topologySpreadConstraints", UNSET), raw.get("tolerations", UNSET)
     expectation = Expectation(
-        denied=denied, untouched=untouched,
+        denied=denied, code=code, untouched=untouched,
         replicas=_optional_int(raw, "replicas", where, problems),
         min_replicas=_optional_int(raw, "minReplicas", where, problems),
         max_replicas=_optional_int(raw, "maxReplicas", where, problems),
@@ -206,12 +235,21 @@ def _step(raw: object, where: str, problems: _Problems, first: bool) -> Step:
     if not isinstance(raw, dict):
         problems.add(where, "must be a mapping")
         return Step(None, None, None, Expectation())
-    unknown = set(raw) - {"operation", "patch", "nodes", "expect"}
+    unknown = set(raw) - set(_STEP_KEYS)
     for key in sorted(unknown):
-        problems.add(where, f"unknown key {key!r} (known: operation, patch, nodes, expect)")
+        problems.add(where, f"unknown key {key!r} (known: {', '.join(_STEP_KEYS)})")
     operation, patch, nodes = raw.get("operation"), raw.get("patch"), raw.get("nodes")
-    if (operation is None) == (nodes is None):
-        problems.add(where, "needs exactly one of operation (CREATE/UPDATE) and nodes (a new Node count)")
+    restart, delete_hpa = raw.get("restart", False), raw.get("delete_hpa")
+    if sum(x is not None for x in (operation, nodes, delete_hpa)) != 1:
+        problems.add(where, "needs exactly one of operation (CREATE/UPDATE), nodes (a new Node "
+                     "count) and delete_hpa (an HPA's name)")
+    if not isinstance(restart, bool) or (restart and nodes is None):
+        problems.add(f"{where}.restart", "must be true or false, and true only with nodes (the "
+                     "count set while the webhook is stopped)")
+        restart = False
+    if delete_hpa is not None and (not isinstance(delete_hpa, str) or not delete_hpa):
+        problems.add(f"{where}.delete_hpa", "must name one of the case's hpas")
+        delete_hpa = None
     if operation not in (None, "CREATE", "UPDATE"):
         problems.add(f"{where}.operation", f"must be CREATE or UPDATE, got {operation!r}")
         operation = None
@@ -222,7 +260,8 @@ def _step(raw: object, where: str, problems: _Problems, first: bool) -> Step:
         patch = None
     return Step(operation=operation, patch=patch,
                 nodes=None if nodes is None else _int(nodes, f"{where}.nodes", problems),
-                expect=_expectation(raw.get("expect"), f"{where}.expect", problems))
+                expect=_expectation(raw.get("expect"), f"{where}.expect", problems),
+                restart=restart, delete_hpa=delete_hpa)
 
 
 def _hpa(raw: object, where: str, problems: _Problems) -> facts.HpaInfo | None:
@@ -300,15 +339,23 @@ def _parse(raw: object, path: Path, problems: _Problems) -> Case | None:
     if not isinstance(namespace, dict) or set(namespace) - {"labels", "annotations"}:
         problems.add("namespace", "must be {labels: {...}, annotations: {...}}")
         namespace = {}
-    in_process_only = raw.get("in_process_only")
-    if in_process_only is not None and not isinstance(in_process_only, str):
-        problems.add("in_process_only", "must be a string giving the reason")
-        in_process_only = None
+    via = raw.get("via", VIA_API_SERVER)
+    if via not in (VIA_API_SERVER, VIA_REVIEW):
+        problems.add("via", f"must be {VIA_API_SERVER} or {VIA_REVIEW}, got {via!r}")
+        via = VIA_API_SERVER
     obj = _object(raw.get("object"), problems)
     steps = tuple(_step(s, f"steps[{i}]", problems, i == 0)
                   for i, s in enumerate(_list(raw, "steps", problems, required=True)))
     if any(s.nodes is not None for s in steps) and obj.get("kind") not in ("Deployment", "StatefulSet"):
         problems.add("steps", "nodes steps need a Deployment or StatefulSet")
+    if via == VIA_REVIEW and any(s.operation is None for s in steps):
+        problems.add("steps", "a review case posts CREATE/UPDATE reviews only (no nodes or delete_hpa)")
+    hpas = tuple(h for i, item in enumerate(_list(raw, "hpas", problems))
+                 if (h := _hpa(item, f"hpas[{i}]", problems)))
+    for index, step in enumerate(steps):
+        if step.delete_hpa is not None and step.delete_hpa not in {h.name for h in hpas}:
+            problems.add(f"steps[{index}].delete_hpa", f"{step.delete_hpa!r} is not one of the "
+                         "case's hpas")
     return Case(
         id=str(raw.get("id")), description=str(raw.get("description")), spec=str(raw.get("spec")),
         namespace=facts.NamespaceInfo(
@@ -316,10 +363,8 @@ def _parse(raw: object, path: Path, problems: _Problems) -> Case | None:
             _str_map(namespace.get("labels"), "namespace.labels", problems),
             _str_map(namespace.get("annotations"), "namespace.annotations", problems)),
         cluster=_cluster(raw.get("cluster"), problems),
-        hpas=tuple(h for i, item in enumerate(_list(raw, "hpas", problems))
-                   if (h := _hpa(item, f"hpas[{i}]", problems))),
-        settings=_settings(raw.get("webhook"), problems), object=obj, steps=steps,
-        in_process_only=in_process_only, path=path)
+        hpas=hpas, settings=_settings(raw.get("webhook"), problems), object=obj, steps=steps,
+        path=path, via=str(via))
 
 
 def load_case(path: Path) -> Case:

@@ -2,8 +2,11 @@
 
 ``run_case`` creates the case's Namespace (name suffixed, so parallel workers and reruns
 never clash), its HPAs and the object, replays the steps (CREATE; UPDATE as a JSON merge
-patch; a Node-count change through ``NodeSet``), reads what the API server stored (or the
-refusal it answered with) and judges it with ``simulation.check_expectation``.
+patch; a Node-count change through ``NodeSet``, with ``restart`` while the webhook is
+stopped; an HPA deleted), reads what the API server stored (or the refusal it answered
+with, and its HTTP status) and judges it with ``expectations.check_expectation``. A review
+case (``via: review``) is posted to the webhook itself instead (``run_review_case``,
+``direct``), in a namespace made the same way.
 
 Two live facts the in-process model does not have:
 
@@ -23,12 +26,14 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
-from zoneproof.conformance.ha_config import cases, simulation
+from zoneproof.cluster import sweep
+from zoneproof.conformance.ha_config import cases, direct, expectations, validation
 from zoneproof.specs.ha_config import configuration, facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
@@ -45,6 +50,7 @@ __all__ = [
     "namespace_name",
     "needs_private_bed",
     "run_case",
+    "run_review_case",
 ]
 
 SYNC_NAME = "zoneproof-sync"
@@ -121,7 +127,8 @@ def needs_private_bed(case: cases.Case) -> str | None:
     if case.cluster.nodes < 2:
         return f"the webhook must see {case.cluster.nodes} Node(s)"
     if any(step.nodes is not None for step in case.steps):
-        return "the case changes the Node count"
+        return "the case changes the Node count" + (
+            " and restarts the webhook" if any(step.restart for step in case.steps) else "")
     if case.settings != configuration.Settings():
         return f"the webhook needs its own configuration ({case.settings})"
     return None
@@ -167,6 +174,14 @@ def baseline(kind: str, submitted: JsonObject, stored: JsonObject) -> JsonObject
     return out
 
 
+class _Reply(NamedTuple):
+    """The API server's answer: the object, or the refusal's message; the HTTP status."""
+
+    obj: JsonObject | None
+    refusal: str | None
+    status: int
+
+
 class _Objects:
     """Raw CREATE/PATCH/GET of one kind: the stored JSON as sent, or the API server's refusal.
 
@@ -181,7 +196,7 @@ class _Objects:
 
     def _send(self, method: str, path: str, *, body: JsonObject | None = None,
               query: list[tuple[str, str]] | None = None,
-              content_type: str = "application/json") -> tuple[JsonObject | None, str | None]:
+              content_type: str = "application/json") -> _Reply:
         headers = {"Accept": "application/json", "Content-Type": content_type}
         verb, url, header_params, payload, post_params = self._api.param_serialize(
             method=method, resource_path=path, query_params=query or [], header_params=headers, body=body,
@@ -191,24 +206,31 @@ class _Objects:
         response.read()
         data = json.loads(response.data or b"null")
         if 200 <= response.status < 300 and isinstance(data, dict):
-            return data, None
+            return _Reply(data, None, response.status)
         message = data.get("message") if isinstance(data, dict) else None
-        return None, str(message) if message else f"HTTP {response.status}: {response.data!r}"
+        return _Reply(None, str(message) if message else f"HTTP {response.status}: {response.data!r}",
+                      response.status)
 
-    def create(self, body: JsonObject, *, dry_run: bool = False) -> tuple[JsonObject | None, str | None]:
-        """POST ``body``: (stored object, None) or (None, refusal message)."""
+    def create(self, body: JsonObject, *, dry_run: bool = False) -> _Reply:
+        """POST ``body``."""
         return self._send("POST", self._collection, body=body, query=[("dryRun", "All")] if dry_run else [])
 
-    def merge_patch(self, name: str, patch: JsonObject) -> tuple[JsonObject | None, str | None]:
-        """PATCH (RFC 7386), an UPDATE for admission: (stored object, None) or (None, refusal)."""
+    def merge_patch(self, name: str, patch: JsonObject) -> _Reply:
+        """PATCH (RFC 7386), an UPDATE for admission."""
         return self._send("PATCH", f"{self._collection}/{name}", body=patch, content_type=_MERGE_PATCH)
 
     def read(self, name: str) -> JsonObject:
         """GET; raises ConfigError if the object cannot be read."""
-        found, problem = self._send("GET", f"{self._collection}/{name}")
+        found, problem, _status = self._send("GET", f"{self._collection}/{name}")
         if found is None:
             raise errors.ConfigError(f"cannot read {self._collection}/{name}: {problem}")
         return found
+
+    def delete(self, name: str) -> None:
+        """DELETE; raises ConfigError unless deleted (or already gone)."""
+        _found, problem, status = self._send("DELETE", f"{self._collection}/{name}")
+        if problem is not None and status != 404:
+            raise errors.ConfigError(f"cannot delete {self._collection}/{name}: {problem}")
 
 
 class NodeSet:
@@ -242,9 +264,9 @@ class NodeSet:
         zone_cycle = zones or ("zone-a",)
         for index in range(len(names), count):
             name = f"zp-hac-node-{uuid.uuid4().hex[:6]}"
-            self._core.create_node({"metadata": {"name": name, "labels": {
+            self._core.create_node(sweep.labelled({"metadata": {"name": name, "labels": {
                 keys.TOPOLOGY_ZONE: zone_cycle[index % len(zone_cycle)], keys.TOPOLOGY_HOSTNAME: name,
-                EXTRA_NODE_LABEL: "true"}}}, _request_timeout=_REQUEST_TIMEOUT_S)
+                EXTRA_NODE_LABEL: "true"}}}), _request_timeout=_REQUEST_TIMEOUT_S)
         waiting.wait_for(lambda: (len(found := self.names()) == count, found),
                          what=f"{count} Node object(s)", timeout_s=_TIMEOUT_S)
 
@@ -271,6 +293,9 @@ def _sees_sync_hpa(probe: JsonObject) -> bool:
     return bool(hostname) and hostname[0].get("minDomains") == 3
 
 
+_SYNC_HPA = facts.HpaInfo(SYNC_NAME, "apps/v1", "Deployment", SYNC_NAME, 5)
+
+
 def _hpa_body(hpa: facts.HpaInfo) -> JsonObject:
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
             "metadata": {"name": hpa.name},
@@ -279,32 +304,78 @@ def _hpa_body(hpa: facts.HpaInfo) -> JsonObject:
                      "maxReplicas": hpa.max_replicas}}
 
 
-def _wait_webhook_synced(api: client.ApiClient, namespace: str, case: cases.Case, timeout_s: float) -> None:
+class ProbeAnswer(NamedTuple):
+    """What the sync probe says: whether the webhook answered for the namespace, the probe
+    Deployment as it mutated it (None when not shown), and why not."""
+
+    known: bool
+    mutated: JsonObject | None
+    why: str
+
+
+Probe = Callable[[], ProbeAnswer]
+
+
+def _dry_run_probe(api: client.ApiClient, namespace: str) -> Probe:
+    """The probe through the API server: a dry-run CREATE (the webhook is called, nothing stored)."""
+    probes = _Objects(api, "Deployment", namespace)
+
+    def probe() -> ProbeAnswer:
+        stored, refused, status = probes.create(_sync_probe(), dry_run=True)
+        # 422: admission passed and validation refused the webhook's output (e.g. zones " a")
+        return ProbeAnswer(stored is not None or status == validation.UNPROCESSABLE, stored,
+                           f"dry-run probe refused: {refused}")
+
+    return probe
+
+
+def _review_probe(send: direct.Send, namespace: str) -> Probe:
+    """The probe posted to the webhook itself."""
+    def probe() -> ProbeAnswer:
+        obj = _sync_probe()
+        obj["metadata"] = {**_map(obj, "metadata"), "namespace": namespace}
+        uid = str(uuid.uuid4())
+        status, body = send(direct.review_body(direct.API_VERSIONS[0], uid=uid, kind="Deployment",
+                                               namespace=namespace, name=SYNC_NAME,
+                                               operation="CREATE", obj=obj))
+        answer = direct.judge_answer(direct.API_VERSIONS[0], uid, obj, status, body)
+        return ProbeAnswer(answer.stored is not None, answer.stored,
+                           f"probe review: {answer.denial or '; '.join(answer.failures)}")
+
+    return probe
+
+
+def _map(obj: JsonObject, key: str) -> JsonObject:
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _wait_webhook_synced(api: client.ApiClient, namespace: str, case: cases.Case, timeout_s: float,
+                         probe: Probe) -> None:
     """Create the case's HPAs once the webhook knows the Namespace; wait until it knows them too.
 
-    A dry-run probe is refused while the webhook's Namespace cache lacks the namespace; with
+    The probe is refused while the webhook's Namespace cache lacks the namespace; with
     HPAs, the webhook must see a sync HPA created after them (a cache is fed in order).
     """
-    probes = _Objects(api, "Deployment", namespace)
     hpas = _Objects(api, "HorizontalPodAutoscaler", namespace)
 
-    def probe() -> tuple[bool, JsonObject | str]:
-        stored, refused = probes.create(_sync_probe(), dry_run=True)
-        return (True, stored) if stored is not None else (False, f"dry-run probe refused: {refused}")
+    def known() -> tuple[bool, JsonObject | str]:
+        answer = probe()
+        return answer.known, answer.mutated if answer.mutated is not None else answer.why
 
-    waiting.wait_for(probe, what=f"the webhook to know namespace {namespace}", timeout_s=timeout_s)
+    waiting.wait_for(known, what=f"the webhook to know namespace {namespace}", timeout_s=timeout_s)
     if not case.hpas:
         return
-    for hpa in (*case.hpas, facts.HpaInfo(SYNC_NAME, "apps/v1", "Deployment", SYNC_NAME, 5)):
-        _stored, refused = hpas.create(_hpa_body(hpa))
+    for hpa in (*case.hpas, _SYNC_HPA):
+        refused = hpas.create(_hpa_body(hpa)).refusal
         if refused is not None:
             raise errors.ConfigError(f"case {case.id}: HPA {hpa.name} refused: {refused}")
 
     def hpas_seen() -> tuple[bool, JsonObject | str]:
-        known, stored = probe()
-        return known and isinstance(stored, dict) and _sees_sync_hpa(stored), stored
+        seen, stored = known()
+        return seen and isinstance(stored, dict) and _sees_sync_hpa(stored), stored
 
-    waiting.wait_for(hpas_seen, what=f"the webhook to know the HPAs of {namespace} (dry-run "
+    waiting.wait_for(hpas_seen, what=f"the webhook to know the HPAs of {namespace} (probe "
                      f"{SYNC_NAME} keeping 5 replicas or a hostname minDomains 3)", timeout_s=timeout_s)
 
 
@@ -329,67 +400,148 @@ def namespace_name(case: cases.Case, suffix: str) -> str:
 
 
 def _judge(case: cases.Case, expect: cases.Expectation, submitted: JsonObject, stored: JsonObject | None,
-           denial: str | None) -> list[str]:
+           denial: str | None, *, code: int | None = None) -> list[str]:
     seen = submitted if stored is None else baseline(case.kind, submitted, stored)
-    return simulation.check_expectation(expect, kind=case.kind, submitted=seen, stored=stored, denial=denial)
+    return expectations.check_expectation(expect, kind=case.kind, submitted=seen, stored=stored,
+                                          denial=denial, code=code)
 
 
-def _nodes_step(case: cases.Case, index: int, objects: _Objects, *, nodes: NodeSet | None,
-                before: JsonObject | None, timeout_s: float) -> LiveStep:
-    """Change the Node count, then wait for the companion's re-patch (or its absence to hold)."""
-    step = case.steps[index]
+Restart = Callable[[int], None]
+"""Stop the webhook's process, set the Node count, start it again behind its unchanged
+registration (a bed's own webhook, as when its pod restarts)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """What the steps of one live case act on."""
+
+    api: client.ApiClient
+    case: cases.Case
+    namespace: str
+    objects: _Objects
+    probe: Probe
+    nodes: NodeSet | None
+    restart: Restart | None
+    timeout_s: float
+
+
+def _nodes_step(run: _Run, index: int, before: JsonObject | None) -> LiveStep:
+    """Change the Node count (with ``restart``: while the webhook is stopped), then wait for the
+    companion's re-patch (or its absence to hold)."""
+    case, step = run.case, run.case.steps[index]
     assert step.nodes is not None
-    if nodes is None:
+    if run.nodes is None:
         raise errors.ConfigError(f"case {case.id} changes the Node count: pass a NodeSet")
-    nodes.set_count(step.nodes, case.cluster.zones)
+    if step.restart:
+        if run.restart is None:
+            raise errors.ConfigError(f"case {case.id} restarts the webhook: pass restart=")
+        run.restart(step.nodes)
+    else:
+        run.nodes.set_count(step.nodes, case.cluster.zones)
     stored, failures = _settle(
-        lambda: objects.read(case.name), lambda after: _judge(case, step.expect, before or {}, after, None),
-        f"the object after the Node count became {step.nodes}", timeout_s)
-    return LiveStep(index, f"nodes={step.nodes}", None, stored, None, tuple(failures))
+        lambda: run.objects.read(case.name),
+        lambda after: _judge(case, step.expect, before or {}, after, None),
+        f"the object after the Node count became {step.nodes}", run.timeout_s)
+    return LiveStep(index, step.action, None, stored, None, tuple(failures))
+
+
+def _delete_hpa_step(run: _Run, index: int, before: JsonObject | None) -> LiveStep:
+    """Delete the HPA, then the sync HPA; wait until the webhook no longer sees the sync HPA (its
+    cache is fed in order, so it forgot the case's too); judge the stored object."""
+    step = run.case.steps[index]
+    assert step.delete_hpa is not None
+    hpas = _Objects(run.api, "HorizontalPodAutoscaler", run.namespace)
+    hpas.delete(step.delete_hpa)
+    hpas.delete(SYNC_NAME)
+    failures: list[str] = []
+
+    def forgotten() -> tuple[bool, JsonObject | str]:
+        _known, stored, why = run.probe()
+        return stored is not None and not _sees_sync_hpa(stored), stored if stored is not None else why
+
+    try:
+        waiting.wait_for(forgotten, what=f"the webhook to forget the deleted HPA {SYNC_NAME}",
+                         timeout_s=run.timeout_s)
+    except waiting.WaitTimeout as exc:
+        failures.append(f"the webhook still acts on HPA {SYNC_NAME} {run.timeout_s:g}s after it was "
+                        f"deleted (spec §4 step 3 reads the HPAs that exist): {exc}")
+    stored = run.objects.read(run.case.name)
+    failures += _judge(run.case, step.expect, before or {}, stored, None)
+    return LiveStep(index, step.action, None, stored, None, tuple(failures))
+
+
+def _create_namespace(api: client.ApiClient, case: cases.Case, suffix: str | None) -> str:
+    namespace = namespace_name(case, suffix or uuid.uuid4().hex[:6])
+    client.CoreV1Api(api).create_namespace(sweep.labelled(
+        {"metadata": {"name": namespace, "labels": dict(case.namespace.labels),
+                      "annotations": dict(case.namespace.annotations)}}),
+        _request_timeout=_REQUEST_TIMEOUT_S)
+    return namespace
 
 
 def run_case(api: client.ApiClient, case: cases.Case, *, nodes: NodeSet | None = None,
-             suffix: str | None = None, keep_namespace: bool = False,
+             restart: Restart | None = None, suffix: str | None = None, keep_namespace: bool = False,
              timeout_s: float = _TIMEOUT_S) -> LiveResult:
     """Apply every step of ``case`` through the API server in a namespace of its own.
 
     The namespace is deleted afterwards unless ``keep_namespace``. ``nodes`` is needed for
-    cases with ``nodes`` steps (on a bed of their own).
+    cases with ``nodes`` steps, ``restart`` for ``restart`` steps (on a bed of their own).
     """
-    namespace = namespace_name(case, suffix or uuid.uuid4().hex[:6])
-    client.CoreV1Api(api).create_namespace(
-        {"metadata": {"name": namespace, "labels": dict(case.namespace.labels),
-                      "annotations": dict(case.namespace.annotations)}}, _request_timeout=_REQUEST_TIMEOUT_S)
+    if case.direct:
+        raise errors.ConfigError(f"case {case.id} is a review case: use run_review_case")
+    namespace = _create_namespace(api, case, suffix)
     try:
-        _wait_webhook_synced(api, namespace, case, timeout_s)
-        return LiveResult(case.id, namespace, _apply_steps(api, case, namespace, nodes, timeout_s))
+        run = _Run(api, case, namespace, _Objects(api, case.kind, namespace),
+                   _dry_run_probe(api, namespace), nodes, restart, timeout_s)
+        _wait_webhook_synced(api, namespace, case, timeout_s, run.probe)
+        return LiveResult(case.id, namespace, _apply_steps(run))
     finally:
         if not keep_namespace:
             delete_namespace(api, namespace)
 
 
-def _apply_steps(api: client.ApiClient, case: cases.Case, namespace: str, nodes: NodeSet | None,
-                 timeout_s: float) -> tuple[LiveStep, ...]:
-    objects = _Objects(api, case.kind, namespace)
+def run_review_case(api: client.ApiClient, case: cases.Case, send: direct.Send, *,
+                    suffix: str | None = None, keep_namespace: bool = False,
+                    timeout_s: float = _TIMEOUT_S) -> LiveResult:
+    """Post the reviews of ``case`` to the webhook (``send``), in each AdmissionReview version;
+    the Namespace and HPAs it reads exist in the cluster (``api``) the webhook watches."""
+    if not case.direct:
+        raise errors.ConfigError(f"case {case.id} runs through the API server: use run_case")
+    namespace = _create_namespace(api, case, suffix)
+    try:
+        _wait_webhook_synced(api, namespace, case, timeout_s, _review_probe(send, namespace))
+        steps = [LiveStep(s.index, s.action, s.submitted, s.stored, s.denial, s.failures)
+                 for api_version in direct.API_VERSIONS
+                 for s in direct.run_steps(case, namespace, send, api_version)]
+        return LiveResult(case.id, namespace, tuple(steps))
+    finally:
+        if not keep_namespace:
+            delete_namespace(api, namespace)
+
+
+def _apply_steps(run: _Run) -> tuple[LiveStep, ...]:
+    case, objects = run.case, run.objects
     stored: JsonObject | None = None
     steps: list[LiveStep] = []
     for index, step in enumerate(case.steps):
-        if step.nodes is not None:
-            steps.append(_nodes_step(case, index, objects, nodes=nodes, before=stored,
-                                     timeout_s=timeout_s))
+        if step.nodes is not None or step.delete_hpa is not None:
+            steps.append((_nodes_step if step.nodes is not None else _delete_hpa_step)(
+                run, index, stored))
             stored = steps[-1].stored
             continue
         if step.operation == "CREATE":
             submitted = copy.deepcopy(case.object)
-            after, denial = objects.create(submitted)
+            reply = objects.create(submitted)
         else:
-            merged = simulation.merge_patch(objects.read(case.name), step.patch or {})
+            merged = expectations.merge_patch(objects.read(case.name), step.patch or {})
             assert isinstance(merged, dict)
             submitted = merged
-            after, denial = objects.merge_patch(case.name, step.patch or {})
-        stored = after if after is not None else stored
-        steps.append(LiveStep(index, step.operation or "CREATE", submitted, after, denial,
-                              tuple(_judge(case, step.expect, submitted, after, denial))))
+            reply = objects.merge_patch(case.name, step.patch or {})
+        stored = reply.obj if reply.obj is not None else stored
+        code = reply.status if reply.refusal is not None else None
+        steps.append(LiveStep(index, step.action, submitted, reply.obj, reply.refusal,
+                              tuple(_judge(case, step.expect, submitted, reply.obj, reply.refusal,
+                                           code=code))))
     return tuple(steps)
 
 

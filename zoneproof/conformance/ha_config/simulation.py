@@ -1,28 +1,31 @@
 """Running conformance cases in-process: the API server's part modelled, the handler called.
 
-For each step: build the submitted object (CREATE: the case object; UPDATE: a JSON merge
-patch onto the stored object; ``nodes``: the companion's empty patch when it would act),
-decide selection with the variant's rendered webhook entry, call ``mutation.admit``,
-apply the JSON Patch, store the result and judge it with ``check_expectation`` (which a
-live harness reuses on the object the API server returns).
+For each step of a case through the API server: build the submitted object (CREATE: the
+case object; UPDATE: a JSON merge patch onto the stored object; ``nodes``: the
+companion's empty patch when it would act; ``restart``: a new companion's first look;
+``delete_hpa``: the HPA gone from what the handler reads), decide selection with the
+variant's rendered webhook entries, call ``mutation.admit``, apply the JSON Patch, let
+the modelled validation (``validation``) refuse what the API server would, store the
+result and judge it with ``expectations.check_expectation``. A review case
+(``via: review``) is posted to the reference's own AdmissionReview handler instead, in
+each AdmissionReview version (``direct``), exactly as the live runner posts it over HTTPS.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import json
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zoneproof.components.reference.ha_config import companion, mutation, patches, variants
+from zoneproof.components.reference.ha_config import companion, mutation, patches, review, variants
 from zoneproof.components.reference.ha_config.variants import REFERENCE, Variant
-from zoneproof.conformance.ha_config import cases, selection
+from zoneproof.conformance.ha_config import cases, direct, expectations, selection, validation
 from zoneproof.specs.ha_config import facts, keys
 from zoneproof.specs.ha_config import registration as config
-from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
+from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue, PatchOp
 
-__all__ = ["CaseResult", "StepResult", "check_expectation", "merge_patch", "normalise", "run_case"]
+__all__ = ["CaseResult", "StepResult", "run_case"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,8 @@ class StepResult:
     verdict: mutation.Verdict | None
     stored: JsonObject | None
     failures: tuple[str, ...]
+    label: str = ""
+    """Where the step ran when not plain (``review v1beta1`` for review cases)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,75 +57,8 @@ class CaseResult:
     @property
     def failures(self) -> list[str]:
         """Every failure, prefixed by its step."""
-        return [f"steps[{s.index}]: {f}" for s in self.steps for f in s.failures]
-
-
-def normalise(value: JsonValue) -> JsonValue:
-    """Drop nulls, empty maps and empty lists from objects, recursively (spec §15)."""
-    if isinstance(value, dict):
-        out = {k: normalise(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in (None, {}, [])}
-    if isinstance(value, list):
-        return [normalise(v) for v in value]
-    return value
-
-
-def merge_patch(target: JsonValue, patch: JsonValue) -> JsonValue:
-    """RFC 7386 JSON merge patch (null deletes a key)."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result: JsonObject = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
-
-
-def _at(obj: JsonObject, *path: str) -> JsonValue:
-    node: JsonValue = normalise(obj)
-    for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
-    return node
-
-
-def _multiset(items: JsonValue) -> Counter[str]:
-    listed = items if isinstance(items, list) else []
-    return Counter(json.dumps(normalise(item), sort_keys=True) for item in listed)
-
-
-def check_expectation(expect: cases.Expectation, *, kind: str, submitted: JsonObject,
-                      stored: JsonObject | None, denial: str | None) -> list[str]:
-    """What does not hold: ``stored`` is the object after the step, ``denial`` the refusal message."""
-    if expect.denied is not None:
-        if denial is None:
-            return [f"expected a denial containing {expect.denied!r}, but the request was allowed"]
-        return [] if expect.denied in denial else [f"denial {denial!r} does not contain {expect.denied!r}"]
-    if denial is not None or stored is None:
-        return [f"expected the request to be allowed, but it was refused: {denial!r}"]
-    failures: list[str] = []
-    if expect.untouched and normalise(stored) != normalise(submitted):
-        failures.append(f"expected the object untouched, got patched: {patches.diff(submitted, stored)}")
-    pod = ("spec", "template", "spec")
-    scalar_checks = [("spec.replicas", expect.replicas, ("spec", "replicas")),
-                     ("spec.minReplicas", expect.min_replicas, ("spec", "minReplicas")),
-                     ("spec.maxReplicas", expect.max_replicas, ("spec", "maxReplicas")),
-                     ("affinity", expect.affinity, (*pod, "affinity"))]
-    for label, wanted, path in scalar_checks:
-        if wanted is cases.UNSET:
-            continue
-        observed = _at(stored, *path)
-        if observed != normalise(wanted):
-            failures.append(f"{label}: expected {wanted!r}, observed {observed!r}")
-    for label, wanted_list in (("topologySpreadConstraints", expect.topology_spread_constraints),
-                               ("tolerations", expect.tolerations)):
-        if isinstance(wanted_list, cases.Unset):
-            continue
-        observed_list = _at(stored, *pod, label)
-        if _multiset(list(wanted_list)) != _multiset(observed_list):
-            failures.append(f"{kind} {label}: expected {list(wanted_list)!r}, observed {observed_list!r}")
-    return failures
+        return [f"steps[{s.index}]{' ' + s.label if s.label else ''}: {f}"
+                for s in self.steps for f in s.failures]
 
 
 def _labels(obj: JsonObject | None) -> dict[str, str]:
@@ -129,35 +67,73 @@ def _labels(obj: JsonObject | None) -> dict[str, str]:
     return {k: v for k, v in labels.items() if isinstance(v, str)} if isinstance(labels, dict) else {}
 
 
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    called: bool
+    verdict: mutation.Verdict | None
+    denial: str | None = None
+    code: int | None = None
+
+
 @dataclass(slots=True)
 class _World:
     case: cases.Case
     variant: Variant
     cluster: facts.StaticFacts
-    webhook: config.MutatingWebhook
+    webhooks: list[config.MutatingWebhook]
     tracker: companion.MultiNodeTracker
     stored: JsonObject | None = None
     uid: int = 0
 
-    def submit(self, operation: str, submitted: JsonObject) -> tuple[bool, mutation.Verdict | None]:
+    def submit(self, operation: str, submitted: JsonObject) -> _Outcome:
         group, version, resource = selection.RESOURCES[self.case.kind]
         ns = self.case.namespace
         call = selection.Call(group, version, resource, operation, ns.name, ns.labels, _labels(submitted),
                               _labels(self.stored) if operation == "UPDATE" else None)
-        if not selection.selects(self.webhook, call):
-            self.stored = submitted
-            return False, None
+        if not any(selection.selects(webhook, call) for webhook in self.webhooks):
+            return self._store(submitted, _Outcome(False, None))
         self.uid += 1
         request = mutation.Request(uid=f"{self.case.id}-{self.uid}", group=group, version=version,
                                    kind=self.case.kind, namespace=ns.name, name=self.case.name,
-                                   operation=operation, obj=submitted)
+                                   operation=operation, obj=submitted,
+                                   old=self.stored if operation == "UPDATE" else None)
         verdict = mutation.admit(request, self.cluster, settings=self.case.settings,
                                  behaviour=self.variant.behaviour)
-        if verdict.allowed:
-            applied = patches.apply(submitted, list(verdict.patch))
-            assert isinstance(applied, dict)
-            self.stored = applied
-        return True, verdict
+        if not verdict.allowed:
+            return _Outcome(True, verdict, verdict.message, verdict.code)
+        return self._store(_apply_as_api_server(submitted, verdict.patch), _Outcome(True, verdict))
+
+    def _store(self, obj: JsonObject, outcome: _Outcome) -> _Outcome:
+        """Validation, then storage (a refused object leaves the stored one as it was)."""
+        refused = validation.refusal(self.case.kind, obj)
+        if refused is not None:
+            return dataclasses.replace(outcome, denial=refused, code=validation.UNPROCESSABLE)
+        self.stored = obj
+        return outcome
+
+    def forget_hpa(self, name: str) -> None:
+        """The HPA ``name`` is deleted; a cache that forgets deletions keeps it."""
+        if not self.variant.behaviour.hpa_cache_deletes:
+            return
+        namespace = self.case.namespace.name
+        kept = tuple(h for h in self.cluster.hpas(namespace) if h.name != name)
+        self.cluster = dataclasses.replace(self.cluster, hpa_list={namespace: kept})
+
+
+def _apply_as_api_server(obj: JsonObject, ops: Sequence[PatchOp]) -> JsonObject:
+    """Apply a webhook's patch as kube-apiserver does (evanphx/json-patch v4): RFC 6902, except
+    that ``replace`` of an absent member of an existing object adds it."""
+    result: JsonValue = obj
+    for op in ops:
+        try:
+            result = patches.apply(result, [op])
+        except patches.PatchError:
+            if op["op"] != "replace":
+                raise
+            added: PatchOp = {"op": "add", "path": op["path"], "value": op.get("value")}
+            result = patches.apply(result, [added])
+    assert isinstance(result, dict)
+    return result
 
 
 def _companion_acts(world: _World, nodes: int) -> bool:
@@ -168,38 +144,73 @@ def _companion_acts(world: _World, nodes: int) -> bool:
         return False
     if ns.labels.get(keys.LABEL_CONSIDER) != "true" or keys.LABEL_SKIP in _labels(stored):
         return False
-    constraints = _at(stored, "spec", "template", "spec", "topologySpreadConstraints")
+    constraints = expectations.normalise(stored)
+    for key in ("spec", "template", "spec", "topologySpreadConstraints"):
+        constraints = constraints.get(key) if isinstance(constraints, dict) else None
     return companion.needs_retrigger(companion.hostname_policies(
         constraints if isinstance(constraints, list) else []), nodes > 1)
 
 
+def _tracker(variant: Variant) -> companion.MultiNodeTracker:
+    return companion.MultiNodeTracker(at_start=variant.behaviour.companion_at_start)
+
+
+def _run_step(world: _World, step: cases.Step) -> tuple[JsonObject, _Outcome]:
+    """Apply one step; (what was submitted or is judged against, outcome)."""
+    if step.delete_hpa is not None:
+        world.forget_hpa(step.delete_hpa)
+        return copy.deepcopy(world.stored or {}), _Outcome(False, None)
+    if step.nodes is not None:
+        world.cluster = dataclasses.replace(world.cluster, nodes=step.nodes)
+        if step.restart:
+            world.tracker = _tracker(world.variant)
+        submitted = copy.deepcopy(world.stored) if world.stored is not None else {}
+        if _companion_acts(world, step.nodes):
+            return submitted, world.submit("UPDATE", submitted)
+        return submitted, _Outcome(False, None)
+    if step.operation == "CREATE":
+        submitted = copy.deepcopy(world.case.object)
+    else:
+        merged = expectations.merge_patch(world.stored, step.patch or {})
+        assert isinstance(merged, dict)
+        submitted = merged
+    return submitted, world.submit(step.operation or "CREATE", submitted)
+
+
+def _facts(case: cases.Case) -> facts.StaticFacts:
+    return facts.StaticFacts(namespaces={case.namespace.name: case.namespace},
+                             hpa_list={case.namespace.name: case.hpas}, nodes=case.cluster.nodes)
+
+
+def _run_review_case(case: cases.Case, variant: Variant) -> CaseResult:
+    """Post the case's reviews to the reference's handler, in each AdmissionReview version."""
+    cluster = _facts(case)
+
+    def send(body: bytes) -> tuple[int, bytes]:
+        answer = review.answer_review(body, cluster, settings=case.settings,
+                                      behaviour=variant.behaviour)
+        return answer.status, answer.body
+
+    steps = [StepResult(s.index, True, None, s.stored, s.failures, s.action)
+             for api_version in direct.API_VERSIONS
+             for s in direct.run_steps(case, case.namespace.name, send, api_version)]
+    return CaseResult(case.id, variant.name, tuple(steps))
+
+
 def run_case(case: cases.Case, variant: Variant = REFERENCE) -> CaseResult:
     """Run every step of ``case`` against ``variant``."""
-    cluster = facts.StaticFacts(namespaces={case.namespace.name: case.namespace},
-                                hpa_list={case.namespace.name: case.hpas}, nodes=case.cluster.nodes)
-    world = _World(case, variant, cluster,
-                   config.render_webhook(ca_bundle=b"in-process", url="https://in-process",
+    if case.direct:
+        return _run_review_case(case, variant)
+    world = _World(case, variant, _facts(case),
+                   config.render_webhooks(ca_bundle=b"in-process", url="https://in-process",
                                           selection=variants.selection(variant)),
-                   companion.MultiNodeTracker())
+                   _tracker(variant))
     world.tracker.observe(case.cluster.nodes)
     results: list[StepResult] = []
     for index, step in enumerate(case.steps):
-        called, verdict = False, None
-        if step.nodes is not None:
-            world.cluster = dataclasses.replace(world.cluster, nodes=step.nodes)
-            submitted = copy.deepcopy(world.stored) if world.stored is not None else {}
-            if _companion_acts(world, step.nodes):
-                called, verdict = world.submit("UPDATE", submitted)
-        else:
-            if step.operation == "CREATE":
-                submitted = copy.deepcopy(case.object)
-            else:
-                merged = merge_patch(world.stored, step.patch or {})
-                assert isinstance(merged, dict)
-                submitted = merged
-            called, verdict = world.submit(step.operation or "CREATE", submitted)
-        denial = verdict.message if verdict is not None and not verdict.allowed else None
-        failures = check_expectation(step.expect, kind=case.kind, submitted=submitted, stored=world.stored,
-                                     denial=denial)
-        results.append(StepResult(index, called, verdict, world.stored, tuple(failures)))
+        submitted, outcome = _run_step(world, step)
+        failures = expectations.check_expectation(step.expect, kind=case.kind, submitted=submitted,
+                                                  stored=world.stored, denial=outcome.denial,
+                                                  code=outcome.code)
+        results.append(StepResult(index, outcome.called, outcome.verdict, world.stored, tuple(failures)))
     return CaseResult(case.id, variant.name, tuple(results))

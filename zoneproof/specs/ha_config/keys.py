@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from zoneproof.specs import kubernetes
+
 __all__ = [
     "ANNOTATION_FAILURE_TOLERANCE_TYPE",
     "ANNOTATION_HOST_SPREAD",
@@ -39,12 +41,12 @@ ANNOTATION_ZONE_PINNING: Final = PREFIX + "zone-pinning"
 TYPE_CONTROLLER: Final = "controller"
 TYPE_SERVER: Final = "server"
 
-LABEL_METADATA_NAME: Final = "kubernetes.io/metadata.name"
-TOPOLOGY_HOSTNAME: Final = "kubernetes.io/hostname"
-TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
+LABEL_METADATA_NAME: Final = kubernetes.METADATA_NAME_LABEL
+TOPOLOGY_HOSTNAME: Final = kubernetes.HOSTNAME_LABEL
+TOPOLOGY_ZONE: Final = kubernetes.ZONE_LABEL
 POD_TEMPLATE_HASH: Final = "pod-template-hash"
-TAINT_NOT_READY: Final = "node.kubernetes.io/not-ready"
-TAINT_UNREACHABLE: Final = "node.kubernetes.io/unreachable"
+TAINT_NOT_READY: Final = kubernetes.TAINT_NOT_READY
+TAINT_UNREACHABLE: Final = kubernetes.TAINT_UNREACHABLE
 
 WEBHOOK_NAME: Final = "high-availability-config.resources.gardener.cloud"
 WEBHOOK_PATH: Final = "/webhooks/high-availability-config"

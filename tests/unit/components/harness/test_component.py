@@ -91,9 +91,35 @@ def test_url_problems(tmp_path: Path) -> None:
                      f"{tmp_path / 'none.pem'} is not a file"]
 
 
-def test_registration_file_is_a_slot_not_yet_filled(tmp_path: Path) -> None:
-    with pytest.raises(errors.ConfigError, match="not supported yet"):
+MWC = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: acme}
+webhooks: [{name: high-availability-config.resources.gardener.cloud, sideEffects: None,
+            admissionReviewVersions: [v1]}]
+"""
+
+
+def test_a_webhook_may_bring_its_registration_file(tmp_path: Path) -> None:
+    path = tmp_path / "mwc.yaml"
+    path.write_text(MWC)
+    chosen = component.from_choices(Kind.WEBHOOK, command=WEBHOOK_COMMAND, registration=str(path))
+    assert chosen.registration_file == path
+    assert Component.from_dict(chosen.to_dict()) == chosen
+    assert component.from_choices(Kind.WEBHOOK, registration=str(path)).variant == "reference"
+
+
+def test_bad_registration_files_name_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(errors.ConfigError, match="mwc.yaml is not a file: give the path"):
         Component(Kind.WEBHOOK, registration_file=tmp_path / "mwc.yaml").validate()
+    (tmp_path / "bad.yaml").write_text("kind: ConfigMap\n")
+    with pytest.raises(errors.ConfigError, match="apiVersion/kind must be"):
+        Component(Kind.WEBHOOK, registration_file=tmp_path / "bad.yaml").validate()
+    (tmp_path / "mwc.yaml").write_text(MWC)
+    with pytest.raises(errors.ConfigError, match="only a webhook is registered"):
+        Component(Kind.CONTROLLER, registration_file=tmp_path / "mwc.yaml").validate()
+    with pytest.raises(errors.ConfigError, match="webhook-registration belongs to the webhook"):
+        component.from_choices(Kind.CONTROLLER, registration=str(tmp_path / "mwc.yaml"))
 
 
 def test_unknown_variant_lists_the_registered_ones() -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from zoneproof import errors
 from zoneproof.conformance.ha_config import cases, live
 from zoneproof.specs.ha_config.configuration import Settings
 
@@ -15,7 +18,19 @@ def test_shared_and_private_cases() -> None:
     assert "Node(s)" in private["single-node-ftt-node"]
     assert "changes the Node count" in private["companion-multi-to-single-node"]
     assert "configuration" in private["e15-tolerations"]
+    assert private["companion-acts-at-start"] == "the webhook must see 1 Node(s)"
+    assert "configuration" in private["review-tolerations-added-strictly"]
     assert live.needs_private_bed(ALL["e01-seed-controller-three-zones"]) is None
+    assert live.needs_private_bed(ALL["review-namespace-without-consider"]) is None
+    assert live.needs_private_bed(ALL["hpa-deleted-scales-down"]) is None
+
+
+def test_each_runner_refuses_the_other_kind_of_case() -> None:
+    with pytest.raises(errors.ConfigError, match="use run_review_case"):
+        live.run_case(None, ALL["review-namespace-without-consider"])  # type: ignore[arg-type]
+    with pytest.raises(errors.ConfigError, match="use run_case"):
+        live.run_review_case(None, ALL["e01-seed-controller-three-zones"],  # type: ignore[arg-type]
+                             lambda body: (200, b""))
 
 
 def test_settings_args_are_only_the_configured_flags() -> None:

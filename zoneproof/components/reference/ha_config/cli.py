@@ -117,9 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise errors.ConfigError(f"cannot load kubeconfig {args.kubeconfig or '(default)'}: {exc}") from exc
     node_controller = None
     if variant.behaviour.companion and not args.no_companion:
-        node_controller = companion.Companion(api)
+        node_controller = companion.Companion(api, at_start=variant.behaviour.companion_at_start)
     cache = informers.ClusterCache(
-        api, on_node_count=node_controller.observe_node_count if node_controller else None)
+        api, on_node_count=node_controller.observe_node_count if node_controller else None,
+        hpa_forget_deleted=variant.behaviour.hpa_cache_deletes)
     settings = mutation.Settings(args.not_ready_toleration_seconds, args.unreachable_toleration_seconds)
     try:
         webhook = server.WebhookServer(cluster=cache, cert_file=args.cert_file, key_file=args.key_file,

@@ -28,17 +28,22 @@ log = logging.getLogger(__name__)
 
 
 class MultiNodeTracker:
-    """Decides when to reconcile: the first observation, then each flip of ``count > 1``."""
+    """Decides when to reconcile: the first observation, then each flip of ``count > 1``.
 
-    def __init__(self) -> None:
+    ``at_start=False`` (a broken variant) skips the first observation.
+    """
+
+    def __init__(self, *, at_start: bool = True) -> None:
         self._last: bool | None = None
+        self._at_start = at_start
         self._lock = threading.Lock()
 
     def observe(self, node_count: int) -> bool:
         """Record ``node_count``; True when a reconcile is due."""
         multi = node_count > 1
         with self._lock:
-            due = self._last is None or self._last != multi
+            due = (self._last is None and self._at_start) or (
+                self._last is not None and self._last != multi)
             self._last = multi
         return due
 
@@ -74,10 +79,10 @@ class Companion:
     """The §11 controller; feed ``observe_node_count`` from the Node cache, ``run`` in a thread."""
 
     def __init__(self, api: client.ApiClient, *, request_timeout_s: float = 30.0,
-                 retry_s: float = 5.0) -> None:
+                 retry_s: float = 5.0, at_start: bool = True) -> None:
         self._core = client.CoreV1Api(api)
         self._apps = client.AppsV1Api(api)
-        self._tracker = MultiNodeTracker()
+        self._tracker = MultiNodeTracker(at_start=at_start)
         self._queue: queue.Queue[bool | None] = queue.Queue()
         self._timeout_s = request_timeout_s
         self._retry_s = retry_s

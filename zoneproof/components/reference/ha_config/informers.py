@@ -43,8 +43,10 @@ class Informer(Generic[T]):
     def __init__(self, name: str, list_func: Callable[..., Any], convert: Callable[[Any], tuple[str, T]], *,
                  on_change: Callable[[int], None] | None = None,
                  watch_factory: Callable[[], WatchLike] = watch.Watch,
-                 timeout_s: int = 300, backoff_s: float = 1.0, connect_timeout_s: float = 10.0) -> None:
+                 timeout_s: int = 300, backoff_s: float = 1.0, connect_timeout_s: float = 10.0,
+                 forget_deleted: bool = True) -> None:
         self.name = name
+        self._forget_deleted = forget_deleted
         self._list = list_func
         self._convert = convert
         self._on_change = on_change
@@ -122,7 +124,8 @@ class Informer(Generic[T]):
                 key, value = self._convert(event["object"])
                 with self._lock:
                     if kind == "DELETED":
-                        self._items.pop(key, None)
+                        if self._forget_deleted:
+                            self._items.pop(key, None)
                     else:
                         self._items[key] = value
                 self._changed()
@@ -159,7 +162,8 @@ class ClusterCache:
     """``facts.ClusterFacts`` from three informers; reads fail with FactsError until synced."""
 
     def __init__(self, api: client.ApiClient, *, on_node_count: Callable[[int], None] | None = None,
-                 watch_factory: Callable[[], WatchLike] = watch.Watch) -> None:
+                 watch_factory: Callable[[], WatchLike] = watch.Watch,
+                 hpa_forget_deleted: bool = True) -> None:
         core, autoscaling = client.CoreV1Api(api), client.AutoscalingV2Api(api)
         self.nodes: Informer[None] = Informer("nodes", core.list_node, _node, on_change=on_node_count,
                                               watch_factory=watch_factory)
@@ -167,7 +171,7 @@ class ClusterCache:
             "namespaces", core.list_namespace, _namespace, watch_factory=watch_factory)
         self.hpa_cache: Informer[tuple[str, facts.HpaInfo]] = Informer(
             "horizontalpodautoscalers", autoscaling.list_horizontal_pod_autoscaler_for_all_namespaces, _hpa,
-            watch_factory=watch_factory)
+            watch_factory=watch_factory, forget_deleted=hpa_forget_deleted)
         self._informers: tuple[Informer[Any], ...] = (self.nodes, self.namespaces, self.hpa_cache)
         self._threads: list[threading.Thread] = []
 

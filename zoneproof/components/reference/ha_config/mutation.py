@@ -29,6 +29,8 @@ class Request:
     name: str
     operation: str
     obj: JsonValue = None
+    old: JsonValue = None
+    """``oldObject`` (UPDATE); the spec's handler never reads it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +49,9 @@ def _errored(message: str) -> Verdict:
     return Verdict(allowed=False, code=500, message=message)
 
 
-def _denied(message: str) -> Verdict:
-    return Verdict(allowed=False, code=403, reason="Forbidden", message=message)
+def _denied(message: str, code: int = 403) -> Verdict:
+    return Verdict(allowed=False, code=code, reason="Forbidden" if code == 403 else "BadRequest",
+                   message=message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,18 +62,24 @@ class _Context:
     multi_node: bool
     settings: Settings
     behaviour: Behaviour
+    namespace_annotations: Mapping[str, str]
+    old_replicas: int | None
+    """``oldObject``'s spec.replicas on UPDATE (only a broken behaviour reads it)."""
 
 
 def admit(request: Request, cluster: facts.ClusterFacts, *, settings: Settings | None = None,
           behaviour: Behaviour | None = None) -> Verdict:
     """Handle one request exactly as §4 orders it (defaults: no tolerations, reference behaviour)."""
     settings = settings or Settings()
-    behaviour = behaviour or Behaviour()
+    behaviour = (behaviour or Behaviour()).for_kind(request.kind)
     try:
         namespace = cluster.namespace(request.namespace)
     except facts.FactsError as exc:
         return _errored(str(exc))
-    policy = rules.NamespacePolicy.from_annotations(namespace.annotations, behaviour)
+    if behaviour.handler_checks_consider and namespace.labels.get(keys.LABEL_CONSIDER) != "true":
+        return Verdict(allowed=True, code=200)
+    policy = rules.NamespacePolicy.from_annotations(namespace.annotations, behaviour,
+                                                    namespace.labels)
     target = f"{request.group}/{request.version}" if request.group else request.version
     try:
         match = next((h for h in cluster.hpas(request.namespace)
@@ -83,7 +92,7 @@ def admit(request: Request, cluster: facts.ClusterFacts, *, settings: Settings |
     except facts.FactsError as exc:
         return _errored(f"failed to list nodes: {exc}")
     context = _Context(policy, match is not None, match.max_replicas if match else 0, multi_node,
-                       settings, behaviour)
+                       settings, behaviour, namespace.annotations, _old_replicas(request))
     group_kind = (request.group, request.kind)
     if group_kind not in (("apps", "Deployment"), ("apps", "StatefulSet"),
                           ("autoscaling", "HorizontalPodAutoscaler")):
@@ -101,12 +110,31 @@ def admit(request: Request, cluster: facts.ClusterFacts, *, settings: Settings |
         else:
             mutated = _mutate_hpa(original, context)
     except gostrconv.AtoiError as exc:
-        return _denied(str(exc))
+        return _denied(str(exc), behaviour.bad_replicas_code)
     except _Panic:
         return _errored(NIL_POINTER_PANIC)
     assert request.obj is not None
-    ops = tuple(patches.diff(request.obj, mutated))
+    ops = tuple(_with_op(op, behaviour) for op in patches.diff(request.obj, mutated))
     return Verdict(allowed=True, code=200, patch=ops, mutated=mutated)
+
+
+_TOLERATIONS_PATH = "/spec/template/spec/tolerations"
+
+
+def _with_op(op: PatchOp, behaviour: Behaviour) -> PatchOp:
+    """``op``, written with the variant's operation where it adds the tolerations list."""
+    if op["op"] != "add" or op["path"] != _TOLERATIONS_PATH:
+        return op
+    written: PatchOp = {"op": behaviour.tolerations_patch_op, "path": op["path"]}
+    if "value" in op:
+        written["value"] = op["value"]
+    return written
+
+
+def _old_replicas(request: Request) -> int | None:
+    if request.operation != "UPDATE" or not isinstance(request.old, dict):
+        return None
+    return _int(request.old, "spec", "replicas")
 
 
 class _Panic(Exception):
@@ -160,14 +188,18 @@ def _mutate_workload(original: JsonObject, kind: str, ctx: _Context) -> JsonObje
     behaviour, policy = ctx.behaviour, ctx.policy
     current = _int(obj, "spec", "replicas")
     want = _want(obj, current, ctx)
-    if want is not None:
-        _set(obj, rules.workload_replicas(current, want, ctx.scaled, behaviour), "spec", "replicas")
+    changed = ctx.old_replicas is not None and ctx.old_replicas != current
+    if want is not None and not (behaviour.keep_changed_replicas and changed):
+        _set(obj, rules.workload_replicas(current, want, ctx.scaled, behaviour, ctx.hpa_max),
+             "spec", "replicas")
     pod_spec = ("spec", "template", "spec")
-    if rules.pinning_enabled(policy, behaviour) and policy.zones:
+    pin_empty = behaviour.pin_empty_zones and policy.zones_present
+    if rules.pinning_enabled(policy, behaviour) and (policy.zones or pin_empty):
         affinity = _map(obj, *pod_spec, "affinity")
         _set(obj, rules.merge_node_affinity(affinity, policy.zones, behaviour), *pod_spec, "affinity")
     replicas = _int(obj, "spec", "replicas")
-    max_replicas = ctx.hpa_max if ctx.scaled and replicas <= ctx.hpa_max and behaviour.min_domains_hpa_max \
+    below_max = replicas <= ctx.hpa_max or behaviour.min_domains_hpa_max_above
+    max_replicas = ctx.hpa_max if ctx.scaled and below_max and behaviour.min_domains_hpa_max \
         else replicas
     template_selector = kind == "Deployment" and behaviour.deployment_template_labels
     selector: JsonObject
@@ -178,10 +210,9 @@ def _mutate_workload(original: JsonObject, kind: str, ctx: _Context) -> JsonObje
         raise _Panic  # Go dereferences the nil spec.selector whatever the replicas
     else:
         selector = _map(obj, "spec", "selector")
-    host_spread = gostrconv.parse_bool(_strings(obj, "metadata", "annotations").get(
-        keys.ANNOTATION_HOST_SPREAD)) is True
+    host_spread = _host_spread(obj, ctx)
     computed = rules.spread_constraints(
-        replicas=replicas, max_replicas=max_replicas, selector=selector, n_zones=len(policy.zones),
+        replicas=replicas, max_replicas=max_replicas, selector=selector, n_zones=policy.zone_count,
         ftt=policy.ftt, host_spread=host_spread, multi_node=ctx.multi_node, behaviour=behaviour)
     existing = _list(obj, *pod_spec, "topologySpreadConstraints")
     constraints = rules.merge_spread_constraints(existing, computed, behaviour)
@@ -192,12 +223,26 @@ def _mutate_workload(original: JsonObject, kind: str, ctx: _Context) -> JsonObje
         _set(obj, constraints, *pod_spec, "topologySpreadConstraints")
     if behaviour.tolerations:
         existing = _list(obj, *pod_spec, "tolerations")
-        tolerations = rules.add_tolerations(
-            existing, not_ready_seconds=ctx.settings.not_ready_toleration_seconds,
-            unreachable_seconds=ctx.settings.unreachable_toleration_seconds)
+        not_ready = ctx.settings.not_ready_toleration_seconds
+        unreachable = ctx.settings.unreachable_toleration_seconds
+        if behaviour.unreachable_from_not_ready and None not in (not_ready, unreachable):
+            unreachable = not_ready
+        tolerations = rules.add_tolerations(existing, not_ready_seconds=not_ready,
+                                            unreachable_seconds=unreachable)
         if tolerations != existing:
             _set(obj, tolerations, *pod_spec, "tolerations")
     return obj
+
+
+def _host_spread(obj: JsonObject, ctx: _Context) -> bool:
+    """ParseBool of the object's own host-spread annotation (§2)."""
+    sources = [_strings(obj, "metadata", "annotations")]
+    if ctx.behaviour.host_spread_from_namespace:
+        sources.append(dict(ctx.namespace_annotations))
+    if ctx.behaviour.host_spread_from_template:
+        sources.append(_strings(obj, "spec", "template", "metadata", "annotations"))
+    return any(gostrconv.parse_bool(annotations.get(keys.ANNOTATION_HOST_SPREAD)) is True
+               for annotations in sources)
 
 
 def _mutate_hpa(original: JsonObject, ctx: _Context) -> JsonObject:

@@ -102,7 +102,7 @@ def parse_review(body: bytes) -> tuple[str, mutation.Request]:
         uid=uid, group=_string(gvk, "group", "request.kind"), version=_string(gvk, "version", "request.kind"),
         kind=_string(gvk, "kind", "request.kind"), namespace=_string(request, "namespace", "request"),
         name=_string(request, "name", "request"), operation=_string(request, "operation", "request"),
-        obj=request.get("object"))
+        obj=request.get("object"), old=request.get("oldObject"))
 
 
 def _response(uid: str, verdict: mutation.Verdict) -> AdmissionResponse:
@@ -130,6 +130,7 @@ def answer_review(body: bytes, cluster: facts.ClusterFacts, *, settings: mutatio
     except Exception as exc:  # the Go handler's recover(): answer 500, never drop the request
         log.exception("handler failed on request %s", request.uid)
         verdict = mutation.Verdict(allowed=False, code=500, message=f"panic: {exc} [recovered]")
-    review: AdmissionReviewOut = {"apiVersion": api_version, "kind": "AdmissionReview",
+    review: AdmissionReviewOut = {"apiVersion": behaviour.answer_version or api_version,
+                                  "kind": "AdmissionReview",
                                   "response": _response(request.uid, verdict)}
     return Answer(200, json.dumps(review).encode(), "application/json", request, verdict)

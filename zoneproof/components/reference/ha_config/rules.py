@@ -7,6 +7,7 @@ never modified: results are new values.
 from __future__ import annotations
 
 import copy
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,11 +30,12 @@ __all__ = [
 ]
 
 
-def parse_zones(value: str | None, *, sort: bool = True) -> tuple[str, ...]:
+def parse_zones(value: str | None, *, sort: bool = True, trim: bool = False) -> tuple[str, ...]:
     """Split on ``,``, drop duplicates and empties, sort byte-wise; no trimming (§2)."""
     if value is None:
         return ()
-    unique = tuple(dict.fromkeys(zone for zone in value.split(",") if zone))
+    entries = (zone.strip() if trim else zone for zone in value.split(","))
+    unique = tuple(dict.fromkeys(zone for zone in entries if zone))
     return tuple(sorted(unique)) if sort else unique
 
 
@@ -44,37 +46,70 @@ class NamespacePolicy:
     ftt: str | None
     zones: tuple[str, ...]
     pinning: bool
+    n_zones: int = -1
+    """The number of zones (-1: ``len(zones)``)."""
+    zones_present: bool = False
+    """The zones annotation is present (even if it gives no zone)."""
+
+    @property
+    def zone_count(self) -> int:
+        """nZones (§2)."""
+        return len(self.zones) if self.n_zones < 0 else self.n_zones
 
     @classmethod
-    def from_annotations(cls, annotations: Mapping[str, str], behaviour: Behaviour) -> NamespacePolicy:
-        """Absent ``ftt`` is None, unlike ``""``; invalid booleans are false."""
+    def from_annotations(cls, annotations: Mapping[str, str], behaviour: Behaviour,
+                         labels: Mapping[str, str] | None = None) -> NamespacePolicy:
+        """Absent ``ftt`` is None, unlike ``""``; invalid booleans are false. ``labels`` are
+        never read (a broken behaviour falls back to them)."""
+        labels = labels or {}
+        ftt = annotations.get(keys.ANNOTATION_FAILURE_TOLERANCE_TYPE)
+        if ftt is None and behaviour.ftt_from_labels:
+            ftt = labels.get(keys.ANNOTATION_FAILURE_TOLERANCE_TYPE)
+        raw_zones = annotations.get(keys.ANNOTATION_ZONES)
+        if raw_zones is None and behaviour.zones_from_labels:
+            raw_zones = labels.get(keys.ANNOTATION_ZONES)
+        zones = parse_zones(raw_zones, sort=behaviour.sort_zones, trim=behaviour.trim_zones)
+        raw_count = len(raw_zones.split(",")) if raw_zones is not None else 0
         return cls(
-            ftt=annotations.get(keys.ANNOTATION_FAILURE_TOLERANCE_TYPE),
-            zones=parse_zones(annotations.get(keys.ANNOTATION_ZONES), sort=behaviour.sort_zones),
+            ftt=ftt, zones=zones,
             pinning=gostrconv.parse_bool(annotations.get(keys.ANNOTATION_ZONE_PINNING)) is True,
+            n_zones=raw_count if behaviour.zones_raw_count else -1,
+            zones_present=raw_zones is not None,
         )
+
+
+def _ascii_digits(value: str) -> str:
+    """``value`` with every Unicode decimal digit as its ASCII digit (what Go's Atoi refuses)."""
+    return "".join(str(unicodedata.decimal(c)) if unicodedata.decimal(c, None) is not None else c
+                   for c in value)
 
 
 def desired_replicas(current: int, type_label: str, ftt: str | None, annotation: str,
                      behaviour: Behaviour) -> int | None:
     """§5 steps 1–4: the wanted count, or None to leave replicas alone; AtoiError to deny."""
-    if current == 0 or not type_label:
+    if (current == 0 and behaviour.zero_stays_zero) or not type_label:
         return None
-    reduced = ftt == "" and type_label == keys.TYPE_CONTROLLER and behaviour.controller_reduction
+    controller = type_label == keys.TYPE_CONTROLLER or (
+        behaviour.type_case_insensitive and type_label.lower() == keys.TYPE_CONTROLLER)
+    reduced = controller and ((ftt == "" and behaviour.controller_reduction)
+                              or (ftt is not None and behaviour.controller_reduction_any_ftt))
     want = (1 if reduced else 2) + behaviour.replicas_offset
-    if annotation:
+    if annotation and behaviour.replicas_annotation:
         try:
-            want = gostrconv.to_int32(gostrconv.atoi(annotation))
+            want = gostrconv.to_int32(gostrconv.atoi(
+                annotation if behaviour.atoi_ascii_only else _ascii_digits(annotation)))
         except gostrconv.AtoiError:
             if behaviour.deny_bad_replicas:
                 raise
     return want
 
 
-def workload_replicas(current: int, want: int, scaled: bool, behaviour: Behaviour) -> int:
-    """§5 step 5: set without HPA (also down); with an HPA only raise."""
+def workload_replicas(current: int, want: int, scaled: bool, behaviour: Behaviour,
+                      hpa_max: int = 0) -> int:
+    """§5 step 5: set without HPA (also down); with an HPA only raise (never capped)."""
     if scaled and behaviour.respect_hpa:
-        return max(current, want)
+        raised = max(current, want)
+        return min(raised, max(current, hpa_max)) if behaviour.hpa_raise_capped else raised
     if not behaviour.scale_down:
         return max(current, want)
     return want
@@ -85,7 +120,7 @@ def hpa_min_max(min_replicas: int, max_replicas: int, want: int, behaviour: Beha
     if min_replicas < want or not behaviour.hpa_keep_higher_min:
         min_replicas = want
     if max_replicas < min_replicas and behaviour.hpa_raise_max:
-        max_replicas = want
+        max_replicas = want if behaviour.hpa_max_to_want else min_replicas
     return min_replicas, max_replicas
 
 
@@ -100,6 +135,10 @@ def merge_node_affinity(affinity: JsonObject | None, zones: Sequence[str],
                         behaviour: Behaviour) -> JsonObject:
     """§7: put ``zone In zones`` at the end of every required term, replacing zone expressions."""
     result: JsonObject = copy.deepcopy(affinity) if affinity else {}
+    present = result.get("nodeAffinity")
+    if (not behaviour.pin_beside_preferred and isinstance(present, dict)
+            and "requiredDuringSchedulingIgnoredDuringExecution" not in present):
+        return result
     requirement: JsonObject = {"key": keys.TOPOLOGY_ZONE, "operator": "In", "values": list(zones)}
     node = _child(result, "nodeAffinity")
     required = _child(node, "requiredDuringSchedulingIgnoredDuringExecution")
@@ -163,8 +202,10 @@ def merge_spread_constraints(existing: Sequence[JsonValue], computed: list[JsonO
         if behaviour.keep_stale_tscs:
             return copy.deepcopy(list(existing))
         computed = []
-    kept = [copy.deepcopy(c) for c in existing
-            if isinstance(c, dict) and c.get("topologyKey") not in spread_keys and behaviour.keep_other_tscs]
+    kept: list[JsonValue] = [copy.deepcopy(c) for c in existing if isinstance(c, dict) and (
+        c.get("topologyKey") not in spread_keys and behaviour.keep_other_tscs)]
+    if behaviour.match_label_keys_on_kept:
+        kept = add_match_label_keys(kept)
     return [*kept, *computed]
 
 

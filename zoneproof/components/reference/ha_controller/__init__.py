@@ -2,9 +2,12 @@
 
 Belongs here: the controller process run by conformance and chaos suites (one module per
 role: ``selectors`` and ``transitions`` are pure decisions, ``leader`` is Lease election,
-``controller`` acts, ``watching`` feeds it, ``variants`` are the deliberately broken
-builds, ``cli`` wires a process, ``component`` is its entry in the component registry).
-Not here: fault injection, measurement, SLO judgement.
+``watching`` lists and watches (nodes, pods), ``podcache`` keeps pods by node,
+``controller`` decides, ``pool`` runs the deletes in parallel, fair across nodes,
+``ratelimit`` bounds the request rate, ``deleting`` is the fenced delete itself,
+``variants`` are the deliberately broken builds, ``health`` serves the probes, ``cli`` wires
+a process, ``component`` is its entry in the component registry). Not here: fault injection,
+measurement, SLO judgement.
 Run it with ``python -m zoneproof.components.reference.ha_controller --help``.
 """
 

@@ -1,14 +1,16 @@
-"""Acting: force-delete matching pods on nodes that went NotReady, only while leader.
+"""Deciding: which pods to force-delete when, only while leader; the deletes go to a pool.
 
 A node acted on before kcm fenced it (tainted it NoSchedule) gets a follow-up pass when
 the fence is seen, and one more ``retry_delay_s`` later: the scheduler may have bound a
 pod to it in between (a pod just force-deleted from another failed node), and no further
 Ready transition would ever free that pod.
 
-The watcher thread feeds ``observe_list``/``observe_event`` (cheap: track Ready per node,
-queue work); the elector calls ``on_started_leading``; one worker thread runs
-``run_worker`` and does every API write, so deletes are serialised and leadership is
-checked immediately before each one.
+The node ListWatch feeds ``observe_list``/``observe_event`` (cheap: track Ready per
+node, queue work); the elector calls ``on_started_leading``. One dispatcher thread
+(``run_worker``) waits for the pod cache to sync, then turns each piece of work into
+one delete per pod, read from the pod cache (no API request), and hands them to the
+``FairPool``, keyed by node so every NotReady node's first delete goes out at once. A
+piece of work whose deletes failed is retried whole after ``retry_delay_s``.
 """
 
 from __future__ import annotations
@@ -17,35 +19,22 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
+from zoneproof.components.reference.ha_controller import (
+    deleting,
+    leader,
+    podcache,
+    pool,
+    ratelimit,
+    selectors,
+    transitions,
+    variants,
+)
+from zoneproof.components.reference.ha_controller.transitions import PodRef, ReadyState
 
-from zoneproof._util import jsonlog
-from zoneproof.components.reference.ha_controller import leader, selectors, transitions, variants
-from zoneproof.components.reference.ha_controller.transitions import ReadyState
-
-__all__ = ["Controller", "CoreApi", "FollowUp", "Reconcile", "Settings", "Transition"]
-
-log = logging.getLogger(__name__)
-
-
-class CoreApi(Protocol):
-    """The CoreV1Api calls the controller and watcher use."""
-
-    def list_node(self, **kwargs: Any) -> Any:
-        """GET nodes (also the watch function)."""
-
-    def list_namespaced_pod(self, namespace: str, **kwargs: Any) -> Any:
-        """GET pods in one namespace."""
-
-    def list_pod_for_all_namespaces(self, **kwargs: Any) -> Any:
-        """GET pods in every namespace."""
-
-    def delete_namespaced_pod(self, name: str, namespace: str, **kwargs: Any) -> Any:
-        """DELETE one pod."""
+__all__ = ["Controller", "FollowUp", "Reconcile", "Settings", "Transition"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +65,7 @@ class Transition:
 
 @dataclass(frozen=True, slots=True)
 class Reconcile:
-    """Work: act on every node that is NotReady now (start, re-list, new leader, retry)."""
+    """Work: act on every node that is NotReady now (start, re-list, new leader)."""
 
     reason: str
 
@@ -98,49 +87,78 @@ def _start_timer(delay_s: float, action: Callable[[], None]) -> None:
     timer.start()
 
 
-@dataclass
-class _Counters:
-    """What the worker did, for tests and the shutdown log line."""
+class _Batch:
+    """The deletes of one piece of work; ``on_done(all_ok)`` once the last one finished."""
 
-    deleted: int = 0
-    skipped_not_leader: int = 0
-    failed: int = 0
-    by_result: dict[str, int] = field(default_factory=dict)
+    def __init__(self, on_done: Callable[[bool], None]) -> None:
+        self._on_done = on_done
+        self._left = 1  # the submitter's own hold, released by ``seal``
+        self._ok = True
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self._left += 1
+
+    def finish(self, ok: bool) -> None:
+        with self._lock:
+            self._ok = self._ok and ok
+            self._left -= 1
+            done, all_ok = self._left == 0, self._ok
+        if done:
+            self._on_done(all_ok)
+
+    def seal(self) -> None:
+        """Every delete is submitted: the batch may now complete."""
+        self.finish(True)
 
 
 class Controller:
-    """Node Ready transitions in, force deletes out."""
+    """Node Ready transitions in, force deletes (through the pool) out."""
 
     def __init__(
         self,
-        core: CoreApi,
+        core: deleting.PodDeleteApi,
         gate: leader.Gate,
         settings: Settings,
         *,
+        pods: podcache.PodCache,
+        workers: pool.FairPool | None = None,
+        limiter: ratelimit.TokenBucket | None = None,
         schedule: Callable[[float, Callable[[], None]], None] = _start_timer,
     ) -> None:
-        self._core = core
         self._gate = gate
         self._settings = settings
+        self._pods = pods
+        self.pool = workers or pool.FairPool(1)
         self._schedule = schedule
+        self._emit = deleting.Emitter(gate, settings.identity, settings.variant.name)
+        self._deleter = deleting.Deleter(
+            core, gate, self._emit, grace_period_seconds=settings.behaviour.grace_period_seconds,
+            request_timeout_s=settings.request_timeout_s, limiter=limiter)
         self._states: dict[str, ReadyState] = {}
+        self._states_lock = threading.Lock()
         self._unfenced: set[str] = set()
         """Nodes acted on while kcm had not yet fenced them: follow up when it does."""
         self._queue: queue.Queue[Work | None] = queue.Queue()
-        self._action_lock = threading.Lock()
         self._closed = False
-        self.counters = _Counters()
 
-    # -- fed by the watcher thread -----------------------------------------------------
+    @property
+    def counters(self) -> deleting.Counters:
+        """What the deletes did."""
+        return self._deleter.counters
+
+    # -- fed by the node ListWatch -----------------------------------------------------
 
     def observe_list(self, nodes: Iterable[Any], reason: str) -> None:
         """A fresh node list (start or after the watch broke): remember it, reconcile."""
         fresh = {transitions.node_name(n): transitions.ready_state(n) for n in nodes}
+        with self._states_lock:
+            old, self._states = self._states, fresh
         for name, after in sorted(fresh.items()):
-            before = self._states.get(name)
+            before = old.get(name)
             if before is not None and before != after:
                 self._log_transition(name, before, after, acts=False, seen="relist")
-        self._states = fresh
         if self._settings.behaviour.reconcile:
             self._queue.put(Reconcile(reason))
 
@@ -148,12 +166,14 @@ class Controller:
         """One watch event; queues a Transition when it acts."""
         name = transitions.node_name(node)
         if event_type == "DELETED":
-            self._states.pop(name, None)
+            with self._states_lock:
+                self._states.pop(name, None)
             self._unfenced.discard(name)
             return
         after = transitions.ready_state(node)
-        before = self._states.get(name)
-        self._states[name] = after
+        with self._states_lock:
+            before = self._states.get(name)
+            self._states[name] = after
         self._follow_up_if_fenced(name, after, node)
         if before is None or before == after:
             return
@@ -183,169 +203,118 @@ class Controller:
         if self._settings.behaviour.reconcile:
             self._queue.put(Reconcile("became-leader"))
 
-    # -- the worker --------------------------------------------------------------------
+    # -- the dispatcher ----------------------------------------------------------------
 
     def run_worker(self) -> None:
-        """Process queued work until ``stop``."""
+        """Once the pod cache has synced, dispatch queued work until ``stop``."""
+        while not self._pods.synced.wait(0.1):
+            if self._closed:
+                return
+        self._emit(logging.INFO, "caches-synced", pods=len(self._pods))
         while (item := self._queue.get()) is not None:
             self.process(item)
 
     def process_pending(self) -> int:
-        """Process what is queued now, in this thread; the number of items (for tests)."""
+        """Dispatch what is queued and run its deletes, in this thread; the work items (tests)."""
         count = 0
         while True:
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
-                return count
+                if not self.pool.run_pending():
+                    return count
+                continue
             if item is None:
                 return count
             self.process(item)
+            self.pool.run_pending()
             count += 1
 
-    def stop(self) -> None:
-        """No new deletes; returns once an in-flight delete has finished."""
+    def stop(self, timeout_s: float | None = None) -> None:
+        """No new deletes; returns once in-flight deletes have finished (or ``timeout_s``)."""
         self._closed = True
+        self._deleter.closed = True
         self._queue.put(None)
-        with self._action_lock:
-            pass
+        self.pool.stop(self._settings.request_timeout_s if timeout_s is None else timeout_s)
 
     def process(self, item: Work) -> None:
-        """Do one piece of work; failures are retried after ``retry_delay_s``."""
+        """Dispatch one piece of work; it is retried after ``retry_delay_s`` if a delete fails."""
         if self._closed:
             return
         if isinstance(item, Transition):
-            if self._states.get(item.node) != item.after:
+            if self._state(item.node) != item.after:
                 self._emit(logging.INFO, "transition-superseded", node=item.node,
                            expected=item.after.value)
                 return
-            ok = self._act_on_node(item.node, cause="transition")
+            self._act(item, [item.node], cause="transition")
         elif isinstance(item, FollowUp):
-            ok = self._follow_up(item)
+            state = self._state(item.node)
+            if state is not None and transitions.is_not_ready(state):
+                self._act(item, [item.node], cause="fenced" if item.again else "fenced-again")
         else:
-            ok = self._reconcile(item.reason)
-        if not ok:
-            retry: Work = item if not isinstance(item, Reconcile) else Reconcile("retry")
-            self._schedule(self._settings.retry_delay_s, lambda: self._queue.put(retry))
+            self._reconcile(item)
 
     # -- internals ---------------------------------------------------------------------
 
-    def _follow_up(self, item: FollowUp) -> bool:
-        state = self._states.get(item.node)
-        if state is None or not transitions.is_not_ready(state):
-            return True
-        ok = self._act_on_node(item.node, cause="fenced" if item.again else "fenced-again")
-        if ok and item.again:
+    def _state(self, node: str) -> ReadyState | None:
+        with self._states_lock:
+            return self._states.get(node)
+
+    def _reconcile(self, item: Reconcile) -> None:
+        if self._gate.current() is None:
+            self._emit(logging.INFO, "reconcile-skipped", reason=item.reason, why="not-leader")
+            return
+        with self._states_lock:
+            not_ready = sorted(n for n, s in self._states.items() if transitions.is_not_ready(s))
+        self._emit(logging.INFO, "reconcile", reason=item.reason, not_ready_nodes=not_ready)
+        self._act(item, not_ready, cause=f"reconcile:{item.reason}")
+
+    def _act(self, item: Work, nodes: list[str], *, cause: str) -> None:
+        """Queue one delete per chosen pod of ``nodes``; retry ``item`` if any fails."""
+        batch = _Batch(lambda ok: self._done(item, ok))
+        for node in nodes:
+            if self._gate.current() is None:
+                self.counters.note("skipped-not-leader")
+                self._emit(logging.INFO, "node-skipped", node=node, cause=cause, why="not-leader")
+                continue
+            for pod in self._chosen(node):
+                batch.add()
+                if not self.pool.submit(node, pod.uid or (pod.namespace, pod.name),
+                                        self._delete_task(pod, node, cause, batch)):
+                    batch.finish(True)  # the same delete is queued or in flight already
+        batch.seal()
+
+    def _chosen(self, node: str) -> list[PodRef]:
+        use_selector = self._settings.behaviour.use_selector
+        return transitions.pods_to_delete(
+            self._pods.on_node(node), node=node, namespaces=self._settings.namespaces,
+            selector=self._settings.selector if use_selector else None)
+
+    def _delete_task(self, pod: PodRef, node: str, cause: str,
+                     batch: _Batch) -> Callable[[], None]:
+        def task() -> None:
+            result = deleting.FAILED
+            try:
+                result = self._deleter.delete(pod, node=node, cause=cause)
+                if result in deleting.GONE:
+                    self._pods.discard(pod)  # a follow-up pass must not find it again
+            finally:
+                batch.finish(result != deleting.FAILED)
+
+        return task
+
+    def _done(self, item: Work, ok: bool) -> None:
+        """The last delete of ``item`` finished: retry it, or schedule the second follow-up."""
+        if self._closed:
+            return
+        if not ok:
+            retry: Work = item if not isinstance(item, Reconcile) else Reconcile("retry")
+            self._schedule(self._settings.retry_delay_s, lambda: self._queue.put(retry))
+        elif isinstance(item, FollowUp) and item.again:
             again = FollowUp(item.node, again=False)
             self._schedule(self._settings.retry_delay_s, lambda: self._queue.put(again))
-        return ok
-
-    def _reconcile(self, reason: str) -> bool:
-        if self._gate.current() is None:
-            self._emit(logging.INFO, "reconcile-skipped", reason=reason, why="not-leader")
-            return True
-        try:
-            nodes = self._core.list_node(_request_timeout=self._settings.request_timeout_s).items
-        except leader.TRANSIENT_ERRORS as exc:
-            self._emit(logging.ERROR, "reconcile-failed", reason=reason, error=str(exc))
-            return False
-        not_ready = sorted(
-            transitions.node_name(n) for n in nodes or ()
-            if transitions.is_not_ready(transitions.ready_state(n)))
-        self._emit(logging.INFO, "reconcile", reason=reason, not_ready_nodes=not_ready)
-        results = [self._act_on_node(name, cause=f"reconcile:{reason}") for name in not_ready]
-        return all(results)
-
-    def _act_on_node(self, node: str, *, cause: str) -> bool:
-        if self._gate.current() is None:
-            self.counters.skipped_not_leader += 1
-            self._emit(logging.INFO, "node-skipped", node=node, cause=cause, why="not-leader")
-            return True
-        try:
-            candidates = self._list_pods(node)
-        except leader.TRANSIENT_ERRORS as exc:
-            self._emit(logging.ERROR, "pod-list-failed", node=node, cause=cause, error=str(exc))
-            return False
-        use_selector = self._settings.behaviour.use_selector
-        chosen = transitions.pods_to_delete(
-            candidates, node=node, namespaces=self._settings.namespaces,
-            selector=self._settings.selector if use_selector else None)
-        results = [self._delete(pod, node=node, cause=cause) for pod in chosen]
-        return all(results)
-
-    def _list_pods(self, node: str) -> list[transitions.PodRef]:
-        kwargs: dict[str, Any] = {
-            "field_selector": f"spec.nodeName={node}",
-            "_request_timeout": self._settings.request_timeout_s,
-        }
-        selector = self._settings.selector
-        if self._settings.behaviour.use_selector and not selector.is_empty:
-            kwargs["label_selector"] = selector.to_query()
-        if self._settings.namespaces is None:
-            items = list(self._core.list_pod_for_all_namespaces(**kwargs).items or ())
-        else:
-            items = []
-            for namespace in sorted(self._settings.namespaces):
-                items += self._core.list_namespaced_pod(namespace, **kwargs).items or ()
-        return [transitions.pod_ref(p) for p in items]
-
-    def _delete(self, pod: transitions.PodRef, *, node: str, cause: str) -> bool:
-        """Force-delete ``pod`` if still leader; False only when it should be retried."""
-        grace = self._settings.behaviour.grace_period_seconds
-        with self._action_lock:
-            if self._closed:
-                return True
-            lead = self._gate.current()
-            if lead is None:
-                self.counters.skipped_not_leader += 1
-                self._emit(logging.INFO, "pod-delete-skipped", node=node,
-                           namespace=pod.namespace, pod=pod.name, cause=cause, why="not-leader")
-                return True
-            kwargs: dict[str, Any] = {"_request_timeout": self._settings.request_timeout_s}
-            if grace is not None:
-                kwargs["grace_period_seconds"] = grace
-            body = client.V1DeleteOptions(
-                grace_period_seconds=grace,
-                preconditions=client.V1Preconditions(uid=pod.uid) if pod.uid else None)
-            try:
-                self._core.delete_namespaced_pod(pod.name, pod.namespace, body=body, **kwargs)
-                result = "deleted"
-            except ApiException as exc:
-                if exc.status == 404:
-                    result = "not-found"
-                elif exc.status == 409:
-                    result = "replaced"  # uid precondition: a new pod owns the name
-                else:
-                    return self._delete_failed(pod, node, cause, lead, exc)
-            except leader.TRANSIENT_ERRORS as exc:
-                return self._delete_failed(pod, node, cause, lead, exc)
-        if result == "deleted":
-            self.counters.deleted += 1
-        self.counters.by_result[result] = self.counters.by_result.get(result, 0) + 1
-        self._emit(logging.INFO, "pod-delete", lead, node=node, namespace=pod.namespace,
-                   pod=pod.name, uid=pod.uid, result=result, cause=cause,
-                   grace_period_seconds=grace)
-        return True
-
-    def _delete_failed(self, pod: transitions.PodRef, node: str, cause: str,
-                       lead: leader.Leadership, exc: BaseException) -> bool:
-        self.counters.failed += 1
-        self._emit(logging.ERROR, "pod-delete-failed", lead, node=node, namespace=pod.namespace,
-                   pod=pod.name, uid=pod.uid, cause=cause, error=str(exc).strip())
-        return False
 
     def _log_transition(self, node: str, before: ReadyState, after: ReadyState, *,
                         acts: bool, seen: str) -> None:
         self._emit(logging.INFO, "node-transition", node=node, before=before.value,
                    after=after.value, acts=acts, seen=seen)
-
-    def _emit(self, level: int, event: str, lead: leader.Leadership | None = None,
-              /, **fields: object) -> None:
-        """Every line names the acting identity, fencing token and variant."""
-        if lead is None:
-            lead = self._gate.current()
-        jsonlog.emit(
-            log, level, event,
-            identity=lead.identity if lead else self._settings.identity,
-            lease_transitions=lead.lease_transitions if lead else None,
-            leader=lead is not None, variant=self._settings.variant.name, **fields)

@@ -178,7 +178,11 @@ class LeaderElector:
         on_lost: Callable[[str], None],
         on_started: Callable[[Leadership], None] | None = None,
         clock: Clock | None = None,
+        renew: bool = True,
     ) -> None:
+        """``renew`` False is the ``acts-on-expired-lease`` variant: once leader it never
+        renews, yet ``current`` keeps answering leader."""
+        self._renew = renew
         self._api = api
         self._config = config
         self._on_lost = on_lost
@@ -189,6 +193,8 @@ class LeaderElector:
         self._done = False
         self._transitions: int | None = None
         self._last_renew = float("-inf")
+        self._previous_renew = float("-inf")
+        """The renewal before the last one (the last one's start on a new term)."""
         self._observed: _Record | None = None
         self._observed_at = float("-inf")
 
@@ -211,7 +217,8 @@ class LeaderElector:
     def current(self) -> Leadership | None:
         """Leadership if we hold the Lease and renewed it within the renew deadline."""
         with self._lock:
-            fresh = self._clock.monotonic() - self._last_renew < self._config.renew_deadline_s
+            fresh = (not self._renew
+                     or self._clock.monotonic() - self._last_renew < self._config.renew_deadline_s)
             if self._held and not self._done and fresh and self._transitions is not None:
                 return Leadership(self._config.identity, self._transitions)
             return None
@@ -223,18 +230,29 @@ class LeaderElector:
             stop.wait(self._next_wait_s())
 
     def step(self) -> bool:
-        """One acquire-or-renew attempt (and the deadline check); True when leader after it."""
+        """One acquire-or-renew attempt (and the deadline check); True when leader after it.
+
+        A held Lease whose renew deadline has passed is lost, even if a renewal then
+        succeeds: the Gate has already refused to act (deletes were skipped as "not
+        leader"), so this process must never act again; it exits, and the next leader's
+        new term reconciles what was skipped (client-go gives up at the deadline too).
+        """
         if self._done:
             return False
+        if self._held and not self._renew:
+            return True
         started = self._clock.monotonic()
-        if not self._try_acquire_or_renew(started):
-            with self._lock:
-                expired = self._held and (
-                    self._clock.monotonic() - self._last_renew >= self._config.renew_deadline_s
-                )
-            if expired:
-                self._lose("renew-deadline-exceeded")
+        renewed = self._try_acquire_or_renew(started)
+        if self._lapsed(before=started if renewed else None):
+            self._lose("renew-deadline-exceeded" if not renewed else "renewed-after-deadline")
         return self.current() is not None
+
+    def _lapsed(self, before: float | None = None) -> bool:
+        """Held, and the renew deadline passed (counting from the renewal before ``before``
+        when one just succeeded at ``before``; from the last renewal otherwise)."""
+        with self._lock:
+            last = self._previous_renew if before is not None else self._last_renew
+            return self._held and self._clock.monotonic() - last >= self._config.renew_deadline_s
 
     def release(self) -> bool:
         """Stop acting and hand the Lease back (empty holder, 1 s); True when written."""
@@ -272,7 +290,7 @@ class LeaderElector:
     def _next_wait_s(self) -> float:
         """The retry period, cut short so a held lease's deadline is checked on time."""
         with self._lock:
-            if not self._held:
+            if not self._held or not self._renew:
                 return self._config.retry_period_s
             left = self._last_renew + self._config.renew_deadline_s - self._clock.monotonic()
         return max(0.0, min(self._config.retry_period_s, left))
@@ -351,6 +369,7 @@ class LeaderElector:
     def _became_leader(self, transitions: int, started: float) -> None:
         with self._lock:
             new_term = not self._held or self._transitions != transitions
+            self._previous_renew = started if new_term else self._last_renew
             self._held, self._transitions, self._last_renew = True, transitions, started
         if new_term:
             jsonlog.emit(log, logging.INFO, "leader-acquired", **self._fields(),

@@ -2,7 +2,9 @@
 
 Not used by the controller itself. The fakes keep the server's rules that matter here:
 Lease writes need the current resourceVersion, deletes honour the uid precondition and
-answer 404 for a missing pod, pod lists honour the nodeName field and label selectors.
+answer 404 for a missing pod, pod lists honour the nodeName field and label selectors,
+lists answer raw JSON when asked with ``_preload_content=False``. ``synced_cache`` is a
+PodCache kept current by the fake itself (a watch with no lag).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from zoneproof.components.reference.ha_controller import leader, selectors
+from zoneproof.components.reference.ha_controller import leader, podcache, selectors
 
 __all__ = [
     "Delete",
@@ -30,6 +32,7 @@ __all__ = [
     "WatchFactory",
     "event",
     "node",
+    "synced_cache",
     "pod",
     "to_model",
     "to_raw",
@@ -148,9 +151,27 @@ class Delete:
     uid_precondition: str | None
 
 
+class RawResponse:
+    """What a ``_preload_content=False`` call returns: the body, unread."""
+
+    def __init__(self, body: Any) -> None:
+        self.data = json.dumps(body).encode()
+        self.released = False
+
+    def read(self) -> bytes:
+        return self.data
+
+    def release_conn(self) -> None:
+        self.released = True
+
+
 @dataclass
 class FakeCoreApi:
-    """Nodes and pods in memory; list calls honour the field and label selectors."""
+    """Nodes and pods in memory; list calls honour the field and label selectors.
+
+    ``pod_listeners`` are told of every pod change (``ADDED``/``DELETED``, raw pod), like
+    a watch that never lags.
+    """
 
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     pods: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -161,18 +182,24 @@ class FakeCoreApi:
     on_delete: Callable[[Delete], None] | None = None
     version: int = 100
     list_failures: int = 0
+    pod_listeners: list[Callable[[str, dict[str, Any]], None]] = field(default_factory=list)
 
     def add_node(self, name: str, ready: str | None = "True") -> None:
         self.nodes[name] = node(name, ready)
 
     def add_pod(self, namespace: str, name: str, node_name: str,
                 labels: dict[str, str] | None = None) -> None:
-        self.pods[(namespace, name)] = pod(namespace, name, node_name, labels)
+        raw = pod(namespace, name, node_name, labels)
+        self.pods[(namespace, name)] = raw
+        for listener in self.pod_listeners:
+            listener("ADDED", raw)
 
-    def list_node(self, **_: Any) -> Any:
+    def list_node(self, **kwargs: Any) -> Any:
         if self.fail_list is not None:
             self.list_failures += 1
             raise self.fail_list
+        if kwargs.get("_preload_content") is False:
+            return RawResponse(self._page(list(self.nodes.values()), kwargs))
         items = [to_model(n, "V1Node") for n in self.nodes.values()]
         return SimpleNamespace(items=items, metadata=SimpleNamespace(
             resource_version=str(self.version)))
@@ -181,13 +208,25 @@ class FakeCoreApi:
         self.list_calls.append({"namespace": namespace, **kwargs})
         if self.fail_list is not None:
             raise self.fail_list
-        node_name = kwargs["field_selector"].removeprefix("spec.nodeName=")
+        field_selector = kwargs.get("field_selector", "")
+        node_name = field_selector.removeprefix("spec.nodeName=") if field_selector else None
         sel = selectors.parse_selector(kwargs.get("label_selector", ""))
-        items = [to_model(p, "V1Pod") for (ns, _), p in sorted(self.pods.items())
-                 if (namespace is None or ns == namespace)
-                 and p["spec"]["nodeName"] == node_name
-                 and sel.matches(p["metadata"]["labels"])]
-        return SimpleNamespace(items=items)
+        raw = [p for (ns, _), p in sorted(self.pods.items())
+               if (namespace is None or ns == namespace)
+               and (node_name is None or p["spec"]["nodeName"] == node_name)
+               and sel.matches(p["metadata"]["labels"])]
+        if kwargs.get("_preload_content") is False:
+            return RawResponse(self._page(raw, kwargs))
+        return SimpleNamespace(items=[to_model(p, "V1Pod") for p in raw])
+
+    def _page(self, items: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A list body; ``limit``/``_continue`` page it (the token is the next offset)."""
+        start = int(kwargs.get("_continue") or 0)
+        limit = kwargs.get("limit") or len(items) or 1
+        meta = {"resourceVersion": str(self.version)}
+        if start + limit < len(items):
+            meta["continue"] = str(start + limit)
+        return {"metadata": meta, "items": items[start:start + limit]}
 
     def list_namespaced_pod(self, namespace: str, **kwargs: Any) -> Any:
         return self._pods(namespace, kwargs)
@@ -211,7 +250,19 @@ class FakeCoreApi:
         if call.uid_precondition and stored["metadata"]["uid"] != call.uid_precondition:
             raise ApiException(status=409, reason="Conflict")
         del self.pods[(namespace, name)]
-        return None
+        for listener in self.pod_listeners:
+            listener("DELETED", stored)
+        return RawResponse(stored) if kwargs.get("_preload_content") is False else None
+
+
+def synced_cache(core: FakeCoreApi, scopes: frozenset[str] | None) -> podcache.PodCache:
+    """A PodCache of ``scopes`` (None: all namespaces) listed from ``core``, kept current."""
+    listed = podcache.scopes(scopes)
+    cache = podcache.PodCache(listed)
+    for scope in listed:
+        cache.replace(scope, [p for (ns, _), p in core.pods.items() if scope in (None, ns)])
+    core.pod_listeners.append(cache.apply)
+    return cache
 
 
 class FakeGate:
@@ -227,9 +278,8 @@ class FakeGate:
 
 
 def event(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
-    """A watch event as kubernetes.watch.Watch yields it."""
-    obj = raw if kind == "BOOKMARK" else to_model(raw, "V1Node")
-    return {"type": kind, "object": obj, "raw_object": raw}
+    """A watch event as ``watching.RawWatch`` yields it (objects stay JSON)."""
+    return {"type": kind, "object": raw, "raw_object": raw}
 
 
 class FakeWatch:
@@ -260,7 +310,7 @@ class FakeWatch:
 
 
 class WatchFactory:
-    """``watch_factory`` for NodeWatcher: every Watch shares the remaining scripts."""
+    """``watch_factory`` for a ListWatch: every Watch shares the remaining scripts."""
 
     def __init__(self, *scripts: list[Any]) -> None:
         self.scripts = list(scripts)

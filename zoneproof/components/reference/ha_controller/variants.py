@@ -33,6 +33,10 @@ class Behaviour:
     """Act on already-NotReady nodes on start, on re-list and on becoming leader."""
     release_on_shutdown: bool = True
     """Release the Lease on SIGTERM so a standby takes over without waiting it out."""
+    renew_lease: bool = True
+    """Renew the Lease while leading and act only while renewed. Broken when False: never
+    renews after acquiring it yet acts on (a hung renew loop the workers ignore), so it acts
+    on an expired Lease even when nobody takes it over."""
 
 
 Variant = _variants.Variant[Behaviour]
@@ -57,6 +61,8 @@ _BROKEN = (
             Behaviour(act_on_unknown=False)),
     Variant("no-release-on-shutdown", "keeps the Lease on SIGTERM: failover waits it out",
             Behaviour(release_on_shutdown=False)),
+    Variant("acts-on-expired-lease", "never renews the Lease after acquiring it, acts on anyway",
+            Behaviour(renew_lease=False)),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (REFERENCE, *_BROKEN)}

@@ -90,3 +90,8 @@ def test_observe_queues_only_due_states() -> None:
         controller.observe_node_count(count)
     queued = [controller._queue.get_nowait() for _ in range(controller._queue.qsize())]
     assert queued == [False, True, False]
+
+
+def test_tracker_that_skips_start_acts_only_on_flips() -> None:
+    tracker = companion.MultiNodeTracker(at_start=False)
+    assert [tracker.observe(n) for n in (3, 4, 1, 2)] == [False, False, True, True]

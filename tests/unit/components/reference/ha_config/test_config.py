@@ -1,6 +1,7 @@
 """The rendered MutatingWebhookConfiguration is exactly the spec's §3 entry (harness form)."""
 
 import base64
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,85 @@ def test_create_only_variant_drops_update() -> None:
     variant = variants.get_variant("create-only")
     webhook = config.render_webhook(ca_bundle=CA, url="https://x", selection=variants.selection(variant))
     assert [rule["operations"] for rule in webhook["rules"]] == [["CREATE"], ["CREATE"]]
+
+
+VENDOR = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: acme-hac
+  labels: {team: acme}
+  uid: 1234
+  resourceVersion: "99"
+webhooks:
+- name: high-availability-config.resources.gardener.cloud
+  clientConfig:
+    service: {name: acme, namespace: acme-system, path: /mutate, port: 443}
+    caBundle: b2xk
+  rules: [{apiGroups: [apps], apiVersions: [v1], resources: [deployments], operations: [CREATE]}]
+  sideEffects: None
+  admissionReviewVersions: [v1]
+- name: other.acme.example
+  clientConfig: {url: "https://elsewhere:8443/other"}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+"""
+
+
+def test_vendor_file_is_adopted_with_the_suites_name_and_client_config(tmp_path: Path) -> None:
+    path = tmp_path / "mwc.yaml"
+    path.write_text(VENDOR)
+    vendor = config.load_file(path)
+    adopted = config.adopt(vendor, name="zp-run", ca_bundle=CA, base_url="https://10.0.0.1:2000")
+    assert adopted["metadata"] == {"name": "zp-run", "labels": {"team": "acme"}}
+    bundle = base64.b64encode(CA).decode()
+    assert [w["clientConfig"] for w in adopted["webhooks"]] == [
+        {"url": "https://10.0.0.1:2000/mutate", "caBundle": bundle},
+        {"url": "https://10.0.0.1:2000/other", "caBundle": bundle}]
+    assert adopted["webhooks"][0]["rules"] == vendor["webhooks"][0]["rules"], "judged, never fixed"
+    kept = config.adopt(vendor, name="zp-run", ca_bundle=CA, base_url="https://x:1", keep_service=True)
+    assert kept["webhooks"][0]["clientConfig"] == {
+        "service": {"name": "acme", "namespace": "acme-system", "path": "/mutate", "port": 443},
+        "caBundle": bundle}
+    assert kept["webhooks"][1]["clientConfig"]["url"] == "https://x:1/other"
+    assert vendor["metadata"]["name"] == "acme-hac", "the vendor's document is not modified"
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("a: [", "cannot read it"),
+    ("", "exactly one MutatingWebhookConfiguration"),
+    ("kind: MutatingWebhookConfiguration\n---\nkind: X\n", "exactly one"),
+    ("apiVersion: v1\nkind: ConfigMap\nwebhooks: [{name: a}]\n", "apiVersion/kind must be"),
+    ("apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n",
+     "webhooks must be a non-empty list"),
+    ("apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
+     "webhooks: [{clientConfig: {}}]\n", "webhooks[0] must be a mapping with a name"),
+])
+def test_bad_vendor_files_name_the_problem(tmp_path: Path, text: str, fragment: str) -> None:
+    path = tmp_path / "mwc.yaml"
+    path.write_text(text)
+    with pytest.raises(errors.ConfigError, match=f"webhook registration {path}.*"
+                       f"{fragment.replace('[', '.').replace(']', '.')}"):
+        config.load_file(path)
+
+
+def test_entry_path_defaults_to_the_spec_path() -> None:
+    assert config.entry_path({}) == keys.WEBHOOK_PATH
+    assert config.entry_path({"clientConfig": {"url": "https://h:1"}}) == keys.WEBHOOK_PATH
+    assert config.entry_path({"clientConfig": {"url": "https://h:1/x"}}) == "/x"
+    assert config.entry_path({"clientConfig": {"service": {"path": "/y"}}}) == "/y"
+
+
+def test_broken_registrations_render_one_knob_each() -> None:
+    split = config.render_webhooks(ca_bundle=CA, url="https://x", selection=config.Selection(
+        consider_label_deployments_only=True))
+    assert [w["namespaceSelector"] for w in split] == [
+        {"matchLabels": {keys.LABEL_CONSIDER: "true"}}, {}]
+    assert [r["resources"] for w in split for r in w["rules"]] == [
+        ["deployments"], ["statefulsets"], ["horizontalpodautoscalers"]]
+    scaled = config.render_webhook(ca_bundle=CA, url="https://x",
+                                   selection=config.Selection(scale_subresource=True))
+    assert scaled["rules"][0]["resources"] == ["deployments", "deployments/scale", "statefulsets",
+                                               "statefulsets/scale"]
+    assert config.render_webhook(ca_bundle=CA, url="https://x", selection=config.Selection(
+        reinvocation_policy="IfNeeded"))["reinvocationPolicy"] == "IfNeeded"

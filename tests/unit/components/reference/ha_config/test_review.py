@@ -195,3 +195,25 @@ def test_any_body_gets_a_valid_review_or_a_400(raw: bytes) -> None:
         assert result.body.strip()
     else:
         assert_valid_review(result)
+
+
+def test_old_object_is_parsed_but_the_reference_ignores_it() -> None:
+    old = deployment(replicas=2)
+    _version, parsed = review.parse_review(body(request(deployment(5), operation="UPDATE",
+                                                        oldObject=old)))
+    assert parsed.old == old
+    response = assert_valid_review(answer(body(request(deployment(5), operation="UPDATE",
+                                                       oldObject=old))))
+    patched: Any = patches.apply(deployment(5), json.loads(base64.b64decode(response["patch"])))
+    assert patched["spec"]["replicas"] == 2
+
+
+def test_broken_envelope_variants() -> None:
+    v1beta1 = review.answer_review(body(request()), CLUSTER, settings=mutation.Settings(),
+                                   behaviour=Behaviour(answer_version="admission.k8s.io/v1beta1"))
+    assert json.loads(v1beta1.body)["apiVersion"] == "admission.k8s.io/v1beta1"
+    obj = deployment()
+    obj["metadata"]["annotations"] = {keys.ANNOTATION_REPLICAS: "x"}
+    bad_request = review.answer_review(body(request(obj)), CLUSTER, settings=mutation.Settings(),
+                                       behaviour=Behaviour(bad_replicas_code=400))
+    assert json.loads(bad_request.body)["response"]["status"]["code"] == 400

@@ -43,6 +43,15 @@ def test_defaults() -> None:
     assert options().election.identity != e.identity
 
 
+def test_scale_defaults_and_pool_size() -> None:
+    opts = options()
+    assert (opts.workers, opts.qps, opts.burst) == (32, 200.0, 400)
+    # 32 delete workers + the node watch + 2 pod watches (a, b) + elector + spare
+    assert opts.connection_pool_size() == 32 + 1 + 2 + 2
+    opts = options("--workers", "4", "--kube-api-qps", "5.5", "--kube-api-burst", "10")
+    assert (opts.workers, opts.qps, opts.burst) == (4, 5.5, 10)
+
+
 def test_all_namespaces_and_short_timings() -> None:
     opts = cli.parse_options(cli.build_parser().parse_args([
         "--all-namespaces", "--identity", "me", "--lease-duration", "3",
@@ -62,6 +71,9 @@ def test_all_namespaces_and_short_timings() -> None:
         (["--selector", "app in ()"], "must not be empty"),
         (["--namespaces", "a,,b"], "has an empty name"),
         (["--watch-timeout", "0"], "--watch-timeout must be >= 1"),
+        (["--workers", "0"], "--workers must be >= 1"),
+        (["--kube-api-qps", "0"], "--kube-api-qps must be > 0"),
+        (["--kube-api-burst", "0"], "--kube-api-burst must be >= 1"),
     ],
 )
 def test_invalid_options(extra: list[str], message: str) -> None:
@@ -155,7 +167,8 @@ class Process:
                                "1", "--retry-period", "0.05", "--variant", variant)
         self.thread = threading.Thread(target=lambda: self.rc.append(cli.run(
             self.options, core=self.core, leases=self.leases, stop=self.stop,
-            watch_factory=self.watch, exit_now=self.exit_now)))
+            watch_factory=self.watch, pod_watch_factory=WatchFactory(),
+            exit_now=self.exit_now)))
 
     def exit_now(self, code: int) -> NoReturn:
         self.exits.append(code)
@@ -215,7 +228,8 @@ def test_shutdown_releases_the_lease_without_waiting_for_a_blocked_watch() -> No
     opts = options("--identity", "me", "--lease-duration", "6", "--renew-deadline", "4",
                    "--retry-period", "0.05")
     thread = threading.Thread(target=lambda: cli.run(
-        opts, core=FakeCoreApi(), leases=leases, stop=stop, watch_factory=lambda: deaf))
+        opts, core=FakeCoreApi(), leases=leases, stop=stop, watch_factory=lambda: deaf,
+        pod_watch_factory=lambda: deaf))
     thread.start()
 
     def holder() -> tuple[bool, str | None]:

@@ -1,21 +1,35 @@
-"""Controller logic on fake APIs: act once per transition, reconcile, idempotence, leadership."""
+"""Controller logic on fake APIs: act once per transition, reconcile, idempotence, leadership.
+
+The pod cache is kept current by the fake (``synced_cache``); deletes run through the
+pool inline (``process_pending``).
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from zoneproof.components.reference.ha_controller import controller, leader, selectors, transitions, variants
+from zoneproof._util import waiting
+from zoneproof.components.reference.ha_controller import (
+    controller,
+    leader,
+    podcache,
+    selectors,
+    transitions,
+    variants,
+)
 from zoneproof.components.reference.ha_controller.testing import (
     Delete,
     FakeCoreApi,
     FakeGate,
     node,
+    synced_cache,
     to_model,
 )
 
@@ -42,6 +56,7 @@ class Rig:
             controller.Settings(selector=selectors.parse_selector("app=noobaa"),
                                 namespaces=namespaces, identity="replica-a",
                                 variant=variants.get_variant(variant)),
+            pods=synced_cache(self.core, namespaces),
             schedule=lambda delay, action: self.scheduled.append((delay, action)))
         self.ctl.observe_list(self.core.list_node().items, "start")
         self.ctl.process_pending()
@@ -77,6 +92,7 @@ def test_acts_once_per_transition(status: str, caplog: pytest.LogCaptureFixture)
         ("n1", "a", "noobaa-core-0"), ("n1", "b", "noobaa-db-0")]
     assert all(x["identity"] == "replica-a" and x["lease_transitions"] == 7 for x in lines)
     assert all(x["result"] == "deleted" and x["cause"] == "transition" for x in lines)
+    assert all(x["sent"].endswith("+00:00") and x["seconds"] >= 0 for x in lines)
     transition = records(caplog, "node-transition")[0]
     assert transition["before"] == "True" and transition["after"] == status
     assert transition["acts"] is True and transition["lease_transitions"] == 7
@@ -117,7 +133,8 @@ def test_reconciles_on_start(caplog: pytest.LogCaptureFixture) -> None:
     core.add_pod("a", "noobaa-0", "n1")
     core.add_pod("a", "noobaa-1", "n2")
     ctl = controller.Controller(core, FakeGate(LEAD), controller.Settings(
-        selectors.parse_selector("app=noobaa"), frozenset({"a"}), "replica-a"))
+        selectors.parse_selector("app=noobaa"), frozenset({"a"}), "replica-a"),
+        pods=synced_cache(core, frozenset({"a"})))
     ctl.observe_list(core.list_node().items, "start")
     ctl.process_pending()
     assert [(d.namespace, d.name) for d in core.deletes] == [("a", "noobaa-0")]
@@ -190,7 +207,7 @@ def test_repeated_delete_is_idempotent() -> None:
     rig.set_ready("n1", "False")
     rig.ctl.process_pending()
     ref = transitions.PodRef("a", "noobaa-core-0", "uid-noobaa-core-0", "n1")
-    assert rig.ctl._delete(ref, node="n1", cause="test")
+    assert rig.ctl._deleter.delete(ref, node="n1", cause="test") == "not-found"
     assert rig.ctl.counters.by_result == {"deleted": 2, "not-found": 1}
 
 
@@ -210,16 +227,14 @@ def test_failed_delete_is_retried(caplog: pytest.LogCaptureFixture) -> None:
     assert rig.ctl.counters.deleted == 2
 
 
-def test_failed_list_is_retried() -> None:
+def test_reconcile_reads_the_caches_not_the_api() -> None:
     rig = Rig()
     rig.core.fail_list = ApiException(status=503, reason="unavailable")
-    rig.ctl.process(controller.Reconcile("x"))
-    assert len(rig.scheduled) == 1
-    rig.core.fail_list = None
-    rig.set_ready("n1", "False")
-    rig.core.fail_list = ApiException(status=503, reason="unavailable")
+    rig.core.nodes["n1"] = node("n1", "False")
+    rig.ctl.observe_list([to_model(n, "V1Node") for n in rig.core.nodes.values()], "x")
     rig.ctl.process_pending()
-    assert len(rig.scheduled) == 2
+    assert rig.deleted() == [("a", "noobaa-core-0"), ("b", "noobaa-db-0")]
+    assert rig.core.list_calls == [] and rig.scheduled == []
 
 
 def test_superseded_transition_does_not_act() -> None:
@@ -230,15 +245,44 @@ def test_superseded_transition_does_not_act() -> None:
     assert rig.deleted() == []
 
 
-def test_lists_with_field_and_label_selector() -> None:
+def test_all_namespaces_from_the_cache() -> None:
     rig = Rig(namespaces=None)
     rig.set_ready("n1", "False")
     rig.ctl.process_pending()
-    (call,) = rig.core.list_calls
-    assert call["namespace"] is None
-    assert call["field_selector"] == "spec.nodeName=n1"
-    assert call["label_selector"] == "app=noobaa"
+    assert rig.core.list_calls == []  # no LIST per node: the pod cache answers
     assert ("c", "noobaa-elsewhere") in rig.deleted()  # all namespaces
+    assert ("a", "web") not in rig.deleted()  # still only the selector's pods
+
+
+def test_a_pod_the_cache_has_not_seen_yet_is_left_alone() -> None:
+    """The cache, not a fresh LIST, says what is on the node; a later pass sees the rest."""
+    rig = Rig()
+    rig.core.pod_listeners.clear()  # the watch lags from here on
+    rig.core.add_pod("a", "noobaa-unseen", "n1")
+    rig.set_ready("n1", "False")
+    rig.ctl.process_pending()
+    assert ("a", "noobaa-unseen") not in rig.deleted()
+    assert len(rig.deleted()) == 2
+
+
+def test_a_follow_up_does_not_delete_again_what_the_watch_still_shows() -> None:
+    rig = Rig()
+    rig.core.pod_listeners.clear()  # the watch lags: no DELETED events reach the cache
+    rig.set_ready("n1", "Unknown")
+    rig.ctl.process_pending()
+    rig.ctl.process(controller.FollowUp("n1", again=False))
+    rig.ctl.process_pending()
+    assert rig.deleted() == [("a", "noobaa-core-0"), ("b", "noobaa-db-0")]
+    assert rig.ctl.counters.by_result == {"deleted": 2}
+
+
+def test_a_delete_in_flight_is_not_queued_twice() -> None:
+    rig = Rig()
+    rig.set_ready("n1", "Unknown")
+    rig.ctl.process(controller.FollowUp("n1", again=False))  # before the pool ran
+    rig.ctl.process_pending()
+    assert rig.deleted() == [("a", "noobaa-core-0"), ("b", "noobaa-db-0")]
+    assert rig.ctl.counters.by_result == {"deleted": 2}
 
 
 def test_stopped_controller_does_nothing() -> None:
@@ -250,15 +294,42 @@ def test_stopped_controller_does_nothing() -> None:
     assert rig.deleted() == []
 
 
-def test_worker_thread_drains_until_stop() -> None:
+def test_dispatcher_and_pool_threads_drain_until_stop() -> None:
     rig = Rig()
     rig.set_ready("n1", "False")
-    thread = threading.Thread(target=rig.ctl.run_worker)
-    thread.start()
+    threads = [threading.Thread(target=rig.ctl.run_worker),
+               threading.Thread(target=rig.ctl.pool.work)]
+    for thread in threads:
+        thread.start()
     rig.ctl._queue.put(None)
-    thread.join(5)
-    assert not thread.is_alive()
+    threads[0].join(5)
+    assert rig.ctl.pool.wait_idle(5)
+    rig.ctl.stop()
+    threads[1].join(5)
+    assert not any(thread.is_alive() for thread in threads)
     assert len(rig.deleted()) == 2
+
+
+def test_dispatcher_waits_for_the_pod_cache() -> None:
+    core = FakeCoreApi()
+    core.add_node("n1", "False")
+    core.add_pod("a", "noobaa-0", "n1")
+    pods = podcache.PodCache(["a"])
+    ctl = controller.Controller(core, FakeGate(LEAD), controller.Settings(
+        selectors.parse_selector("app=noobaa"), frozenset({"a"}), "replica-a"), pods=pods)
+    ctl.observe_list(core.list_node().items, "start")
+    thread = threading.Thread(target=ctl.run_worker)
+    thread.start()
+    try:
+        time.sleep(0.3)
+        assert ctl.pool.pending == 0 and core.deletes == [], "acted before the cache synced"
+        pods.replace("a", core.pods.values())
+        waiting.wait_for(lambda: (ctl.pool.pending == 1, ctl.pool.pending),
+                         what="the delete queued", timeout_s=5, interval_s=0.01)
+    finally:
+        ctl.stop(timeout_s=1)
+        thread.join(5)
+    assert not thread.is_alive()
 
 
 UNREACHABLE = ("node.kubernetes.io/unreachable:NoSchedule",)

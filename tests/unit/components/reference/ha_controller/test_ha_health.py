@@ -56,7 +56,8 @@ def test_a_running_controller_answers_its_probes_until_it_stops() -> None:
     stop = threading.Event()
     thread = threading.Thread(target=lambda: cli.run(options, core=FakeCoreApi(),
                                                      leases=FakeLeaseApi(), stop=stop,
-                                                     watch_factory=WatchFactory()))
+                                                     watch_factory=WatchFactory(),
+                                                     pod_watch_factory=WatchFactory()))
     thread.start()
     try:
         waiting.wait_for(lambda: (_get_or_none(port) == 200, _get_or_none(port)),

@@ -133,6 +133,32 @@ def test_loses_after_renew_deadline(api: FakeLeaseApi, clock: FakeClock,
     assert a.lost == ["renew-deadline-exceeded"]
 
 
+def test_a_renewal_that_lands_after_the_deadline_is_a_loss(
+        api: FakeLeaseApi, clock: FakeClock) -> None:
+    """The Gate closed at the deadline (deletes were skipped as "not leader"): a renewal
+    that succeeds later must not resume leadership, or the skipped work is never done."""
+    a = Candidate(api, clock, "a")
+    a.elector.step()
+    clock.advance(9.0)
+    api.before_replace = lambda: clock.advance(1.5)  # a slow API server: lands at 10.5 s
+    assert not a.elector.step()
+    assert api.spec()["holderIdentity"] == "a"  # the write itself succeeded
+    assert a.lost == ["renewed-after-deadline"] and a.elector.done
+    assert a.elector.current() is None
+
+
+def test_a_renewal_that_lands_just_in_time_keeps_the_term(
+        api: FakeLeaseApi, clock: FakeClock) -> None:
+    a = Candidate(api, clock, "a")
+    a.elector.step()
+    clock.advance(8.0)
+    api.before_replace = lambda: clock.advance(1.9)  # lands at 9.9 s
+    assert a.elector.step()
+    assert a.lost == [] and a.elector.current() == leader.Leadership("a", 0)
+    clock.advance(8.0)  # 17.9 s: 9.9 s after that renewal started (the deadline counts from there)
+    assert a.elector.step() and a.lost == []
+
+
 def test_conflicting_replace_is_not_leadership(api: FakeLeaseApi, clock: FakeClock) -> None:
     a, b = Candidate(api, clock, "a"), Candidate(api, clock, "b")
     a.elector.step()

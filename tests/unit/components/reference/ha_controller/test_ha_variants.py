@@ -47,7 +47,9 @@ class Replica:
 
     def start(self) -> None:
         self.step()
-        self.parts.controller.observe_list(self.core.list_node().items, "start")
+        for watch in self.parts.watches:  # nodes (→ reconcile), then pods (→ cache synced)
+            watch.relist("start")
+        self.core.pod_listeners.append(self.parts.pods.apply)  # the pod watch, without lag
         self.parts.controller.process_pending()
 
     def set_ready(self, name: str, status: str) -> None:
@@ -117,6 +119,16 @@ def after_lease_loss(variant: str) -> object:
     return (r.exits, deleted(core))
 
 
+def acts_unrenewed(variant: str) -> object:
+    """Leader, then no renewal for longer than the renew deadline (a hung renew loop)."""
+    core, clock = cluster(), FakeClock()
+    r = Replica(variant, core, FakeLeaseApi(), clock)
+    r.start()
+    clock.advance(20)
+    r.set_ready("n1", "False")
+    return deleted(core)
+
+
 def already_down_at_start(variant: str) -> object:
     core = cluster()
     core.nodes["n1"] = node("n1", "False")
@@ -133,7 +145,8 @@ def lease_after_shutdown(variant: str) -> object:
         "--variant", variant]))
     rc: list[int] = []
     thread = threading.Thread(target=lambda: rc.append(cli.run(
-        opts, core=core, leases=leases, stop=stop, watch_factory=WatchFactory())))
+        opts, core=core, leases=leases, stop=stop, watch_factory=WatchFactory(),
+        pod_watch_factory=WatchFactory())))
     thread.start()
     try:
         waiting.wait_for(lambda: (("zp", "ha") in leases.store, leases.calls),
@@ -153,6 +166,7 @@ SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "no-reconcile": (already_down_at_start, ["noobaa-0"]),
     "ignores-unknown": (lambda v: deleted_on_failure(v, "Unknown"), ["noobaa-0"]),
     "no-release-on-shutdown": (lease_after_shutdown, ([cli.EXIT_OK], "")),
+    "acts-on-expired-lease": (acts_unrenewed, []),
 }
 
 

@@ -1,0 +1,230 @@
+"""certify: the verdict and bundle from a run's reports (the run itself faked: pure packing
+logic); a bad key fails before anything runs; verify's exit codes and lines."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+from zoneproof import errors
+from zoneproof.cli import main as cli
+from zoneproof.report import browser, bundle, certification, evidence, summary
+from zoneproof.suites import certify, profile, qualify
+
+if TYPE_CHECKING:  # the fixtures' types (tests/unit/conftest.py)
+    from conftest import KeyMaker, KeyPair
+
+
+SAMPLE = qualify.repo_root() / "certification" / "profile.example.yaml"
+EXPERIMENTS = qualify.experiments(qualify.repo_root())
+
+
+@pytest.fixture
+def keys(make_keys: KeyMaker) -> KeyPair:
+    return make_keys("ed25519")
+
+
+def _summary(*, failing: str = "", skipped: str = "", slo_pass: bool = True) -> dict[str, Any]:
+    tests = [{"test": "conformance/ha_config/test_cases.py::test_case[a]", "outcome": "passed",
+              "duration_s": 1.0},
+             {"test": "tests/integration/test_bed.py::test_up", "outcome": "passed", "duration_s": 1.0}]
+    for name in EXPERIMENTS:
+        outcome = "failed" if name == failing else "skipped" if name == skipped else "passed"
+        tests.append({"test": f"chaos/test_experiments.py::test_experiment[{name}]",
+                      "outcome": outcome, "duration_s": 30.0})
+    slos = [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
+             "name": "ha-controller-force-delete", "status": "PASS" if slo_pass else "FAIL",
+             "threshold": 5.0, "observed": 1.2, "unit": "seconds", "message": "",
+             "pass": slo_pass}]
+    passed = not failing and not skipped and slo_pass
+    return {"schema": summary.SCHEMA, "pytest_exit": 0 if passed else 1,
+            "verdict": "PASS" if passed else "FAIL",
+            "started": "s", "finished": "f", "duration_s": 600.0, "tests": tests, "slos": slos,
+            "failures": [], "versions": {"zoneproof": "0.1.0", "components": {
+                "webhook": {"starts": 1, "ran": [{"component": {"kind": "webhook",
+                                                                "source": "registered"},
+                                                  "sha256": "ab" * 32, "executable": "/py"}]},
+                "controller": {"starts": 0, "ran": []}, "backend": "local"}}}
+
+
+def _reports(root: Path, summary: dict[str, Any], *, registration: bool = True) -> Path:
+    reports = root / "20260101T000000Z"
+    (reports / "allure-report").mkdir(parents=True)
+    (reports / "allure-report" / "index.html").write_text("<html></html>")
+    (reports / "summary.json").write_text(json.dumps(summary))
+    (reports / "junit.xml").write_text("<testsuites/>")
+    for name in EXPERIMENTS:
+        work = reports / "chaos" / name
+        (work / "controller").mkdir(parents=True)
+        for file in ("journal.json", "timeline.json", "faults.json", "timeline.png", "timeline.svg"):
+            (work / file).write_text("{}")
+        (work / "controller" / "zp-hac-0.log").write_text("started")
+        (work / "controller" / "zp-hac-0.kubeconfig").write_text("secret client key")
+        (work / "controller" / "zp-hac-0.key").write_text("secret")
+    (reports / evidence.EVIDENCE).mkdir()
+    (reports / evidence.EVIDENCE / evidence.CLUSTER).write_text(json.dumps(
+        {"kubernetes": {"gitVersion": "v1.37.2"}, "etcd": "3.7.0"}))
+    if registration:
+        (reports / evidence.EVIDENCE / "registration-zp.json").write_text('{"kind": "x"}')
+    return reports
+
+
+def _fake_qualify(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, summary: dict[str, Any],
+                  code: int = 0, **kwargs: bool) -> list[qualify.Options]:
+    calls: list[qualify.Options] = []
+
+    def execute(backend: object, spec: object, options: qualify.Options, **_: object
+                ) -> qualify.Run:
+        calls.append(options)
+        basetemp = Path(next(a for a in options.pytest_args if a.startswith("--basetemp="))
+                        .split("=", 1)[1])
+        (basetemp / "popen-gw0" / "test_x0" / "webhook").mkdir(parents=True)
+        (basetemp / "popen-gw0" / "test_x0" / "webhook" / "webhook.log").write_text("serving")
+        (basetemp / "popen-gw0" / "test_x0" / "webhook" / "serving.key").write_text("secret")
+        return qualify.Run(code, _reports(tmp_path / "reports", summary, **kwargs))
+
+    def no_browser(*_: object) -> browser.Seen:
+        raise errors.ConfigError("no chromium on PATH (test)")
+
+    monkeypatch.setattr(qualify, "execute", execute)
+    monkeypatch.setattr(browser, "look", no_browser)  # unit tests start no browser
+    return calls
+
+
+def _names(path: Path) -> list[str]:
+    with tarfile.open(path, "r:gz") as tar:
+        return tar.getnames()
+
+
+def _certification(path: Path) -> dict[str, Any]:
+    with tarfile.open(path, "r:gz") as tar:
+        member = tar.extractfile(certify.CERTIFICATION)
+        assert member is not None
+        data: dict[str, Any] = yaml.safe_load(member.read())
+        return data
+
+
+def test_a_passing_run_certifies_and_verifies(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                              keys: KeyPair) -> None:
+    calls = _fake_qualify(monkeypatch, tmp_path, _summary())
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    assert (done.code, done.verdict) == (0, "PASS")
+    options = calls[0]
+    assert options.components == profile.load(SAMPLE).components
+    assert "--zp-controller-lease=default/zoneproof-ha-controller" in options.pytest_args
+    names = _names(done.bundle)
+    assert "logs/popen-gw0/test_x0/webhook/webhook.log" in names
+    assert "chaos/zone-outage/controller/zp-hac-0.log" in names
+    assert not [n for n in names if n.endswith((".key", ".kubeconfig"))], "no secrets packed"
+    assert {"certification.yaml", "summary.json", "junit.xml", "profile.yaml",
+            "evidence/cluster.json", "evidence/registration-zp.json", "allure-report/index.html",
+            bundle.MANIFEST, bundle.ATTESTATION} <= set(names)
+    document = _certification(done.bundle)
+    assert document["kind"] == "Certification" and document["verdict"] == "PASS"
+    assert document["vendor"]["product"] == "zoneproof reference HA pair"
+    assert document["backend"]["cluster"]["kubernetes"]["gitVersion"] == "v1.37.2"
+    assert document["components"]["webhook"]["ran"][0]["sha256"] == "ab" * 32
+    assert document["zoneproof"]["pins"]["kubernetes"].startswith("v1.")
+    assert set(document["experiments"]) == set(EXPERIMENTS)
+    assert document["slos"][0]["threshold"] == 5.0
+    verified = certify.verify(done.bundle, keys.public)
+    assert verified.verdict == "PASS"
+    assert verified.predicate["suites"]["chaos"]["verdict"] == "PASS"
+
+
+@pytest.mark.parametrize(("summary", "problem"), [
+    (_summary(failing="zone-outage"), "chaos experiment zone-outage: FAIL (failed)"),
+    (_summary(skipped="etcd-quorum-loss"), "chaos experiment etcd-quorum-loss: NOT_RUN (skipped)"),
+    (_summary(slo_pass=False), "SLO ha-controller-force-delete of zone-outage: FAIL"),
+])
+def test_a_failing_run_certifies_fail(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                      keys: KeyPair, summary: dict[str, Any], problem: str) -> None:
+    _fake_qualify(monkeypatch, tmp_path, summary)
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    assert (done.code, done.verdict) == (1, "FAIL")
+    assert problem in _certification(done.bundle)["problems"]
+    assert certify.verify(done.bundle, keys.public).verdict == "FAIL"
+    assert cli.main(["verify", str(done.bundle), "--key", str(keys.public)]) == 2
+
+
+def test_missing_evidence_fails_the_certification(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path, keys: KeyPair) -> None:
+    _fake_qualify(monkeypatch, tmp_path, _summary(), registration=False)
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    assert done.verdict == "FAIL"
+    assert any("registration as the API server stored it was not read back" in p
+               for p in _certification(done.bundle)["problems"])
+
+
+def test_a_failed_qualification_never_certifies(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                keys: KeyPair) -> None:
+    _fake_qualify(monkeypatch, tmp_path, _summary(), code=1)
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    assert (done.code, done.verdict) == (1, "FAIL")
+
+
+def test_a_bad_key_fails_before_anything_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                              keys: KeyPair) -> None:
+    calls = _fake_qualify(monkeypatch, tmp_path, _summary())
+    with pytest.raises(errors.ConfigError, match="is a public key"):
+        certify.certify(profile.load(SAMPLE), keys.public, progress=print)
+    assert not calls
+
+
+def test_verify_cli_prints_the_verdict_or_what_is_wrong(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, keys: KeyPair, make_keys: KeyMaker,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _fake_qualify(monkeypatch, tmp_path, _summary())
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    capsys.readouterr()
+    assert cli.main(["verify", str(done.bundle), "--key", str(keys.public)]) == 0
+    out = capsys.readouterr().out
+    assert "VERIFIED" in out and out.rstrip().endswith("verdict: PASS")
+    assert "experiment zone-outage: PASS" in out
+    other = make_keys("ecdsa-p256")
+    assert cli.main(["verify", str(done.bundle), "--key", str(other.public)]) == 1
+    out = capsys.readouterr().out
+    assert "NOT VERIFIED" in out and "not by the given key" in out
+
+
+def test_certify_cli_refuses_a_bad_profile_listing_every_problem(
+        tmp_path: Path, keys: KeyPair, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "p.yaml"
+    bad.write_text("apiVersion: zoneproof.dev/v1\nkind: CertificationProfile\nvendr: x\n")
+    assert cli.main(["certify", str(bad), "--key", str(keys.private)]) == 1
+    err = capsys.readouterr().err
+    assert "did you mean 'vendor'" in err and "contact: missing" in err
+
+
+def test_suite_verdicts_say_not_run_when_nothing_passed() -> None:
+    verdicts = certification.suite_verdicts(summary.Summary(
+        "FAIL", 1, "s", "f", 1.0, (summary.Outcome("conformance/x.py::t", "skipped"),), {}))
+    assert verdicts["conformance"]["verdict"] == "NOT_RUN"
+    assert verdicts["chaos"]["verdict"] == "NOT_RUN"
+
+
+def test_what_the_browser_missed_fails_the_certification(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path, keys: KeyPair) -> None:
+    _fake_qualify(monkeypatch, tmp_path, _summary())
+    monkeypatch.setattr(certify, "look_in_browser", lambda *_: [
+        "experiment zone-outage: its page shows no SLO table"])
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    assert done.verdict == "FAIL"
+    assert "experiment zone-outage: its page shows no SLO table" in \
+        _certification(done.bundle)["problems"]
+
+
+def test_without_a_browser_that_is_recorded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                            keys: KeyPair) -> None:
+    _fake_qualify(monkeypatch, tmp_path, _summary())
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    with tarfile.open(done.bundle, "r:gz") as tar:
+        member = tar.extractfile("evidence/browser/seen.json")
+        assert member is not None
+        seen = json.loads(member.read())
+    assert seen["looked"] is False and "no chromium" in seen["reason"]

@@ -1,0 +1,53 @@
+"""CPU time and memory of processes, read from /proc (Linux): the benches' cost figures."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["cpu_by_name", "cpu_seconds", "cpu_used_by_group", "group_of", "rss_mib"]
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of ``pid`` now, MiB (0.0 if unknown)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def group_of(name: str) -> str:
+    """A bed process's group: ``etcd-1`` → ``etcd``, ``kwok-zone-a`` → ``kwok``."""
+    return re.sub(r"-.*$", "", name) if name.startswith(("etcd-", "kwok-")) else name
+
+
+def cpu_by_name(pids: Mapping[str, int]) -> dict[str, float]:
+    """CPU seconds used so far by each named process still running."""
+    found: dict[str, float] = {}
+    for name, pid in pids.items():
+        try:
+            found[name] = cpu_seconds(pid)
+        except OSError:
+            continue  # gone (e.g. a kwok the fault stopped)
+    return found
+
+
+def cpu_used_by_group(before: Mapping[str, float], after: Mapping[str, float]
+                      ) -> dict[str, float]:
+    """CPU seconds used between two ``cpu_by_name`` readings, summed per ``group_of``;
+    a process gone by ``after`` counts with nothing (its last seconds are unknown)."""
+    used: dict[str, float] = {}
+    for name, seconds in after.items():
+        group = group_of(name)
+        used[group] = used.get(group, 0.0) + seconds - before.get(name, seconds)
+    return used

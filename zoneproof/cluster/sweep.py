@@ -1,0 +1,198 @@
+"""What a run creates in a cluster: labelled with the run's id, removed when the run ends.
+
+Every object the suite creates outside a namespace of its own — namespaces, ClusterRoles
+and their bindings, webhook registrations, CertificateSigningRequests, fake Nodes — carries
+``zoneproof.dev/run=<run id>`` (``labels``); objects inside such namespaces go with them.
+A run that acquires a cluster holds it (``track``): when the run is reaped every object of
+those kinds with its label is deleted (``remove_labelled``), and each object it could not
+label — the Lease the controller under test creates — by name (``track_named``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from zoneproof._util import kube, waiting
+from zoneproof.cluster import runs
+from zoneproof.cluster.interface import Progress
+
+__all__ = [
+    "KINDS",
+    "RUN_LABEL",
+    "labelled",
+    "labels",
+    "remove_labelled",
+    "remove_named",
+    "track",
+    "hold_uncordon",
+    "track_named",
+    "uncordon",
+]
+
+log = logging.getLogger(__name__)
+
+RUN_LABEL = "zoneproof.dev/run"
+_GONE_TIMEOUT_S = 120.0
+
+
+def labels() -> dict[str, str]:
+    """``{zoneproof.dev/run: <run id>}`` inside a run, else nothing."""
+    run = runs.current()
+    return {RUN_LABEL: run.id} if run is not None else {}
+
+
+def labelled(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` (an object to create) with the run's label added to its metadata."""
+    metadata = dict(body.get("metadata") or {})
+    metadata["labels"] = {**(metadata.get("labels") or {}), **labels()}
+    return {**body, "metadata": metadata}
+
+
+def track(kubeconfig: Path) -> None:
+    """The current run holds the cluster of ``kubeconfig``: its labelled objects go with it."""
+    run = runs.current()
+    if run is not None:
+        path = str(kubeconfig.resolve())
+        run.hold("objects", path, kubeconfig=path, run=run.id)
+
+
+def track_named(kubeconfig: Path, kind: str, namespace: str, name: str) -> None:
+    """The current run holds object ``kind`` ``namespace/name`` (one it cannot label)."""
+    run = runs.current()
+    if run is not None:
+        path = str(kubeconfig.resolve())
+        run.hold("object", f"{path}:{kind}:{namespace}/{name}", kubeconfig=path,
+                 object={"kind": kind, "namespace": namespace, "name": name})
+
+
+def hold_uncordon(kubeconfig: Path, label_selector: str) -> None:
+    """The current run uncordons the nodes of ``label_selector`` when it ends (it is about
+    to cordon them)."""
+    run = runs.current()
+    if run is not None:
+        path = str(kubeconfig.resolve())
+        run.hold("uncordon", f"{path}:{label_selector}", kubeconfig=path,
+                 selector=label_selector)
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    name: str
+    api: Callable[[client.ApiClient], Any]
+    list: str
+    delete: str
+
+
+#: The cluster-scoped kinds the suite creates (namespaced objects live in its namespaces).
+KINDS = (
+    _Kind("MutatingWebhookConfiguration", client.AdmissionregistrationV1Api,
+          "list_mutating_webhook_configuration", "delete_mutating_webhook_configuration"),
+    _Kind("ValidatingWebhookConfiguration", client.AdmissionregistrationV1Api,
+          "list_validating_webhook_configuration", "delete_validating_webhook_configuration"),
+    _Kind("ClusterRoleBinding", client.RbacAuthorizationV1Api, "list_cluster_role_binding",
+          "delete_cluster_role_binding"),
+    _Kind("ClusterRole", client.RbacAuthorizationV1Api, "list_cluster_role",
+          "delete_cluster_role"),
+    _Kind("CertificateSigningRequest", client.CertificatesV1Api,
+          "list_certificate_signing_request", "delete_certificate_signing_request"),
+    _Kind("Node", client.CoreV1Api, "list_node", "delete_node"),
+    _Kind("Namespace", client.CoreV1Api, "list_namespace", "delete_namespace"),
+)
+
+
+def _api(kubeconfig: Path) -> client.ApiClient | None:
+    if not kubeconfig.is_file():  # a bed deleted with its state: nothing left to clean
+        log.debug("kubeconfig %s is gone: its cluster went with it", kubeconfig)
+        return None
+    return kube.api_client(kubeconfig, retries=1)
+
+
+def remove_labelled(kubeconfig: Path, run_id: str, progress: Progress) -> list[str]:
+    """Delete every object of ``KINDS`` labelled with run ``run_id``; wait until the
+    namespaces are gone. Their ``Kind/name``s."""
+    api = _api(kubeconfig)
+    if api is None:
+        return []
+    selector = f"{RUN_LABEL}={run_id}"
+    removed: list[str] = []
+    with api:
+        for kind in KINDS:
+            resource = kind.api(api)
+            for item in getattr(resource, kind.list)(label_selector=selector).items:
+                if item.metadata.deletion_timestamp is not None:
+                    continue  # going already (deleting a terminating namespace is a conflict)
+                _delete(getattr(resource, kind.delete), item.metadata.name)
+                removed.append(f"{kind.name}/{item.metadata.name}")
+        core = client.CoreV1Api(api)
+
+        def namespaces_gone() -> tuple[bool, list[str]]:
+            left = [n.metadata.name for n in core.list_namespace(label_selector=selector).items]
+            return not left, left
+
+        waiting.wait_for(namespaces_gone, what=f"namespaces of run {run_id} deleted",
+                         timeout_s=_GONE_TIMEOUT_S, interval_s=0.5)
+    if removed:
+        progress(f"run {run_id}: removed {len(removed)} object(s) from the cluster of "
+                 f"{kubeconfig}: {', '.join(removed)}")
+    return removed
+
+
+def _delete(delete: Callable[..., Any], *args: str) -> None:
+    try:
+        delete(*args)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def remove_named(kubeconfig: Path, obj: dict[str, str], progress: Progress) -> None:
+    """Delete object ``obj`` ({kind, namespace, name}; Lease only) if it exists."""
+    if obj["kind"] != "Lease":
+        raise ValueError(f"cannot remove a {obj['kind']} by name (only Leases)")
+    api = _api(kubeconfig)
+    if api is None:
+        return
+    with api:
+        _delete(client.CoordinationV1Api(api).delete_namespaced_lease, obj["name"],
+                obj["namespace"])
+    progress(f"removed Lease {obj['namespace']}/{obj['name']} from the cluster of {kubeconfig}")
+
+
+def uncordon(kubeconfig: Path, label_selector: str, progress: Progress) -> None:
+    """Make the nodes of ``label_selector`` schedulable again."""
+    api = _api(kubeconfig)
+    if api is None:
+        return
+    with api:
+        core = client.CoreV1Api(api)
+        nodes = [n.metadata.name for n in core.list_node(label_selector=label_selector).items]
+        for node in nodes:
+            try:
+                core.patch_node(node, {"spec": {"unschedulable": None}})
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise
+    progress(f"uncordoned {', '.join(nodes)} in the cluster of {kubeconfig}")
+
+
+# -- how a run's objects are undone (``runs.reap`` calls these by holding kind) -----------
+
+@runs.reaper("objects")
+def _remove_objects(holding: dict[str, Any], progress: Progress) -> None:
+    remove_labelled(Path(holding["kubeconfig"]), holding["run"], progress)
+
+
+@runs.reaper("object")
+def _remove_object(holding: dict[str, Any], progress: Progress) -> None:
+    remove_named(Path(holding["kubeconfig"]), holding["object"], progress)
+
+
+@runs.reaper("uncordon")
+def _uncordon(holding: dict[str, Any], progress: Progress) -> None:
+    uncordon(Path(holding["kubeconfig"]), str(holding["selector"]), progress)

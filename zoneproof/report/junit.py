@@ -1,0 +1,34 @@
+"""JUnit (pytest ``record_property``) properties: an SLO result, a measured figure.
+
+A chaos test records each ``SloResult`` as ``slo:<name>`` holding ``SloResult.to_dict``
+as JSON; summary.json reads them back (also through xdist workers, whose reports carry
+the properties). Conformance tests record plain figures (``<name>_seconds``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from zoneproof.slo.results import SloResult
+
+__all__ = ["SLO_PROPERTY", "figure_property", "slo_property", "slo_results"]
+
+SLO_PROPERTY = "slo:"
+"""Prefix of the property holding one SLO result of a test."""
+
+
+def slo_property(result: SloResult) -> tuple[str, str]:
+    """The (name, value) a test records for one SLO result."""
+    return SLO_PROPERTY + result.name, json.dumps(result.to_dict())
+
+
+def slo_results(properties: Iterable[tuple[str, object]]) -> list[SloResult]:
+    """The SLO results among a test's recorded properties."""
+    return [SloResult.from_dict(json.loads(str(value))) for key, value in properties
+            if key.startswith(SLO_PROPERTY)]
+
+
+def figure_property(name: str, value: float) -> tuple[str, str]:
+    """The (name, value) a test records for one measured figure (3 decimals)."""
+    return name, f"{value:.3f}"

@@ -1,0 +1,219 @@
+"""The figure behind each SLO metric name, from a run's evidence (no chaos run needed).
+
+Each figure reads the fault records it is about *by effect* (node figures read the faults
+that must turn nodes NotReady, ``lease_failover`` those that must cost the controller its
+leader, ...); with several such faults the worst figure counts. No matching fault, or
+missing events, gives None (NO_DATA, a fail unless allowed): never a silent pass.
+
+Most figures are a number the SLO bounds (``results.evaluate``). A figure may instead judge
+its SLO itself (``Figure.judge``) when a number cannot say what happened: the register
+history's check is VOID under the traffic's minimum rate, NO_DATA when the checker ran out
+of time, a FAIL naming the operations it could not place (``linearizability.judge``).
+``result`` is the one entry point: the SLO's result from the evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from zoneproof.components.harness.controller import REPLICA_PREFIX
+from zoneproof.faults.base import FaultRecord
+from zoneproof.faults.effects import Effect
+from zoneproof.measure.attribution import unfenced_deletes
+from zoneproof.measure.audit import PodDeletion
+from zoneproof.measure.history import History
+from zoneproof.measure.timeline import Timeline
+from zoneproof.slo import linearizability, metrics
+from zoneproof.slo.results import SloResult, evaluate
+from zoneproof.slo.spec import Slo
+from zoneproof.traffic import workloads
+
+__all__ = ["FIGURES", "Evidence", "Figure", "compute", "result", "unfenced"]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a run leaves to judge it by: its timeline, its fault records and the facts the
+    figures need (the chaos control builds it; a saved run can be re-judged from it)."""
+
+    timeline: Timeline
+    faults: tuple[FaultRecord, ...]
+    namespace: str
+    """The run's workload namespace (its pods are on the timeline)."""
+    lease: str = ""
+    """NAMESPACE/NAME of the controller's Lease."""
+    deletions: tuple[PodDeletion, ...] | None = None
+    """Audited pod deletes by controller replicas in ``namespace`` during the run (None:
+    the cluster has no readable audit log)."""
+    replica_prefix: str = REPLICA_PREFIX
+    history: History | None = None
+    """The register history the run's traffic recorded (None: the run ran no traffic)."""
+    history_check: linearizability.CheckReport | None = None
+    """porcupine's verdict on ``history`` (None: not checked)."""
+
+    @property
+    def first_fault_at(self) -> float | None:
+        """When the first fault was injected (None: no fault)."""
+        return min((r.injected_at for r in self.faults), default=None)
+
+    def faults_causing(self, effects: Iterable[Effect]) -> list[FaultRecord]:
+        """The records of the faults that must cause any of ``effects``."""
+        wanted = tuple(effects)
+        return [r for r in self.faults if r.causes(*wanted)]
+
+
+Compute = Callable[[Evidence, Sequence[FaultRecord]], float | None]
+Judge = Callable[[Slo, Evidence, Sequence[FaultRecord]], SloResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One metric: the effects of the faults it is about (none: about no fault), how it is
+    computed from the evidence and those faults' records, and (``judge``) how it judges its
+    SLO when a number alone cannot (default: ``results.evaluate`` of the number)."""
+
+    effects: frozenset[Effect]
+    compute: Compute
+    judge: Judge | None = None
+
+
+def _worst(values: Iterable[float | None]) -> float | None:
+    collected = list(values)
+    if not collected or any(v is None for v in collected):
+        return None
+    return max(v for v in collected if v is not None)
+
+
+def _pods_on_targets(ev: Evidence, record: FaultRecord, prefix: str) -> list[str]:
+    """Pods (``ns/name`` starting with ``prefix``) scheduled on a target before the fault."""
+    return sorted({e.subject for e in ev.timeline.select("pod_scheduled")
+                   if e.t <= record.injected_at and e.detail.get("node") in record.targets
+                   and e.subject.startswith(prefix)})
+
+
+def _not_ready(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return _worst(metrics.not_ready_detection(ev.timeline, r) for r in faults)
+
+
+def _force_delete(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    prefix = f"{ev.namespace}/"
+    return _worst(metrics.force_delete_after_not_ready(ev.timeline, r, pods)
+                  for r in faults if (pods := _pods_on_targets(ev, r, prefix)))
+
+
+def _statefulset(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    prefix = f"{ev.namespace}/db-"
+    return _worst(metrics.pod_ready_elsewhere(ev.timeline, r, pods)
+                  for r in faults if (pods := _pods_on_targets(ev, r, prefix)))
+
+
+def _failover(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return _worst(metrics.lease_failover(ev.timeline, r, ev.lease) for r in faults)
+
+
+def _write_window(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return _worst(metrics.write_error_window(ev.timeline, r) for r in faults)
+
+
+def _lost_writes(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return metrics.lost_acknowledged_writes(ev.timeline)
+
+
+def _audited_deletes(metric: Callable[..., float | None]) -> Compute:
+    """A figure of the run's audited replica deletes against its Lease history (None
+    without an audit log)."""
+    def compute(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+        if ev.deletions is None:
+            return None
+        return metric(ev.timeline, ev.deletions, users_prefix=ev.replica_prefix)
+    return compute
+
+
+def _lease_overlaps(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return metrics.lease_overlaps(ev.timeline)
+
+
+def _lease_tokens(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return metrics.lease_token_regressions(ev.timeline)
+
+
+def _handover_gap(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return _worst(metrics.lease_handover_gap(ev.timeline, r) for r in faults)
+
+
+def _non_linearizable(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return None if ev.history_check is None else ev.history_check.non_linearizable_keys
+
+
+def _judge_history(slo: Slo, ev: Evidence, faults: Sequence[FaultRecord]) -> SloResult:
+    """VOID under the traffic's minimum rate before the first fault, NO_DATA without a
+    history or a check, else porcupine's verdict (``linearizability.judge``)."""
+    if ev.history is None:
+        return evaluate(slo, None)
+    return linearizability.judge(slo, ev.history, ev.history_check, fault_at=ev.first_fault_at)
+
+
+def _failed_admissions(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return metrics.failed_admissions(ev.timeline, faults)
+
+
+def _pdb_budget(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    deployed = ev.timeline.first("workloads_deployed")
+    if deployed is None or int(deployed.detail.get("pdb_max_unavailable", "0")) < 1:
+        return None
+    return _worst(metrics.pdb_budget_exceeded(
+        ev.timeline, r, [f"{ev.namespace}/{w}-" for w in workloads.WORKLOADS],
+        int(deployed.detail["replicas"]), int(deployed.detail["pdb_max_unavailable"]))
+        for r in faults)
+
+
+_NODES = frozenset({Effect.NODES_NOT_READY})
+_NONE: frozenset[Effect] = frozenset()
+
+FIGURES: dict[str, Figure] = {
+    "not_ready_detection": Figure(_NODES, _not_ready),
+    "force_delete_after_not_ready": Figure(_NODES, _force_delete),
+    "statefulset_recovery": Figure(_NODES, _statefulset),
+    "lease_failover": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _failover),
+    "etcd_write_error_window": Figure(frozenset({Effect.ETCD_MEMBERS_DOWN}), _write_window),
+    "lost_acknowledged_writes": Figure(_NONE, _lost_writes),
+    # the Lease model (measure.lease): who could act when
+    "deletes_by_non_holders": Figure(_NONE, _audited_deletes(metrics.deletes_by_non_holders)),
+    "deletes_outside_lease": Figure(_NONE, _audited_deletes(metrics.deletes_outside_lease)),
+    "lease_overlaps": Figure(_NONE, _lease_overlaps),
+    "lease_token_regressions": Figure(_NONE, _lease_tokens),
+    "lease_handover_gap": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _handover_gap),
+    # the register history of the run's traffic, checked by porcupine
+    "non_linearizable_keys": Figure(_NONE, _non_linearizable, _judge_history),
+    # failures inside these faults' windows are expected (the webhook or the API is down)
+    "failed_admissions": Figure(frozenset({Effect.WEBHOOK_DOWN, Effect.CONTROL_PLANE_DOWN,
+                                           Effect.ETCD_QUORUM_LOST}), _failed_admissions),
+    "pdb_budget_exceeded": Figure(frozenset({Effect.NODES_DRAINED}), _pdb_budget),
+}
+
+
+def compute(metric: str, evidence: Evidence) -> float | None:
+    """The figure for ``metric`` (None when unknown to zoneproof or not measurable)."""
+    figure = FIGURES.get(metric)
+    if figure is None:
+        return None
+    return figure.compute(evidence, evidence.faults_causing(figure.effects))
+
+
+def result(slo: Slo, evidence: Evidence) -> SloResult:
+    """``slo``'s result from ``evidence``: its figure's own judgement where it has one, else
+    the figure's number against the bound (an unknown metric: NO_DATA)."""
+    figure = FIGURES.get(slo.metric)
+    if figure is not None and figure.judge is not None:
+        return figure.judge(slo, evidence, evidence.faults_causing(figure.effects))
+    return evaluate(slo, compute(slo.metric, evidence))
+
+
+def unfenced(evidence: Evidence, *, expiry: bool = False) -> list[str]:
+    """One line per audited replica delete made outside its tenure as the Lease's holder of
+    record (``expiry``: outside its window of ability) (for messages)."""
+    return [u.describe() for u in unfenced_deletes(evidence.deletions or [],
+                                                   evidence.timeline.events,
+                                                   users_prefix=evidence.replica_prefix,
+                                                   expiry=expiry)]

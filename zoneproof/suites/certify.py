@@ -1,0 +1,211 @@
+"""``zoneproof certify PROFILE --key KEY`` and ``zoneproof verify BUNDLE --key PUB``.
+
+certify runs the whole qualification (``qualify.execute``: conformance, every chaos
+experiment, the integration suite) against exactly the profile's components on its
+backend, then packs the evidence into a signed bundle (``report.bundle``): certification.yaml,
+summary.json, junit.xml, the allure HTML report, each experiment's journal, timeline,
+fault records and plots, the component logs, the evidence read back from the cluster
+(the webhook's registration as stored, the cluster's versions), screenshots of the report
+as headless chromium showed it, the profile and SLO file, a SHA-256 manifest and the in-toto
+attestation. The signing key is loaded before anything
+runs. The exit code is 0 only when the certification PASSes.
+
+verify checks a bundle against the vendor's public key and describes what it attests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from zoneproof import cluster, errors
+from zoneproof.cluster.interface import Progress
+from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.report import attestation, browser, bundle, certification, evidence, summary
+from zoneproof.suites import qualify
+from zoneproof.suites.profile import Profile
+
+__all__ = ["CERTIFICATION", "Certified", "certify", "collect_logs", "contents", "describe",
+           "look_in_browser", "verify"]
+
+CERTIFICATION = "certification.yaml"
+LOGS = "logs"
+BROWSER = "browser"
+#: Files of a chaos experiment's directory that go into the bundle (never its keys or kubeconfigs).
+_CHAOS_FILES = (".json", ".png", ".svg", ".log")
+_REQUIRED = {"summary": "summary.json", "junit": "junit.xml",
+             "allure": "allure-report/index.html"}
+_EXPERIMENT_FILES = ("journal.json", "timeline.json", "faults.json", "timeline.png")
+
+
+@dataclass(frozen=True, slots=True)
+class Certified:
+    """A certification run: its exit code, verdict, bundle and report directory."""
+
+    code: int
+    verdict: str
+    bundle: Path
+    reports: Path
+
+
+def _files(root: Path, under: str, suffixes: tuple[str, ...] | None = None) -> Iterator[Path]:
+    base = root / under
+    if base.is_dir():
+        yield from (p for p in sorted(base.rglob("*"))
+                    if p.is_file() and (suffixes is None or p.suffix in suffixes))
+
+
+def collect_logs(basetemp: Path, reports: Path) -> list[Path]:
+    """Copy every ``*.log`` the run's components wrote under pytest's ``basetemp`` into
+    ``<reports>/logs/`` (same relative paths); the copies."""
+    copied = []
+    for log in sorted(basetemp.rglob("*.log")):
+        target = reports / LOGS / log.relative_to(basetemp)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, target)
+        copied.append(target)
+    return copied
+
+
+def contents(reports: Path, experiments: list[str]) -> tuple[dict[str, Path], list[str]]:
+    """(bundle name → file) of a run's evidence, and the evidence found missing."""
+    found: dict[str, Path] = {}
+    for path in [*_files(reports, "allure-report"), *_files(reports, "chaos", _CHAOS_FILES),
+                 *_files(reports, LOGS, (".log",)),
+                 *_files(reports, evidence.EVIDENCE, (".json", ".png"))]:
+        found[path.relative_to(reports).as_posix()] = path
+    for name in ("summary.json", "junit.xml"):
+        if (reports / name).is_file():
+            found[name] = reports / name
+    missing = [f"{name} missing" for name in _REQUIRED.values() if name not in found]
+    missing += [f"chaos/{e}/{f} missing" for e in experiments for f in _EXPERIMENT_FILES
+                if f"chaos/{e}/{f}" not in found]
+    if not evidence.registrations(reports):
+        missing.append("the webhook's registration as the API server stored it was not read back "
+                       f"({evidence.EVIDENCE}/{evidence.REGISTRATION_PREFIX}*.json missing)")
+    return found, missing
+
+
+def look_in_browser(reports: Path, experiments: list[str], progress: Progress) -> list[str]:
+    """Look at the allure report and the plots in headless chromium; screenshots and what
+    was seen go to ``evidence/browser/``. The problems a person would see (none when there
+    is no chromium: that is recorded, with the install command, not judged)."""
+    where = reports / evidence.EVIDENCE / BROWSER
+    try:
+        seen = browser.look(reports, experiments, where)
+    except errors.ConfigError as exc:
+        note = f"not looked at in a browser: {exc}"
+        progress(note)
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "seen.json").write_text(json.dumps({"looked": False, "reason": note}) + "\n")
+        return []
+    found = seen.problems(experiments)
+    pages = [seen.overview, *seen.experiments.values(), *([seen.plots] if seen.plots else [])]
+    (where / "seen.json").write_text(json.dumps({
+        "looked": True, "browser": str(browser.chromium()), "problems": found,
+        "pages": {p.name: {"url": p.url, "screenshot": p.screenshot.name,
+                           "text_chars": len(p.text)} for p in pages},
+        "plots_loaded": list(seen.plots_loaded)}, indent=1) + "\n")
+    progress(f"looked at the report in chromium: {len(pages)} pages, "
+             f"{len(seen.plots_loaded)}/{len(experiments)} plots loaded, {len(found)} problem(s)")
+    return found
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "component"
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def certify(profile: Profile, key: Path, *, output: Path | None = None, workers: int = 2,
+            keep_cluster: bool = False, reports: Path | None = None,
+            progress: Progress) -> Certified:
+    """Qualify the profile's components, pack and sign the bundle; exit code 0 only on PASS."""
+    signer = attestation.load_signer(key)  # a bad key fails now, not after the run
+    choice = profile.backend
+    backend = cluster.get_backend(choice.name, kubeconfig=choice.kubeconfig,
+                                  allow_destructive=choice.allow_destructive,
+                                  options=choice.options)
+    spec = ClusterSpec(name=choice.cluster_name, etcd_members=backend.traits.default_etcd_members)
+    started = _now()
+    progress(f"certifying {profile.vendor.product} {profile.vendor.version} "
+             f"({profile.vendor.vendor}) on the {choice.name} backend")
+    with tempfile.TemporaryDirectory(prefix="zoneproof-certify-") as tmp:
+        basetemp = Path(tmp) / "pytest"
+        options = qualify.Options(
+            keep_cluster=keep_cluster, workers=workers, slo_file=profile.slo_file, html=True,
+            allow_destructive=choice.allow_destructive, reports=reports,
+            components=profile.components,
+            pytest_args=[*profile.scope.pytest_args(), f"--basetemp={basetemp}"])
+        run = qualify.execute(backend, spec, options, kubeconfig=choice.kubeconfig,
+                              progress=progress)
+        collect_logs(basetemp, run.reports)
+    experiments = qualify.experiments(qualify.repo_root())
+    browser_problems = look_in_browser(run.reports, experiments, progress)
+    files, problems = contents(run.reports, experiments)
+    problems += browser_problems
+    packed: dict[str, Path | bytes] = {**files, "profile.yaml": profile.source}
+    if profile.slo_file is not None:
+        packed["slo.yaml"] = profile.slo_file
+    try:
+        run_summary: summary.Summary | None = summary.load(run.reports / "summary.json")
+    except errors.ConfigError as exc:
+        progress(f"summary.json: {exc}")
+        run_summary = None
+    cluster_file = run.reports / evidence.EVIDENCE / evidence.CLUSTER
+    finished = _now()
+    document = certification.document(
+        profile.vendor, summary=run_summary, experiments=experiments,
+        backend={**choice.to_dict(), "kubeconfig": str(choice.kubeconfig or "")},
+        cluster=certification.load_json(cluster_file) if cluster_file.is_file() else None,
+        registrations=[p.relative_to(run.reports).as_posix()
+                       for p in evidence.registrations(run.reports)],
+        files={role: name for role, name in _REQUIRED.items() if name in files},
+        started=started.isoformat(), finished=finished.isoformat(), problems=problems)
+    if run.code != 0 and document["verdict"] == "PASS":  # the run itself failed (e.g. no report)
+        document["problems"].append(f"the qualification exited {run.code}")
+        document["verdict"] = "FAIL"
+    packed[CERTIFICATION] = certification.to_yaml(document)
+    name = f"{_slug(profile.vendor.product)}-{_slug(profile.vendor.version)}-{run.reports.name}"
+    target = output or run.reports.parent / f"{name}.certification.tar.gz"
+    bundle.write(target, packed, certification.predicate(document), signer,
+                 mtime=int(finished.timestamp()))
+    progress(f"certification {document['verdict']}: bundle {target} "
+             f"({target.stat().st_size / 1e6:.1f} MB, {len(packed) + 2} files)")
+    for problem in document["problems"]:
+        progress(f"  - {problem}")
+    return Certified(0 if document["verdict"] == "PASS" else 1, document["verdict"], target,
+                     run.reports)
+
+
+def verify(path: Path, key: Path) -> bundle.Verified:
+    """Verify the bundle at ``path`` with the PEM public ``key``; VerificationError lists
+    every problem."""
+    return bundle.verify(path, attestation.load_public_key(key))
+
+
+def describe(path: Path, verified: bundle.Verified) -> list[str]:
+    """Lines for the terminal: what a verified bundle attests."""
+    attested = verified.predicate
+    vendor = attested.get("vendor", {})
+    lines = [f"{path}: VERIFIED ({verified.files} files, every digest matches the manifest and "
+             f"the attestation signed by key {verified.keyid[:16]}…)",
+             f"{vendor.get('vendor')}: {vendor.get('product')} {vendor.get('version')} "
+             f"(contact {vendor.get('contact')}); zoneproof {attested.get('zoneproof')} on the "
+             f"{attested.get('backend')} backend, certified {attested.get('certified', {}).get('finished')}"]
+    lines += [f"  suite {name}: {s['verdict']} {s['counts']}"
+              for name, s in attested.get("suites", {}).items()]
+    lines += [f"  experiment {name}: {e['verdict']}" for name, e in attested.get("experiments", {}).items()]
+    failing = [s for s in attested.get("slos", []) if not s.get("pass")]
+    lines.append(f"  SLOs: {len(attested.get('slos', [])) - len(failing)} met, {len(failing)} not")
+    lines += [f"  problem: {p}" for p in attested.get("problems", [])]
+    lines.append(f"verdict: {verified.verdict}")
+    return lines

@@ -1,0 +1,271 @@
+"""The certification profile: what ``zoneproof certify`` certifies, on which backend, judged how.
+
+A YAML file (``apiVersion: zoneproof.dev/v1``, ``kind: CertificationProfile``; the
+schema is in the README, a sample in ``certification/profile.example.yaml``)::
+
+    vendor / product / version / contact     who asks, for what (strings)
+    components:
+      webhook:    source registered (name, variant) | command (command) | url (url, ca_bundle)
+      controller: source registered | command; selector, lease (NAMESPACE/NAME), namespaces
+    slo: FILE                                 SLO file (default: zoneproof's defaults)
+    backend: {name, kubeconfig, cluster_name, allow_destructive, options}
+
+A component's keys are the component's one serialization form (``Component.from_dict``).
+Paths are relative to the profile's directory. ``load`` reports every problem at once,
+each with its fix; an unknown key names the valid ones (and the closest).
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from zoneproof import cluster, errors
+from zoneproof.components.harness.component import Component, Components
+from zoneproof.components.harness.registry import Kind
+from zoneproof.report.certification import Vendor
+from zoneproof.slo import load_slos
+
+__all__ = ["API_VERSION", "KIND", "NAMESPACES_PER_TEST", "BackendChoice", "ControllerScope",
+           "Profile", "load"]
+
+API_VERSION = "zoneproof.dev/v1"
+KIND = "CertificationProfile"
+NAMESPACES_PER_TEST = "per-test"
+_VENDOR_KEYS = ("vendor", "product", "version", "contact")
+_TOP = ("apiVersion", "kind", *_VENDOR_KEYS, "components", "slo", "backend")
+_REQUIRED = ("apiVersion", "kind", *_VENDOR_KEYS, "components")
+_BACKEND = ("name", "kubeconfig", "cluster_name", "allow_destructive", "options")
+_SCOPE = ("selector", "lease", "namespaces")
+_IN_CLUSTER = ("manifests", "image_archive")
+_PATHS = ("ca_bundle", "registration_file")
+_DEFAULT_CLUSTER = "zoneproof-certify"
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerScope:
+    """What the controller under test is told to act on (the suite's --zp-controller-*)."""
+
+    selector: str = "app=noobaa"
+    lease: str = "default/zoneproof-ha-controller"
+    namespaces: str = NAMESPACES_PER_TEST
+
+    def pytest_args(self) -> list[str]:
+        """The plugin options that tell the suite."""
+        return [f"--zp-controller-selector={self.selector}", f"--zp-controller-lease={self.lease}"]
+
+
+@dataclass(frozen=True, slots=True)
+class BackendChoice:
+    """The backend to certify on (its kubeconfig for ``existing``)."""
+
+    name: str = cluster.DEFAULT_BACKEND
+    kubeconfig: Path | None = None
+    cluster_name: str = _DEFAULT_CLUSTER
+    allow_destructive: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """For certification.yaml."""
+        return {"name": self.name, "cluster_name": self.cluster_name,
+                "kubeconfig": str(self.kubeconfig) if self.kubeconfig else None,
+                "allow_destructive": self.allow_destructive, "options": dict(self.options)}
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A validated certification profile."""
+
+    source: Path
+    vendor: Vendor
+    components: Components
+    scope: ControllerScope
+    slo_file: Path | None
+    backend: BackendChoice
+
+
+def _unknown(given: Mapping[str, Any], valid: tuple[str, ...], where: str) -> list[str]:
+    found = []
+    for key in sorted(set(map(str, given)) - set(valid)):
+        close = difflib.get_close_matches(key, valid, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        found.append(f"{where}: unknown key {key!r}{hint}; valid keys: {', '.join(valid)}")
+    return found
+
+
+class _Reader:
+    """Collects every problem of one profile while reading it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.base = path, path.parent
+        self.problems: list[str] = []
+
+    def file(self, value: object, where: str, fix: str) -> Path | None:
+        if not isinstance(value, str) or not value:
+            self.problems.append(f"{where}: give a file path, got {value!r}")
+            return None
+        path = (self.base / value).expanduser().resolve()
+        if not path.is_file():
+            self.problems.append(f"{where}: {path} is not a file; {fix}")
+        return path
+
+    def text(self, data: Mapping[str, Any], key: str, where: str) -> str:
+        value = data.get(key)
+        if not isinstance(value, str | int | float) or isinstance(value, bool) or not str(value).strip():
+            self.problems.append(f"{where}{key}: give a non-empty string, got {value!r}")
+            return ""
+        return str(value).strip()
+
+    def mapping(self, value: object, where: str) -> Mapping[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.problems.append(f"{where}: must be a mapping, got {type(value).__name__}")
+            return {}
+        return value
+
+    # -- components --------------------------------------------------------------------
+    def _program(self, template: str, where: str) -> None:
+        """The command's program exists (a placeholder such as {python} is the suite's)."""
+        try:
+            program = shlex.split(template)[0] if template.strip() else ""
+        except ValueError as exc:
+            self.problems.append(f"{where}.command: cannot be split like a shell line: {exc}")
+            return
+        if not program or "{" in program:
+            return
+        if "/" in program and not Path(program).is_absolute():
+            self.problems.append(f"{where}.command: the program {program!r} is a relative path; "
+                                 f"the suite runs from the zoneproof checkout: write "
+                                 f"{(self.base / program).resolve()}")
+        elif shutil.which(program) is None:
+            self.problems.append(f"{where}.command: {program!r} is not an executable file nor on "
+                                 "PATH: install it or give its absolute path")
+
+    def component(self, kind: Kind, raw: object) -> Component:
+        where = f"components.{kind}"
+        data = dict(self.mapping(raw, where))
+        if data.get("source") == "in-cluster" or set(_IN_CLUSTER) & set(data):
+            self.problems.append(f"{where}: in-cluster components (manifests + image_archive) are "
+                                 "not supported yet: run the component as a command (source: "
+                                 "command) or, for a webhook, at a URL (source: url)")
+            return Component(kind)
+        for key in _SCOPE if kind is Kind.CONTROLLER else ():
+            data.pop(key, None)
+        for key in _PATHS:
+            if isinstance(data.get(key), str):
+                data[key] = str((self.base / data[key]).expanduser().resolve())
+        try:
+            component = Component.from_dict(data, kind)
+        except errors.ConfigError as exc:
+            self.problems.append(f"{where}: {exc}")
+            return Component(kind)
+        self.problems += [f"{where}: {p}" for p in component.problems()]
+        if component.source_name == "command":
+            self._program(component.template, where)
+        return component
+
+    def scope(self, raw: object) -> ControllerScope:
+        data = self.mapping(raw, "components.controller")
+        defaults = ControllerScope()
+        selector = str(data.get("selector", defaults.selector)).strip()
+        lease = str(data.get("lease", defaults.lease)).strip()
+        namespaces = str(data.get("namespaces", defaults.namespaces)).strip()
+        if not selector:
+            self.problems.append("components.controller.selector: give a label selector "
+                                 "(e.g. app=noobaa)")
+        if lease.count("/") != 1 or not all(lease.split("/")):
+            self.problems.append(f"components.controller.lease: {lease!r} must be NAMESPACE/NAME")
+        if namespaces != NAMESPACES_PER_TEST:
+            self.problems.append(
+                f"components.controller.namespaces: {namespaces!r} is not supported: the suite "
+                f"makes fresh namespaces for each test and passes them comma-separated in "
+                f"{{namespaces}}; write {NAMESPACES_PER_TEST!r} and make the command use it")
+        return ControllerScope(selector, lease, namespaces)
+
+    # -- the rest ------------------------------------------------------------------------
+    def slo(self, value: object) -> Path | None:
+        if value is None:
+            return None
+        path = self.file(value, "slo", "give the SLO file (schema: zoneproof/slo/defaults.yaml) "
+                         "or leave slo out for the defaults")
+        if path is not None and path.is_file():
+            try:
+                load_slos(path)
+            except errors.ConfigError as exc:
+                self.problems.append(f"slo: {exc}")
+        return path
+
+    def backend(self, raw: object) -> BackendChoice:
+        data = self.mapping(raw, "backend")
+        self.problems += _unknown(data, _BACKEND, "backend")
+        name = str(data.get("name", cluster.DEFAULT_BACKEND))
+        if name not in cluster.backend_names():
+            self.problems.append(f"backend.name: {name!r} is not installed; choose one of "
+                                 f"{', '.join(cluster.backend_names())}")
+            return BackendChoice(name)
+        kubeconfig = None
+        if "kubeconfig" in data:
+            kubeconfig = self.file(data["kubeconfig"], "backend.kubeconfig",
+                                   "give the cluster's kubeconfig")
+        elif cluster.backend_type(name).traits.needs_kubeconfig:
+            self.problems.append(f"backend.kubeconfig: the {name} backend needs the cluster's "
+                                 "kubeconfig")
+        allow = data.get("allow_destructive", False)
+        if not isinstance(allow, bool):
+            self.problems.append(f"backend.allow_destructive: true or false, got {allow!r}")
+        options = {str(k): str(v) for k, v in self.mapping(data.get("options"), "backend.options"
+                                                           ).items()}
+        try:
+            cluster.get_backend(name, kubeconfig=kubeconfig, allow_destructive=allow is True,
+                                options=options)
+        except errors.ConfigError as exc:
+            self.problems.append(f"backend: {exc}")
+        return BackendChoice(name, kubeconfig, str(data.get("cluster_name", _DEFAULT_CLUSTER)),
+                             allow is True, options)
+
+
+def load(path: Path) -> Profile:
+    """Read and validate the profile at ``path``; ConfigError lists every problem and its fix."""
+    path = path.expanduser().resolve()
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise errors.ConfigError(f"certification profile {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise errors.ConfigError(f"certification profile {path} is not valid YAML: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise errors.ConfigError(f"certification profile {path} must be a mapping "
+                                 f"(apiVersion: {API_VERSION}, kind: {KIND}, ...)")
+    read = _Reader(path)
+    read.problems += _unknown(data, _TOP, "profile")
+    read.problems += [f"{key}: missing (required keys: {', '.join(_REQUIRED)})"
+                      for key in _REQUIRED if key not in data]
+    if "apiVersion" in data and data["apiVersion"] != API_VERSION:
+        read.problems.append(f"apiVersion: {data['apiVersion']!r} is not supported: write "
+                             f"{API_VERSION}")
+    if "kind" in data and data["kind"] != KIND:
+        read.problems.append(f"kind: {data['kind']!r}: write {KIND}")
+    vendor = Vendor(*(read.text(data, key, "") if key in data else "" for key in _VENDOR_KEYS))
+    components = read.mapping(data.get("components"), "components")
+    read.problems += _unknown(components, tuple(str(k) for k in Kind), "components")
+    read.problems += [f"components.{kind}: missing: say how to run the {kind} under test (e.g. "
+                      f"source: command)" for kind in Kind if "components" in data
+                      and str(kind) not in components]
+    webhook = read.component(Kind.WEBHOOK, components.get("webhook"))
+    controller = read.component(Kind.CONTROLLER, components.get("controller"))
+    scope = read.scope(components.get("controller"))
+    slo_file = read.slo(data.get("slo"))
+    backend = read.backend(data.get("backend"))
+    if read.problems:
+        listed = "\n".join(f"  - {p}" for p in read.problems)
+        raise errors.ConfigError(f"certification profile {path} has {len(read.problems)} "
+                                 f"problem(s):\n{listed}")
+    return Profile(path, vendor, Components(webhook, controller), scope, slo_file, backend)
