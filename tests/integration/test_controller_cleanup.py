@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import signal
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -39,3 +41,26 @@ def test_lease_loss_exit_removes_the_client_certificate_files(cluster_under_test
         replicas.stop_all()
     assert code == cli.EXIT_LEASE_LOST, replicas.log(identity)
     assert not list(private_tmp.rglob("*")), f"left behind: {sorted(map(str, private_tmp.rglob('*')))}"
+
+
+def test_a_sigkilled_replica_leaves_its_credentials_only_in_the_runs_private_dir(
+        cluster_under_test: Cluster, tmp_path: Path) -> None:
+    """SIGKILL gives the controller no chance to clean up: the harness points its TMPDIR into
+    the run's private directory (removed with the run), so nothing lands in the system's
+    temp dir."""
+    system_tmp = Path(tempfile.gettempdir())
+    before = set(system_tmp.glob("zp-hac-credentials-*"))
+    settings = ControllerSettings(namespaces=("default",),
+                                  lease_name=f"zp-killed-{uuid.uuid4().hex[:6]}")
+    replicas = ControllerReplicas(cluster_under_test, settings, tmp_path / "replicas", replicas=1,
+                                  prefix="zp-killed")
+    try:
+        replicas.start_all()
+        identity = replicas.wait_leader(_TIMEOUT_S)
+        scratch = replicas.secrets / f"tmp-{identity}"
+        assert list(scratch.glob("zp-hac-credentials-*")), "its credentials are in the run's dir"
+        replicas.signal(identity, signal.SIGKILL)
+        replicas.wait_exit(identity, _TIMEOUT_S)
+    finally:
+        replicas.stop_all()
+    assert set(system_tmp.glob("zp-hac-credentials-*")) == before

@@ -1,12 +1,13 @@
-"""The one Kubernetes client factory."""
+"""The one Kubernetes client factory, and raw GETs of non-resource paths through it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client, config
 
-__all__ = ["api_client"]
+__all__ = ["api_client", "get_path"]
 
 
 def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
@@ -41,3 +42,12 @@ def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
 
 def _temp_path(temp_dir: Path | None) -> str | None:
     return None if temp_dir is None else str(temp_dir)
+
+
+def get_path(api: client.ApiClient, path: str, *, timeout_s: float) -> Any:
+    """GET a non-resource path (``/readyz``, ``/metrics``) with the client's credentials; the
+    response is read (``.status``, ``.data``). Raises ApiException / urllib3 errors."""
+    request = api.param_serialize("GET", path, auth_settings=["BearerToken"])
+    response = api.call_api(*request, _request_timeout=timeout_s)
+    response.read()
+    return response

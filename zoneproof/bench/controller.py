@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import signal
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -146,27 +145,29 @@ def bench_controller(runs: int, progress: Progress, out: Path | None = None) -> 
     samples: dict[str, list[float]] = {}
     reactions: list[float] = []
     try:
-        api = kube.api_client(bed.kubeconfig)
-        node = bed.spec.node_names(bed.spec.zones[0])[0]
-        for run in range(1, runs + 1):
-            watched, baseline = f"bench-w{run}", f"bench-u{run}"
-            _populate(api, watched, node, _BARE_PODS)
-            _populate(api, baseline, node, 0)
-            settings = ControllerSettings(namespaces=(watched,))
-            replicas = ControllerReplicas(bed, settings, Path(tempfile.mkdtemp(prefix="zp-hac-")))
-            try:
-                replicas.start_all()
-                replicas.wait_leader(_TIMEOUT_S)
-                found, reaction = _outage(bed, replicas, node, watched, baseline)
-                reactions += reaction
-                timeout = settings.lease_duration_s + _TIMEOUT_S
-                found["failover_sigkill_seconds"] = _failover(replicas, signal.SIGKILL, timeout)
-                found["failover_sigterm_seconds"] = _failover(replicas, signal.SIGTERM, timeout)
-            finally:
-                replicas.stop_all()
-            for key, value in found.items():
-                samples.setdefault(key, []).append(value)
-            progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v:.2f}" for k, v in found.items()))
+        with figures.artefacts_dir(out, "controller", progress) as kept:
+            api = kube.api_client(bed.kubeconfig)
+            node = bed.spec.node_names(bed.spec.zones[0])[0]
+            for run in range(1, runs + 1):
+                watched, baseline = f"bench-w{run}", f"bench-u{run}"
+                _populate(api, watched, node, _BARE_PODS)
+                _populate(api, baseline, node, 0)
+                settings = ControllerSettings(namespaces=(watched,))
+                replicas = ControllerReplicas(bed, settings, kept / f"run-{run}")
+                try:
+                    replicas.start_all()
+                    replicas.wait_leader(_TIMEOUT_S)
+                    found, reaction = _outage(bed, replicas, node, watched, baseline)
+                    reactions += reaction
+                    timeout = settings.lease_duration_s + _TIMEOUT_S
+                    for name, sig in (("sigkill", signal.SIGKILL), ("sigterm", signal.SIGTERM)):
+                        found[f"failover_{name}_seconds"] = _failover(replicas, sig, timeout)
+                finally:
+                    replicas.stop_all()
+                for key, value in found.items():
+                    samples.setdefault(key, []).append(value)
+                progress(f"run {run}/{runs}: "
+                         + ", ".join(f"{k}={v:.2f}" for k, v in found.items()))
     finally:
         backend.delete(bed.name, progress=lambda _: None)
     if reactions:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from zoneproof.cluster.interface import Progress
 
-__all__ = ["Samples", "Summary", "cpu_seconds", "percentile", "summarize"]
+__all__ = ["Samples", "Summary", "artefacts_dir", "cpu_seconds", "percentile", "summarize"]
 
 Summary = dict[str, dict[str, float]]
 
@@ -33,6 +36,21 @@ def summarize(samples: dict[str, list[float]], progress: Progress, out: Path | N
     if out is not None:
         out.write_text(json.dumps({"figures": summary, "samples": samples}, indent=2))
     return summary
+
+
+@contextlib.contextmanager
+def artefacts_dir(out: Path | None, bench: str, progress: Progress) -> Iterator[Path]:
+    """Where a bench writes its runs' logs: kept beside ``out`` (``<out>.artefacts/``) when
+    figures are saved, else a temporary directory removed at the end (nothing left in /tmp).
+    """
+    if out is not None:
+        kept = out.with_name(out.name + ".artefacts")
+        kept.mkdir(parents=True, exist_ok=True)
+        yield kept
+        progress(f"{bench}: logs kept for analysis in {kept}")
+        return
+    with tempfile.TemporaryDirectory(prefix=f"zp-bench-{bench}-") as scratch:
+        yield Path(scratch)
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -18,7 +18,6 @@ import functools
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -130,11 +129,11 @@ def _wait_synced(replicas: ControllerReplicas, identity: str) -> None:
 
 
 def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
-            pods: list[parallel.BarePod], progress: Progress
+            pods: list[parallel.BarePod], progress: Progress, *, workdir: Path
             ) -> tuple[dict[str, float], list[parallel.BarePod], Path, dict[str, dt.datetime]]:
     """Zone a down under the controller: its figures, the pods it deleted, its kubeconfig,
-    when each node was seen NotReady."""
-    workdir = Path(tempfile.mkdtemp(prefix="zp-scale-"))
+    when each node was seen NotReady. The controller's log, the audit log and the NotReady
+    times are written to ``workdir``."""
     replicas = ControllerReplicas(bed, _SETTINGS, workdir, replicas=1)
     replicas.start_all()
     try:
@@ -171,8 +170,6 @@ def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
     shutil.copy(bed.audit_log(), workdir / "audit.log")
     (workdir / "not-ready.json").write_text(json.dumps({n: t.isoformat()
                                                         for n, t in not_ready.items()}))
-    progress(f"kept for analysis in {workdir}: the controller's log, the audit log, "
-             "when each node was seen NotReady")
     deletes = [(doomed[d.pod].node, d.at)
                for d in pod_deletions(bed.audit_log(), users_prefix=identity)
                if d.code == 200 and d.pod in doomed]
@@ -182,8 +179,8 @@ def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
             replicas.kubeconfig(identity), not_ready)
 
 
-def _one_run(backend: LocalBackend, nodes_per_zone: int, count: int, progress: Progress
-             ) -> dict[str, float]:
+def _one_run(backend: LocalBackend, nodes_per_zone: int, count: int, progress: Progress,
+             workdir: Path) -> dict[str, float]:
     spec = ClusterSpec(name=f"zp-scale-{uuid.uuid4().hex[:6]}", nodes_per_zone=nodes_per_zone,
                        timings=Timings(node_monitor_grace_period_s=20, node_lease_duration_s=10))
     bed = backend.create(spec, progress=progress)
@@ -193,7 +190,8 @@ def _one_run(backend: LocalBackend, nodes_per_zone: int, count: int, progress: P
         all_nodes = [n for ns in spec.nodes_by_zone().values() for n in ns]
         pods = _pods(all_nodes, count)
         rate, _ = _create(c, pods, progress, "pods")
-        measured, deleted, identity, not_ready = _outage(bed, spec, c, pods, progress)
+        measured, deleted, identity, not_ready = _outage(bed, spec, c, pods, progress,
+                                                         workdir=workdir)
         _, uids = _create(c, deleted, progress, "pods again (the ones force-deleted)")
         as_controller = parallel.Client(identity)  # its API priority level, not the admin's
         try:
@@ -224,11 +222,13 @@ def bench_controller_scale(runs: int, progress: Progress, out: Path | None = Non
     """``runs`` measured beds; every figure of ``scale_figures`` plus the raw limit."""
     backend = LocalBackend(LocalOptions(kwok_per="zone"))
     samples = figures.Samples()
-    for run in range(1, runs + 1):
-        measured = _one_run(backend, nodes_per_zone, pods, progress)
-        for key, value in measured.items():
-            samples.note(key, value)
-        progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v:.2f}" for k, v in measured.items()))
+    with figures.artefacts_dir(out, "controller-scale", progress) as kept:
+        for run in range(1, runs + 1):
+            measured = _one_run(backend, nodes_per_zone, pods, progress, kept / f"run-{run}")
+            for key, value in measured.items():
+                samples.note(key, value)
+            progress(f"run {run}/{runs}: "
+                     + ", ".join(f"{k}={v:.2f}" for k, v in measured.items()))
     return figures.summarize(samples, progress, out)
 
 

@@ -151,9 +151,8 @@ class ApiCluster:
 
     def apiserver_ready(self) -> bool:
         """True if the API server answers /readyz with 200 (within 3 s)."""
-        request = self._probe_api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
         try:
-            response = self._probe_api.call_api(*request, _request_timeout=3)
+            response = kube.get_path(self._probe_api, "/readyz", timeout_s=3)
         except (client.ApiException, urllib3.exceptions.HTTPError):
             return False
         return int(response.status) == 200

@@ -58,9 +58,7 @@ def registrations(report_dir: Path) -> list[Path]:
 def _etcd_version(api: client.ApiClient) -> str:
     """etcd's version as the API server's ``etcd_version_info`` metric names it."""
     try:
-        request = api.param_serialize("GET", "/metrics", auth_settings=["BearerToken"])
-        response = api.call_api(*request, _request_timeout=10)
-        response.read()
+        response = kube.get_path(api, "/metrics", timeout_s=10)
     except (client.ApiException, urllib3.exceptions.HTTPError) as exc:
         return f"not measured: GET /metrics failed ({exc})"
     found = sorted(set(_ETCD_VERSION.findall(response.data.decode(errors="replace"))))

@@ -34,6 +34,26 @@ def test_force_delete_after_not_ready(timeline_of: TimelineOf) -> None:
     assert metrics.force_delete_after_not_ready(timeline, FAULT, ["ns/never-deleted"]) is None
 
 
+def test_force_delete_seen_just_before_not_ready_counts_as_immediate(
+        timeline_of: TimelineOf) -> None:
+    """The pod and node watches are separate streams: a delete delivered 0.4 ms before the
+    NotReady update it acted on is 0 s, not an invalid negative figure (CI, stop 20)."""
+    timeline = timeline_of([(2, "pod_scheduled", "ns/p", {"node": "a1"}),
+                             (17.9996, "pod_deleted", "ns/p", {"node": "a1"}),
+                             (18, "node_ready", "a1", {"status": "Unknown"})])
+    assert metrics.force_delete_after_not_ready(timeline, FAULT, ["ns/p"]) == 0.0
+
+
+def test_force_delete_long_before_not_ready_stays_negative(timeline_of: TimelineOf) -> None:
+    """A pod gone seconds before its node was NotReady was not force-deleted after NotReady:
+    the figure stays negative so the SLO reports it INVALID, never a pass."""
+    timeline = timeline_of([(2, "pod_scheduled", "ns/p", {"node": "a1"}),
+                             (15, "pod_deleted", "ns/p", {"node": "a1"}),
+                             (18, "node_ready", "a1", {"status": "Unknown"})])
+    figure = metrics.force_delete_after_not_ready(timeline, FAULT, ["ns/p"])
+    assert figure is not None and figure < 0
+
+
 def test_pod_ready_elsewhere_ignores_readiness_on_a_hit_node(timeline_of: TimelineOf) -> None:
     timeline = timeline_of([(12, "pod_ready", "ns/web-0", {"node": "a1", "uid": "1"}),
                              (31, "pod_ready", "ns/web-0", {"node": "b1", "uid": "2"})])

@@ -137,7 +137,12 @@ class ControllerReplicas:
         log = self.workdir / f"{identity}.log"
         started.note(started.of_command(self.settings.component, argv,
                                         env=self.settings.extra_env or None, log=log))
-        record = daemons.start(identity, argv, log, env=self.settings.extra_env)
+        # the process's temp files (e.g. the client's key files from the kubeconfig) go into
+        # the run's private directory: a replica killed with SIGKILL cannot remove them itself
+        scratch = self.secrets / f"tmp-{identity}"
+        scratch.mkdir(mode=0o700, exist_ok=True)
+        record = daemons.start(identity, argv, log,
+                               env={"TMPDIR": str(scratch), **self.settings.extra_env})
         self.records[identity] = record
         return record
 
