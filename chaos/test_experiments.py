@@ -156,12 +156,19 @@ CAUGHT = [
 ]
 
 
+#: SLOs judged from the API server's audit log (who deleted what): no figure without one.
+_AUDITED = frozenset({"concurrent-actors", "lease-fenced-actions"})
+
+
 @pytest.mark.parametrize("case", CAUGHT)
 def test_experiment_catches_a_broken_controller(
         case: Twin, module_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
     """The same experiment fails, naming the breached SLO, when the controller under test
     is started as its broken variant (conftest skips this when its source has no such
     variant)."""
+    if case.slo in _AUDITED and module_bed.audit_log() is None:
+        pytest.skip(f"{case.slo} is judged from the API server's audit log, which the "
+                    f"{module_bed.backend} cluster {module_bed.name} does not let zoneproof read")
     broken = zp_settings.controller.with_component(
         zp_settings.controller.component.with_variant(case.variant))
     run = _run(_with_arguments(_load(case.experiment), case.arguments), module_bed,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -30,7 +31,8 @@ from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
-__all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius", "unreachable"]
+__all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius",
+           "node_lease_timings", "unreachable"]
 
 NAME = "existing"
 #: Overrides the address the cluster's API server reaches this host by (webhooks served here).
@@ -87,6 +89,17 @@ def unreachable(kubeconfig: Path, server: str, exc: BaseException) -> errors.Bac
         f"--kubeconfig {kubeconfig} get nodes` tells)")
 
 
+def node_lease_timings(api: client.ApiClient, assumed: Timings) -> Timings:
+    """``assumed`` with the node-lease duration the cluster's kubelets state in their
+    Leases (kube-node-lease ``leaseDurationSeconds``, the longest): a stopped kubelet's
+    silence is judged by it, so an assumed 40 s would outlast a fault on a cluster whose
+    kubelets renew a 4 s Lease. ``assumed`` if no node Lease states one."""
+    leases = client.CoordinationV1Api(api).list_namespaced_lease("kube-node-lease").items
+    stated = [lease.spec.lease_duration_seconds for lease in leases
+              if lease.spec is not None and lease.spec.lease_duration_seconds]
+    return replace(assumed, node_lease_duration_s=max(stated)) if stated else assumed
+
+
 class AgentCluster(ExistingCluster):
     """A cluster zoneproof did not create, destructive faults allowed, node agents installed."""
 
@@ -94,6 +107,7 @@ class AgentCluster(ExistingCluster):
         super().__init__(kubeconfig, allow_destructive=True)
         self.capabilities = self.capabilities | {Capability.STOP_KUBELET}
         self._agents: nodeagent.NodeAgents | None = None
+        self.timings = node_lease_timings(self.api, self.timings)
 
     @property
     def agents(self) -> nodeagent.NodeAgents:

@@ -115,7 +115,7 @@ def test_a_kubelet_and_a_zone_go_down_and_up_through_the_agents(agents: AgentClu
         agents.wait_nodes(zones["zone-b"], ready=False, timeout_s=90)
         assert all(agents.nodes_ready()[n] for n in zones["zone-a"] + zones["zone-c"])
     agents.wait_nodes(zones["zone-b"], ready=True, timeout_s=90)
-    assert [(r.name, r.targets) for r in injector.records] == [
+    assert [(r.kind, r.targets) for r in injector.records] == [
         ("stop-kubelets", (node,)), ("zone-outage", tuple(zones["zone-b"]))]
     assert all(r.reverted_at is not None for r in injector.records)
     reports = agents.agents.reports()

@@ -14,9 +14,9 @@ from kubernetes.client.rest import ApiException
 
 from zoneproof._util import reaping
 from zoneproof.binaries.images import recipe
-from zoneproof.cluster import nodeagent, runs, sweep
+from zoneproof.cluster import existing, nodeagent, runs, sweep
 from zoneproof.cluster.existing import AgentCluster, ExistingBackend, ExistingCluster, blast_radius
-from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.nodeagent.protocol import NAMESPACE, SWITCH_LEASE
 
 
@@ -96,6 +96,7 @@ def users_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     monkeypatch.setattr(ExistingCluster, "nodes_by_zone", lambda self: {"zone-a": ["n1"]})
     monkeypatch.setattr(nodeagent, "install", lambda api, progress: calls.append("install"))
     monkeypatch.setattr(nodeagent, "installed", lambda api: True)
+    monkeypatch.setattr(existing, "node_lease_timings", lambda api, assumed: assumed)
     monkeypatch.setattr(nodeagent, "remove", lambda api, progress: calls.append("remove"))
     monkeypatch.setitem(runs._REAPERS, "objects",
                         lambda holding, progress: calls.append("sweep"))
@@ -137,3 +138,21 @@ def test_delete_removes_the_agent_and_the_runs_hold_on_it(users_cluster: dict[st
     assert [h["kind"] for h in users_cluster["run"].holdings()] == ["objects"]
     assert runs.close(print) == []
     assert users_cluster["calls"] == ["install", "remove", "sweep"], "removed once"
+
+
+def test_an_agent_cluster_judges_kubelets_by_the_node_lease_duration_its_leases_state(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream's 40 s would outlast a kubelet stop on a cluster renewing 4 s Leases: the
+    kubelets-stopped effect would never be seen (fault-not-effective on a sound fault)."""
+    def leases(*durations: int | None) -> Any:
+        items = [SimpleNamespace(spec=SimpleNamespace(lease_duration_seconds=d)) for d in durations]
+        return lambda _: SimpleNamespace(list_namespaced_lease=lambda ns: SimpleNamespace(
+            items=items if ns == "kube-node-lease" else []))
+
+    upstream = Timings.upstream()
+    monkeypatch.setattr(existing.client, "CoordinationV1Api", leases(4, 4, 6))
+    assert existing.node_lease_timings(None, upstream) == Timings(  # type: ignore[arg-type]
+        node_monitor_period_s=5.0, node_monitor_grace_period_s=50.0, toleration_s=300,
+        node_lease_duration_s=6, etcd_election_timeout_s=1.0)
+    monkeypatch.setattr(existing.client, "CoordinationV1Api", leases(None))
+    assert existing.node_lease_timings(None, upstream) == upstream  # type: ignore[arg-type]
