@@ -27,6 +27,7 @@ from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.report import artefacts, junit
+from zoneproof.report import journal as journal_
 from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, judge, load_slos
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
@@ -110,13 +111,13 @@ def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
     # rollbacks run whatever happened (chaoslib's default skips them when the hypothesis fails)
     journal: dict[str, Any] = run_experiment(experiment, settings=ROLLBACKS_ALWAYS)
     journal_path = artefacts.save_journal(workdir, journal)
-    assert control.JOURNAL_KEY in journal, "the zoneproof control did not record this run"
-    results = control.slo_results(journal)
+    assert journal_.JOURNAL_KEY in journal, "the zoneproof control did not record this run"
+    results = journal_.slo_results(journal)
     for result in results:
         record_property(*junit.slo_property(result))
-    checks = control.effect_checks(journal)
+    checks = journal_.effect_checks(journal)
     print("\n".join([c.message for c in checks] + [r.message for r in results]))
-    recorded = journal[control.JOURNAL_KEY]
+    recorded = journal[journal_.JOURNAL_KEY]
     _attach(journal_path, recorded)
     return Outcome(journal_path, results, judge(journal, results, checks),
                    list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))

@@ -38,6 +38,19 @@ def test_etcd_members_are_validated(pytester: pytest.Pytester, value: str, messa
     result.stderr.fnmatch_lines([message])
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (("--zp-scale", "ten"), "--zp-scale takes a whole number of nodes per zone >= 1"),
+    (("--zp-scale", "0"), "--zp-scale takes a whole number of nodes per zone >= 1"),
+    (("--zp-scale", "10", "--zp-backend", "kind"),
+     "--zp-scale needs a backend whose beds hold nodes at scale (local), not kind"),
+])
+def test_scale_profile_option_is_validated(pytester: pytest.Pytester, args: tuple[str, ...],
+                                           message: str) -> None:
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
+
+
 def test_etcd_members_shape_the_runs_clusters(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         def test_shape(zp_settings):

@@ -51,3 +51,24 @@ def get_path(api: client.ApiClient, path: str, *, timeout_s: float) -> Any:
     response = api.call_api(*request, _request_timeout=timeout_s)
     response.read()
     return response
+
+
+def delete_namespace(core: client.CoreV1Api, name: str) -> None:
+    """Start deleting namespace ``name``; one already gone is fine (404)."""
+    try:
+        core.delete_namespace(name)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def namespace_gone(core: client.CoreV1Api, name: str) -> tuple[bool, str]:
+    """(True, "gone") once namespace ``name`` no longer exists, else (False, its phase): a
+    ``waiting.wait_for`` probe."""
+    try:
+        found = core.read_namespace(name)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return True, "gone"
+        raise
+    return False, str(found.status.phase)

@@ -1,13 +1,17 @@
-"""Free loopback ports: a bind test, and choosing a free block (or checking an explicit one)."""
+"""Free loopback ports: a bind test, choosing a free block (or checking an explicit one),
+and holding a port for a process's lifetime."""
 
 from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Collection
+from pathlib import Path
+
+import filelock
 
 from zoneproof import errors
 
-__all__ = ["SEARCH_START", "SEARCH_STOP", "choose_base", "is_free"]
+__all__ = ["SEARCH_START", "SEARCH_STOP", "choose_base", "is_free", "reserve"]
 
 SEARCH_START = 21000
 SEARCH_STOP = 32000
@@ -52,3 +56,23 @@ def choose_base(
     raise errors.ConfigError(
         f"no block of {count} free loopback ports between {start} and {stop}: free some "
         "ports or pass --port-base")
+
+
+def reserve(lock_dir: Path, *, start: int, stop: int, host: str = "127.0.0.1"
+            ) -> tuple[int, filelock.BaseFileLock]:
+    """A free port and the held lock (``lock_dir/<port>.lock``) that keeps every other
+    zoneproof process off it until released or until this process ends — also while
+    nothing listens on it, e.g. between a server's stop and its restart on the same port
+    (a bind test alone lets another process take it then). ConfigError if none is free."""
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    for port in range(start, stop):
+        lock = filelock.FileLock(str(lock_dir / f"{port}.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            continue
+        if is_free(port, host):
+            return port, lock
+        lock.release()
+    raise errors.ConfigError(f"no free port on {host} between {start} and {stop - 1}: free "
+                             "some (`ss -ltn`)")

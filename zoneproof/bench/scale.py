@@ -13,6 +13,7 @@ server's audit log, NotReady from the bench's own node watch (same machine clock
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -33,7 +34,8 @@ from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 from zoneproof.measure import NodeReadyRecorder, Timeline, pod_deletions, recording
 
-__all__ = ["bench_controller_scale", "bench_controller_scale_30", "scale_figures"]
+__all__ = ["NAMESPACE", "PODS_PER_ZONE_NODE", "bench_controller_scale",
+           "bench_controller_scale_30", "outage_at_scale", "scale_figures", "scale_settings"]
 
 NAMESPACE = "scale"
 _DELETE_TIMEOUT_S = 600.0
@@ -41,6 +43,8 @@ _DELETE_TIMEOUT_S = 600.0
 #: this measures reaction, and a loaded 2-core machine must not cost the leader its Lease.
 _SETTINGS = ControllerSettings(namespaces=(NAMESPACE,), lease_duration_s=15,
                                renew_deadline_s=10.0, retry_period_s=2.0)
+PODS_PER_ZONE_NODE = 100
+"""Pods per node of a zone: 100 nodes per zone → 300 nodes, 10,000 pods (~33 per node)."""
 _SYNC_TIMEOUT_S = 180.0
 
 
@@ -128,13 +132,23 @@ def _wait_synced(replicas: ControllerReplicas, identity: str) -> None:
                      timeout_s=_SYNC_TIMEOUT_S, interval_s=0.5)
 
 
+def scale_settings(controller: ControllerSettings | None = None) -> ControllerSettings:
+    """What the controller under test is told at scale: its component (default: the
+    reference), namespace ``scale``, selector app=noobaa, client-go's Lease timings."""
+    if controller is None:
+        return _SETTINGS
+    return dataclasses.replace(_SETTINGS, component=controller.component,
+                               extra_env=controller.extra_env)
+
+
 def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
-            pods: list[parallel.BarePod], progress: Progress, *, workdir: Path
+            pods: list[parallel.BarePod], progress: Progress, *, workdir: Path,
+            settings: ControllerSettings
             ) -> tuple[dict[str, float], list[parallel.BarePod], Path, dict[str, dt.datetime]]:
     """Zone a down under the controller: its figures, the pods it deleted, its kubeconfig,
     when each node was seen NotReady. The controller's log, the audit log and the NotReady
     times are written to ``workdir``."""
-    replicas = ControllerReplicas(bed, _SETTINGS, workdir, replicas=1)
+    replicas = ControllerReplicas(bed, settings, workdir, replicas=1)
     replicas.start_all()
     try:
         identity = replicas.wait_leader(60)
@@ -179,8 +193,13 @@ def _outage(bed: LocalCluster, spec: ClusterSpec, c: parallel.Client,
             replicas.kubeconfig(identity), not_ready)
 
 
-def _one_run(backend: LocalBackend, nodes_per_zone: int, count: int, progress: Progress,
-             workdir: Path) -> dict[str, float]:
+def outage_at_scale(nodes_per_zone: int, count: int, progress: Progress, workdir: Path,
+                    controller: ControllerSettings | None = None) -> dict[str, float]:
+    """One fresh kwok-per-zone local bed of ``nodes_per_zone`` × 3 nodes and ``count`` bare
+    pods; zone a down under the controller (``scale_settings(controller)``), then the raw
+    parallel force delete of the same pods: every figure of ``scale_figures`` and the limit.
+    The bed is deleted at the end; logs stay in ``workdir``."""
+    backend = LocalBackend(LocalOptions(kwok_per="zone"))
     spec = ClusterSpec(name=f"zp-scale-{uuid.uuid4().hex[:6]}", nodes_per_zone=nodes_per_zone,
                        timings=Timings(node_monitor_grace_period_s=20, node_lease_duration_s=10))
     bed = backend.create(spec, progress=progress)
@@ -190,8 +209,8 @@ def _one_run(backend: LocalBackend, nodes_per_zone: int, count: int, progress: P
         all_nodes = [n for ns in spec.nodes_by_zone().values() for n in ns]
         pods = _pods(all_nodes, count)
         rate, _ = _create(c, pods, progress, "pods")
-        measured, deleted, identity, not_ready = _outage(bed, spec, c, pods, progress,
-                                                         workdir=workdir)
+        measured, deleted, identity, not_ready = _outage(
+            bed, spec, c, pods, progress, workdir=workdir, settings=scale_settings(controller))
         _, uids = _create(c, deleted, progress, "pods again (the ones force-deleted)")
         as_controller = parallel.Client(identity)  # its API priority level, not the admin's
         try:
@@ -220,11 +239,10 @@ def bench_controller_scale(runs: int, progress: Progress, out: Path | None = Non
                            nodes_per_zone: int = 100, pods: int = 10_000
                            ) -> figures.Summary:
     """``runs`` measured beds; every figure of ``scale_figures`` plus the raw limit."""
-    backend = LocalBackend(LocalOptions(kwok_per="zone"))
     samples = figures.Samples()
     with figures.artefacts_dir(out, "controller-scale", progress) as kept:
         for run in range(1, runs + 1):
-            measured = _one_run(backend, nodes_per_zone, pods, progress, kept / f"run-{run}")
+            measured = outage_at_scale(nodes_per_zone, pods, progress, kept / f"run-{run}")
             for key, value in measured.items():
                 samples.note(key, value)
             progress(f"run {run}/{runs}: "

@@ -47,8 +47,8 @@ from zoneproof.measure import (
     pod_deletions,
 )
 from zoneproof.report import artefacts
+from zoneproof.report.journal import JOURNAL_KEY
 from zoneproof.slo import (
-    EffectCheck,
     Evidence,
     SloResult,
     SloStatus,
@@ -59,10 +59,9 @@ from zoneproof.slo import (
 )
 
 __all__ = ["after_experiment_control", "before_activity_control", "before_experiment_control",
-           "check_faults", "effect_checks", "slo_results", "stated_timings"]
+           "check_faults", "stated_timings"]
 
 log = logging.getLogger("chaostoolkit")
-JOURNAL_KEY = "zoneproof"
 
 
 def check_faults(experiment: Mapping[str, Any]) -> None:
@@ -240,20 +239,6 @@ def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
     verdict = judge(state, results, checks)
     state[JOURNAL_KEY]["verdict"] = verdict.summary()
     log.info("zoneproof: verdict %s", verdict.summary())
-
-
-def _recorded(journal: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    return list((journal.get(JOURNAL_KEY) or {}).get(key, []))
-
-
-def slo_results(journal: Mapping[str, Any]) -> list[SloResult]:
-    """The SLO results this control stored in ``journal``."""
-    return [SloResult.from_dict(r) for r in _recorded(journal, "slos")]
-
-
-def effect_checks(journal: Mapping[str, Any]) -> list[EffectCheck]:
-    """The fault effect checks this control stored in ``journal``."""
-    return [EffectCheck.from_dict(c) for c in _recorded(journal, "effects")]
 
 
 def _close_on_exit() -> None:

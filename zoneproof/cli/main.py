@@ -98,6 +98,16 @@ def _add_components(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--webhook-registration", default="", metavar="FILE",
                        help="the webhook's own MutatingWebhookConfiguration (YAML/JSON), registered "
                             "under the suite's name with each entry's clientConfig filled in")
+    group.add_argument("--components", default=component.HOST, choices=component.MODES,
+                       help=f"{component.HOST}: host processes; {component.IN_CLUSTER}: deployed "
+                            "by manifests + image archive (backends that load images: kind); "
+                            "default: %(default)s")
+    for kind in Kind:
+        group.add_argument(f"--{kind}-manifests", default="", metavar="DIR",
+                           help=f"in-cluster {kind}: its kustomize directory (default: deploy/)")
+        group.add_argument(f"--{kind}-image-archive", default="", metavar="TAR",
+                           help=f"in-cluster {kind}: `docker save` archive of its images "
+                                "(default: `zoneproof build --images`)")
 
 
 def _components(args: argparse.Namespace) -> Components:
@@ -107,9 +117,15 @@ def _components(args: argparse.Namespace) -> Components:
 
         return component.from_choices(kind, variant=value("variant"), command=value("command"),
                                       url=value("url"), ca_bundle=value("ca_bundle"),
-                                      registration=value("registration"), flag="--")
+                                      registration=value("registration"), flag="--",
+                                      mode=args.components, manifests_dir=value("manifests"),
+                                      image_archive=value("image_archive"))
 
-    return Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
+    chosen_components = Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
+    capabilities = cluster.backend_type(args.backend).traits.capabilities
+    if (reason := chosen_components.refusal(args.backend, capabilities)) is not None:
+        raise errors.ConfigError(reason)
+    return chosen_components
 
 
 def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -123,6 +139,10 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       help="run only these chaos experiments (chaos/*.yaml stems)")
     qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
                       help="do not run these chaos experiments")
+    qual.add_argument("--scale", type=int, default=0, metavar="NODES_PER_ZONE",
+                      help="run the scale profile alone instead: the HA controller under test "
+                      "on a bed of its own with this many kwok nodes per zone and 100 pods per "
+                      "zone node, zone a down, judged by the scale-* SLOs")
     qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
     qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
                       "(default: reports/ in the checkout)")
@@ -361,7 +381,7 @@ def _run(args: argparse.Namespace) -> int:
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
             reports=args.reports, allow_destructive=args.allow_destructive,
-            components=_components(args), pytest_args=list(args.pytest_args))
+            components=_components(args), pytest_args=list(args.pytest_args), scale=args.scale)
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         with _opened("qualify"):
             return qualify.qualify(backend, spec, options,

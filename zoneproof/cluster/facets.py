@@ -17,13 +17,14 @@ from zoneproof.cluster.interface import (
     Cluster,
     ControlPlane,
     EtcdMembers,
+    Images,
     Kubelets,
     NodeMachines,
 )
 
 __all__ = ["FACETS", "facet", "require"]
 
-Facet = Kubelets | NodeMachines | EtcdMembers | ControlPlane
+Facet = Kubelets | NodeMachines | EtcdMembers | ControlPlane | Images
 
 #: Capability → the Protocol a cluster with it implements (DESTRUCTIVE is a permission).
 FACETS: dict[Capability, type[Facet]] = {
@@ -31,6 +32,7 @@ FACETS: dict[Capability, type[Facet]] = {
     Capability.NODE_CONTAINERS: NodeMachines,
     Capability.ETCD_MEMBERS: EtcdMembers,
     Capability.CONTROL_PLANE: ControlPlane,
+    Capability.LOAD_IMAGES: Images,
 }
 
 
@@ -42,6 +44,8 @@ def facet(cluster: Cluster, capability: Literal[Capability.NODE_CONTAINERS]) -> 
 def facet(cluster: Cluster, capability: Literal[Capability.ETCD_MEMBERS]) -> EtcdMembers: ...
 @overload
 def facet(cluster: Cluster, capability: Literal[Capability.CONTROL_PLANE]) -> ControlPlane: ...
+@overload
+def facet(cluster: Cluster, capability: Literal[Capability.LOAD_IMAGES]) -> Images: ...
 def facet(cluster: Cluster, capability: Capability) -> Facet:
     """``cluster`` as the facet of ``capability``; FaultError names the backends that have it."""
     if capability not in FACETS:

@@ -34,6 +34,7 @@ __all__ = [
     "Component",
     "ControlPlane",
     "EtcdMembers",
+    "Images",
     "Kubelets",
     "NodeMachines",
     "Progress",
@@ -64,6 +65,8 @@ class Capability(enum.Enum):
     CONTROL_PLANE = "control-plane"
     #: ``NodeMachines``: stop, start, pause a whole node (its machine): kubelet, pods and all.
     NODE_CONTAINERS = "node-containers"
+    #: ``Images``: load an image archive into every node; its pods run those images, no pull.
+    LOAD_IMAGES = "load-images"
     #: Faults may disrupt this cluster at all (false for a user's cluster unless allowed).
     DESTRUCTIVE = "destructive"
 
@@ -164,6 +167,17 @@ class NodeMachines(Protocol):
     def unpause_nodes(self, nodes: list[str]) -> None:
         """Thaw paused nodes."""
 
+    def kill_pod_containers(self, node: str, namespace: str, pod: str) -> int:
+        """SIGKILL the running containers of a pod on ``node`` (no grace); how many."""
+
+
+@runtime_checkable
+class Images(Protocol):
+    """Facet of Capability.LOAD_IMAGES: images reach the nodes without a registry."""
+
+    def load_image_archive(self, archive: Path) -> None:
+        """Import every image of ``archive`` (``docker save``/OCI) into every node."""
+
 
 @runtime_checkable
 class EtcdMembers(Protocol):
@@ -236,6 +250,8 @@ class Traits:
     #: Marker of the tests that make clusters of this backend themselves (run only when
     #: qualifying it), or None.
     tests_marker: str | None = None
+    #: Its beds hold hundreds of nodes on one machine (kwok): the scale profile runs there.
+    holds_nodes_at_scale: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,13 +175,14 @@ def _check_ca_bundles(objects: list[dict[str, Any]], tls: WebhookTls, directory:
 
 
 def render(directory: Path = DEPLOY_DIR, *, images: Mapping[str, str] | None = None,
-           tls: WebhookTls | None = None, tls_dir: str = TLS_DIR,
+           tls: WebhookTls | None = None, tls_dir: str | None = TLS_DIR,
            kubectl_bin: Path | None = None) -> Rendered:
     """Build ``directory`` with kustomize, images set and the webhook's certificate filled in.
 
     ``images`` maps an image name the manifests use (e.g. ``localhost/zoneproof/ha-controller``)
     to the reference to run. A directory with ``tls_dir`` gets ``tls`` (default: a fresh CA and a
-    serving certificate for the Service its webhook registration names).
+    serving certificate for the Service its webhook registration names); ``tls_dir`` None:
+    the directory serves no webhook.
     """
     if not (directory / _KUSTOMIZATION).is_file():
         raise errors.ConfigError(f"{directory} has no {_KUSTOMIZATION}: pass a kustomize "
@@ -192,7 +193,7 @@ def render(directory: Path = DEPLOY_DIR, *, images: Mapping[str, str] | None = N
         shutil.copytree(directory, work)
         if images:
             _set_images(work, images)
-        if not (work / tls_dir).parent.is_dir():
+        if tls_dir is None or not (work / tls_dir).parent.is_dir():
             return Rendered(tuple(_kustomize(work, kubectl_bin, Path(tmp) / "out.yaml")), None)
         shutil.rmtree(work / tls_dir, ignore_errors=True)  # never a user's leftover files
         # first pass: which Service the registration names (any certificate will do)

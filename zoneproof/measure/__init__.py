@@ -9,8 +9,12 @@ deletes to Lease tenures. Not here:
 thresholds and verdicts (slo), injecting faults (cluster, faults).
 """
 
-from zoneproof.measure.attribution import UnfencedDelete, unfenced_deletes
-from zoneproof.measure.audit import PodDeletion, pod_deletions
+from zoneproof.measure.attribution import (
+    UnfencedDelete,
+    deletes_not_after_own_lease_write,
+    unfenced_deletes,
+)
+from zoneproof.measure.audit import LeaseWrite, PodDeletion, lease_writes, pod_deletions
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode
 from zoneproof.measure.lease import LeaseHistory, LeaseObservation, observations
 from zoneproof.measure.recorders import (
@@ -31,6 +35,7 @@ __all__ = [
     "LeaseHistory",
     "LeaseObservation",
     "LeaseRecorder",
+    "LeaseWrite",
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "OpKind",
@@ -42,6 +47,8 @@ __all__ = [
     "Recorder",
     "Timeline",
     "UnfencedDelete",
+    "deletes_not_after_own_lease_write",
+    "lease_writes",
     "observations",
     "pod_deletions",
     "recording",

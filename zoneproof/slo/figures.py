@@ -29,7 +29,7 @@ from zoneproof.slo.results import SloResult, evaluate
 from zoneproof.slo.spec import Slo
 from zoneproof.traffic import workloads
 
-__all__ = ["FIGURES", "Evidence", "Figure", "compute", "result", "unfenced"]
+__all__ = ["FIGURES", "SCALE_METRICS", "Evidence", "Figure", "compute", "result", "unfenced"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +191,11 @@ FIGURES: dict[str, Figure] = {
                                            Effect.ETCD_QUORUM_LOST}), _failed_admissions),
     "pdb_budget_exceeded": Figure(frozenset({Effect.NODES_DRAINED}), _pdb_budget),
 }
+
+
+SCALE_METRICS = frozenset({"scale_reaction_p99", "scale_completion_to_limit"})
+"""Metrics the scale profile measures on a bed of its own (``bench.scale.outage_at_scale``),
+not from a chaos run's evidence: ``compute`` has no figure for them."""
 
 
 def compute(metric: str, evidence: Evidence) -> float | None:

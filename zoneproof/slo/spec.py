@@ -33,7 +33,7 @@ __all__ = ["DEFAULTS", "SCHEMA_VERSION", "Slo", "SloSet", "known_metrics", "load
 
 SCHEMA_VERSION = "zoneproof.dev/v1"
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
-_UNITS = ("seconds", "count")
+_UNITS = ("seconds", "count", "ratio")
 _FIELDS = {"name", "metric", "max", "unit", "description", "allow_no_data"}
 
 

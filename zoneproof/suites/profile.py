@@ -6,7 +6,9 @@ schema is in the README, a sample in ``certification/profile.example.yaml``)::
     vendor / product / version / contact     who asks, for what (strings)
     components:
       webhook:    source registered (name, variant) | command (command) | url (url, ca_bundle)
-      controller: source registered | command; selector, lease (NAMESPACE/NAME), namespaces
+                  | in-cluster (manifests DIR, image_archive TAR; neither: the reference's)
+      controller: source registered | command | in-cluster; selector, lease (NAMESPACE/NAME),
+                  namespaces
     slo: FILE                                 SLO file (default: zoneproof's defaults)
     backend: {name, kubeconfig, cluster_name, allow_destructive, options}
 
@@ -44,8 +46,7 @@ _TOP = ("apiVersion", "kind", *_VENDOR_KEYS, "components", "slo", "backend")
 _REQUIRED = ("apiVersion", "kind", *_VENDOR_KEYS, "components")
 _BACKEND = ("name", "kubeconfig", "cluster_name", "allow_destructive", "options")
 _SCOPE = ("selector", "lease", "namespaces")
-_IN_CLUSTER = ("manifests", "image_archive")
-_PATHS = ("ca_bundle", "registration_file")
+_PATHS = ("ca_bundle", "registration_file", "manifests", "image_archive")
 _DEFAULT_CLUSTER = "zoneproof-certify"
 
 
@@ -152,11 +153,6 @@ class _Reader:
     def component(self, kind: Kind, raw: object) -> Component:
         where = f"components.{kind}"
         data = dict(self.mapping(raw, where))
-        if data.get("source") == "in-cluster" or set(_IN_CLUSTER) & set(data):
-            self.problems.append(f"{where}: in-cluster components (manifests + image_archive) are "
-                                 "not supported yet: run the component as a command (source: "
-                                 "command) or, for a webhook, at a URL (source: url)")
-            return Component(kind)
         for key in _SCOPE if kind is Kind.CONTROLLER else ():
             data.pop(key, None)
         for key in _PATHS:
@@ -264,6 +260,11 @@ def load(path: Path) -> Profile:
     scope = read.scope(components.get("controller"))
     slo_file = read.slo(data.get("slo"))
     backend = read.backend(data.get("backend"))
+    if backend.name in cluster.backend_names():
+        capabilities = cluster.backend_type(backend.name).traits.capabilities
+        if (reason := Components(webhook, controller).refusal(backend.name, capabilities,
+                                                                flag="")) is not None:
+            read.problems.append(f"components: {reason.replace('use backend', 'use backend.name')}")
     if read.problems:
         listed = "\n".join(f"  - {p}" for p in read.problems)
         raise errors.ConfigError(f"certification profile {path} has {len(read.problems)} "

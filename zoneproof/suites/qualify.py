@@ -36,6 +36,8 @@ __all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "rep
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
+#: The scale profile (``qualify --scale N``): it makes its own bed of N nodes per zone.
+SCALE_SUITE = "chaos/scale"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,9 @@ class Options:
     components: Components = field(default_factory=Components)
     """The webhook and controller under test (passed to pytest as ``--zp-components``)."""
     pytest_args: list[str] = field(default_factory=list)
+    scale: int = 0
+    """Nodes per zone: run the scale profile (``SCALE_SUITE``) alone, on a bed of its own,
+    instead of the qualification (0: the qualification)."""
 
 
 def repo_root() -> Path:
@@ -81,6 +86,16 @@ def _check(options: Options, root: Path, backend: Backend) -> None:
                                  f"{', '.join(known)}")
     if options.workers < 1:
         raise errors.ConfigError(f"--workers must be >= 1, got {options.workers}")
+    if options.scale < 0:
+        raise errors.ConfigError(f"--scale takes a number of nodes per zone >= 1, got "
+                                 f"{options.scale}")
+    if options.scale:
+        if options.only or options.skip:
+            raise errors.ConfigError("--scale runs the scale profile alone: drop --only/--skip "
+                                     "(qualify the experiments in a run of their own)")
+        if not backend.traits.holds_nodes_at_scale:
+            raise errors.ConfigError(f"--scale needs a backend whose beds hold nodes at scale "
+                                     f"(kwok), not {backend.name}: use --backend local")
     if options.only and not backend.traits.makes_clusters and not options.allow_destructive:
         raise errors.ConfigError(
             f"--only {' '.join(options.only)}: chaos experiments run on beds zoneproof makes, "
@@ -119,7 +134,9 @@ def _markers(backend: Backend) -> str:
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
                  kubeconfig: Path | None) -> list[str]:
-    argv = [sys.executable, "-m", "pytest", *SUITES, "-n", str(options.workers),
+    suites = [SCALE_SUITE, "-n", "0", f"--zp-scale={options.scale}"] if options.scale \
+        else [*SUITES, "-n", str(options.workers)]
+    argv = [sys.executable, "-m", "pytest", *suites,
             "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",
             f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
             f"--zp-report-dir={reports}", f"--junitxml={reports / 'junit.xml'}",
@@ -212,6 +229,21 @@ class Run:
     reports: Path
 
 
+def _scale_profile(backend: Backend, spec: ClusterSpec, options: Options, reports: Path,
+                   progress: Progress) -> Run:
+    """The scale profile alone: its test makes (and deletes) a bed of its own."""
+    bed = (f"a {backend.name} bed of {options.scale} nodes in each of 3 zones, made by the "
+           "scale profile")
+    progress(f"scale profile on {bed}; reports in {reports}")
+    code = reaping.run_child(_pytest_argv(backend, spec, reports, options, None),
+                             cwd=repo_root())
+    if not _report(reports, options, progress) and code == 0:
+        code = 1
+    progress(f"scale profile {'PASSED' if code == 0 else 'FAILED'} (exit {code}) on {bed}; "
+             f"reports: {reports}")
+    return Run(code, reports)
+
+
 def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
             progress: Progress) -> int:
     """Run the qualification; 0 only if everything passed and the reports were written."""
@@ -226,6 +258,8 @@ def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
     reports = _reports_dir(options, root)
     try:
         backend.prepare(progress)
+        if options.scale:
+            return _scale_profile(backend, spec, options, reports, progress)
         created = backend.get(spec.name) is None
         with ownership.keeping() if options.keep_cluster else contextlib.nullcontext():
             tested = identity.identify(backend.create(spec, progress=progress))

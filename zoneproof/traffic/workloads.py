@@ -8,7 +8,7 @@ from typing import Any
 
 from kubernetes import client
 
-from zoneproof._util import waiting
+from zoneproof._util import kube, waiting
 from zoneproof.cluster import interface, sweep
 from zoneproof.specs import kubernetes
 
@@ -68,20 +68,6 @@ def ready_pods(core: client.CoreV1Api, namespace: str, workload: str) -> dict[st
 
 def delete_namespace(core: client.CoreV1Api, namespace: str, *, timeout_s: float) -> None:
     """Delete ``namespace`` and wait until it is gone (so the next run can reuse the name)."""
-    try:
-        core.delete_namespace(namespace)
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
-
-    def gone() -> tuple[bool, str]:
-        try:
-            phase = core.read_namespace(namespace).status.phase
-        except client.ApiException as exc:
-            if exc.status == 404:
-                return True, "gone"
-            raise
-        return False, str(phase)
-
-    waiting.wait_for(gone, what=f"namespace {namespace} deleted", timeout_s=timeout_s,
-                     interval_s=0.5)
+    kube.delete_namespace(core, namespace)
+    waiting.wait_for(lambda: kube.namespace_gone(core, namespace),
+                     what=f"namespace {namespace} deleted", timeout_s=timeout_s, interval_s=0.5)

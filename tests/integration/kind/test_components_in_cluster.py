@@ -29,13 +29,13 @@ from zoneproof.binaries.nodeimage import recipe as node_recipe
 from zoneproof.binaries.pins import PINS
 from zoneproof.cluster.kind import KindCluster
 from zoneproof.components import manifests
+from zoneproof.measure.audit import POD_NAME_EXTRA
 from zoneproof.specs.ha_config import keys
 
 NS = manifests.NAMESPACE
 COMPONENTS = ("ha-config-webhook", "ha-controller")
 ROLLOUT_TIMEOUT_S = 300.0
 CONTROLLER_SA = f"system:serviceaccount:{NS}:ha-controller"
-POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name"
 #: An image every node has (kubeadm's pause): workloads of the tests never pull.
 PRESENT = {"image": node_recipe.kubeadm_images(PINS)["pause"], "imagePullPolicy": "Never"}
 

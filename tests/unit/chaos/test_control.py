@@ -9,6 +9,7 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.chaos import control
+from zoneproof.report.journal import JOURNAL_KEY, effect_checks, slo_results
 from zoneproof.slo import EffectCheck, Slo, evaluate, judge
 
 
@@ -17,15 +18,15 @@ def test_slo_results_and_effects_round_trip_through_the_journal() -> None:
     stored = [evaluate(slo, 6.5), evaluate(slo, None)]
     checks = [EffectCheck("stop-webhook", ("https://h",), "webhook-down", 1.0, None, False,
                           "never observed")]
-    journal: dict[str, Any] = {control.JOURNAL_KEY: {
+    journal: dict[str, Any] = {JOURNAL_KEY: {
         "slos": [r.to_dict() for r in stored], "effects": [c.to_dict() for c in checks]}}
-    assert control.slo_results(journal) == stored
-    assert control.effect_checks(journal) == checks
-    findings = judge(journal, control.slo_results(journal), control.effect_checks(journal)).findings
+    assert slo_results(journal) == stored
+    assert effect_checks(journal) == checks
+    findings = judge(journal, slo_results(journal), effect_checks(journal)).findings
     assert [(f.kind, f.subject) for f in findings if f.kind in ("slo-not-met",
                                                                 "fault-not-effective")] == [
         ("fault-not-effective", "stop-webhook https://h"), ("slo-not-met", "lease-failover")]
-    assert control.slo_results({}) == [] and control.effect_checks({}) == []
+    assert slo_results({}) == [] and effect_checks({}) == []
 
 
 def _experiment(*arguments: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,11 @@ from zoneproof.suites import qualify
     (["mutants", "webhook", "--implementation", "acme"], "no webhook implementation 'acme'"),
     (["qualify", "--webhook-registration", "/no/such/mwc.yaml"],
      "webhook registration /no/such/mwc.yaml is not a file"),
+    (["qualify", "--components", "in-cluster", "--backend", "local"],
+     "--components in-cluster: the local backend cannot load image archives"),
+    (["qualify", "--webhook-manifests", "deploy"], "add --components in-cluster"),
+    (["qualify", "--components", "in-cluster", "--backend", "kind", "--controller-manifests",
+      "deploy"], "needs both --controller-manifests DIR and --controller-image-archive TAR"),
 ])
 def test_bad_components_exit_1_naming_the_fix(argv: list[str], message: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
@@ -36,3 +41,12 @@ def test_qualify_passes_the_registration_file_on(tmp_path: Path, monkeypatch: py
     (options,) = seen
     assert options.components.webhook.registration_file == mwc
     assert options.components.webhook.to_dict()["registration_file"] == str(mwc)
+
+
+def test_qualify_passes_in_cluster_components_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[qualify.Options] = []
+    monkeypatch.setattr(qualify, "qualify", lambda _b, _s, options, **_k: seen.append(options) or 0)
+    assert main.main(["qualify", "--backend", "kind", "--components", "in-cluster"]) == 0
+    (options,) = seen
+    assert options.components.webhook.mode == options.components.controller.mode == "in-cluster"
+    assert '"source":"in-cluster"' in options.components.to_json()

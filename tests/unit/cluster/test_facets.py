@@ -60,7 +60,7 @@ def test_a_missing_permission_names_the_flag_that_grants_it() -> None:
         facets.require(bed, set(Capability), what="fault f")  # type: ignore[arg-type]
     text = str(caught.value)
     assert text.startswith("fault f needs control-plane, destructive, etcd-members, "
-                           "node-containers, which cluster 'bed'")
+                           "load-images, node-containers, which cluster 'bed'")
     assert "destructive: the local or kind backend has it; on a cluster you own, " \
            "--allow-destructive (pytest: --zp-allow-destructive) allows it" in text
     assert "node-containers: the kind backend has it" in text

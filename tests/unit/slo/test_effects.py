@@ -133,7 +133,7 @@ def test_bounds_follow_the_stated_timings() -> None:
     upstream = StatedTimings.of(Timings.upstream(), ControllerSettings(namespaces=()))
     assert bounds(upstream)[Effect.NODES_NOT_READY].seconds == 50 + 5 + 5 + 5
     local = bounds(TIMINGS)
-    assert local[Effect.CONTROLLER_LEADER_LOST].seconds == 6 + 1 + 5
+    assert local[Effect.CONTROLLER_LEADER_LOST].seconds == 6 + 2 * 2.2 + 2 + 5
     assert local[Effect.ETCD_LEADER_CHANGED].seconds == 2 * 1 + 5
     assert local[Effect.KUBELETS_STOPPED].seconds == 4 + 5
     assert set(local) == set(Effect)

@@ -68,7 +68,9 @@ def test_a_misspelled_metric_names_the_known_ones(tmp_path: Path) -> None:
 
 
 def test_known_metrics_are_the_ones_zoneproof_measures() -> None:
-    """Every figure, and the linearizability checker's (judged from a history, not a figure)."""
+    """Every figure, the linearizability checker's (judged from a history, not a figure) and
+    the scale profile's (measured on a bed of its own)."""
     from zoneproof.slo import figures, spec
 
-    assert spec.known_metrics() == frozenset(figures.FIGURES) | {"non_linearizable_keys"}
+    assert spec.known_metrics() == (frozenset(figures.FIGURES) | {"non_linearizable_keys"}
+                                    | figures.SCALE_METRICS)

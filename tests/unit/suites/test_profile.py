@@ -75,7 +75,10 @@ def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
         "unknown key 'vendr' (did you mean 'vendor'?)",
         "contact: missing",
         "apiVersion: 'zoneproof.dev/v0' is not supported: write zoneproof.dev/v1",
-        "components.webhook: in-cluster components (manifests + image_archive) are not supported yet",
+        "components.webhook: in-cluster webhook manifests",
+        "have no kustomization.yaml",
+        "components: components in-cluster: the existing backend cannot load image archives",
+        "use backend.name kind, or components host",
         "components.controller: controller command has unknown placeholder(s) {leas}",
         f"the program './bin/ctl' is a relative path; the suite runs from the zoneproof checkout: "
         f"write {(tmp_path / 'bin' / 'ctl').resolve()}",
@@ -85,7 +88,7 @@ def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
         "backend.kubeconfig: the existing backend needs the cluster's kubeconfig",
     ]:
         assert expected in text, f"{expected!r} not in:\n{text}"
-    assert "has 10 problem(s)" in text
+    assert "has 12 problem(s)" in text
 
 
 @pytest.mark.parametrize(("edit", "message"), [

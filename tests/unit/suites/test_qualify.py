@@ -26,6 +26,8 @@ def test_experiments_are_the_chaos_files() -> None:
     (qualify.Options(only=("zone-outage", "nope")), "unknown experiment(s) nope: choose from"),
     (qualify.Options(skip=("typo",)), "unknown experiment(s) typo"),
     (qualify.Options(workers=0), "--workers must be >= 1"),
+    (qualify.Options(scale=-1), "--scale takes a number of nodes per zone >= 1"),
+    (qualify.Options(scale=10, only=("zone-outage",)), "--scale runs the scale profile alone"),
 ])
 def test_bad_options_name_the_fix(options: qualify.Options, message: str, tmp_path: Path) -> None:
     backend = cluster.get_backend("local")
@@ -58,6 +60,23 @@ def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
                      "--zp-skip-experiments=webhook-down", "--zp-allow-destructive",
                      f"--zp-slo-file={tmp_path / 's.yaml'}", f"--zp-components={vendor.to_json()}"):
         assert expected in argv
+
+
+def test_scale_profile_on_a_backend_without_nodes_at_scale_is_refused(tmp_path: Path) -> None:
+    kind = cluster.get_backend("kind")
+    with pytest.raises(errors.ConfigError, match="--scale needs a backend whose beds hold nodes "
+                                                 "at scale"):
+        qualify.qualify(kind, ClusterSpec(name="never-made"),
+                        qualify.Options(scale=10, reports=tmp_path), kubeconfig=None,
+                        progress=print)
+    assert not list(tmp_path.glob("2*")), "no report directory for a refused run"
+
+
+def test_scale_profile_runs_alone_in_one_process(tmp_path: Path) -> None:
+    argv = qualify._pytest_argv(cluster.get_backend("local"), ClusterSpec(name="zp"), tmp_path,
+                                qualify.Options(scale=10), kubeconfig=None)
+    assert argv[3:7] == [qualify.SCALE_SUITE, "-n", "0", "--zp-scale=10"]
+    assert not set(qualify.SUITES) & set(argv)
 
 
 def _summary(*outcomes: summary.Outcome) -> summary.Summary:

@@ -1,6 +1,7 @@
 """Port block choice."""
 
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,25 @@ def test_is_free_checks_the_address_it_is_given() -> None:
         port = listener.getsockname()[1]
         assert not ports.is_free(port, "127.0.0.2")
         assert ports.is_free(port)  # 127.0.0.1: another address, free
+
+
+def test_a_reserved_port_is_held_even_while_nothing_listens(tmp_path: Path) -> None:
+    """A webhook's port stays its own across a restart: between stop and start nothing
+    listens, yet another reservation (another process's webhook) must not take it."""
+    first, held = ports.reserve(tmp_path, start=20000, stop=21000)
+    assert ports.is_free(first)  # nothing listens on it: a bind test alone would hand it out
+    second, other = ports.reserve(tmp_path, start=20000, stop=21000)
+    assert second != first
+    held.release()
+    again, _ = ports.reserve(tmp_path, start=first, stop=first + 1)
+    assert again == first
+    other.release()
+
+
+def test_a_port_something_listens_on_is_not_reserved(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(errors.ConfigError, match=f"no free port on 127.0.0.1 between {port}"):
+            ports.reserve(tmp_path, start=port, stop=port + 1)

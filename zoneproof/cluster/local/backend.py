@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 NAME = "local"
 #: Kubelets (kwok), etcd members and control-plane processes; no node machines to stop.
-_CAPABILITIES = frozenset(Capability) - {Capability.NODE_CONTAINERS}
+_CAPABILITIES = frozenset(Capability) - {Capability.NODE_CONTAINERS, Capability.LOAD_IMAGES}
 
 _STOP_TIMEOUT_S = 10.0
 _START_TIMEOUT_S = {"etcd": 30.0, "kube-apiserver": 120.0, "components": 60.0, "nodes": 60.0}
@@ -412,7 +412,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
     traits = Traits(
         summary="etcd, control plane and kwok nodes as processes on this host",
         makes_clusters=True, default_etcd_members=3, capabilities=_CAPABILITIES,
-        options=options_.OPTIONS)
+        options=options_.OPTIONS, holds_nodes_at_scale=True)
     paths_type = render.BedPaths
     cluster_type = LocalCluster
 

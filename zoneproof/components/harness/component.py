@@ -4,9 +4,11 @@ One value for the webhook and the HA controller alike. Its source is one of
 - ``Registered``: an implementation of the component registry (the reference, or one a
   vendor registered) started as one of its variants;
 - ``Command``: a vendor's command template the suite starts (no variants);
-- ``Url``: a webhook already running at an https URL, with the CA that signs it.
-A later source (in-cluster manifests + an image archive) is one more dataclass in
-``Source`` and one more branch in ``Component.problems``/``to_dict``. A webhook is
+- ``Url``: a webhook already running at an https URL, with the CA that signs it;
+- ``InCluster``: workloads the suite deploys from a kustomize manifests directory with the
+  images of an archive loaded into every node (the reference: deploy/ and the archive of
+  ``zoneproof build --images``), on backends that can load images (``harness.in_cluster``).
+A webhook is
 registered with its ``registration_file`` (the vendor's own MutatingWebhookConfiguration;
 the suite names it and fills in each entry's clientConfig, see
 ``specs.ha_config.registration.adopt``) or else with the spec's §3 configuration, with
@@ -27,12 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import errors
+from zoneproof.cluster import registry as backends
+from zoneproof.cluster.interface import Capability
+from zoneproof.components import manifests
 from zoneproof.components.harness import registry
 from zoneproof.components.harness.registry import Kind
 from zoneproof.specs.ha_config import registration
 
-__all__ = ["PLACEHOLDERS", "REQUIRED", "Command", "Component", "Components", "Registered",
-           "Source", "Url", "from_choices", "placeholders"]
+__all__ = ["HOST", "IN_CLUSTER", "MODES", "PLACEHOLDERS", "REQUIRED", "Command", "Component",
+           "Components", "InCluster", "Registered", "Source", "Url", "from_choices", "placeholders"]
+
+#: How components under test run: host processes (or a URL), or in-cluster workloads.
+HOST, IN_CLUSTER = "host", "in-cluster"
+MODES = (HOST, IN_CLUSTER)
 
 #: The placeholders a command template of each kind may use (``{variant}``: registered only).
 PLACEHOLDERS: dict[Kind, tuple[str, ...]] = {
@@ -76,10 +85,30 @@ class Url:
     ca_bundle: Path
 
 
-Source = Registered | Command | Url
-_SOURCE_NAMES: dict[type[Registered | Command | Url], str] = {
-    Registered: "registered", Command: "command", Url: "url"}
-_KEYS = {"registered": ("name", "variant"), "command": ("command",), "url": ("url", "ca_bundle")}
+#: The reference's manifests of each kind (subdirectories of deploy/).
+REFERENCE_MANIFESTS: dict[Kind, Path] = {Kind.WEBHOOK: manifests.DEPLOY_DIR / "ha-config-webhook",
+                                         Kind.CONTROLLER: manifests.DEPLOY_DIR / "ha-controller"}
+
+
+@dataclass(frozen=True, slots=True)
+class InCluster:
+    """Workloads deployed from kustomize ``manifests`` with ``image_archive``'s images loaded
+    into every node; no archive: the reference images (``zoneproof build --images``)."""
+
+    manifests: Path
+    image_archive: Path | None = None
+
+    @property
+    def reference(self) -> bool:
+        """True for the reference's own manifests and images."""
+        return self.image_archive is None
+
+
+Source = Registered | Command | Url | InCluster
+_SOURCE_NAMES: dict[type[Registered | Command | Url | InCluster], str] = {
+    Registered: "registered", Command: "command", Url: "url", InCluster: IN_CLUSTER}
+_KEYS = {"registered": ("name", "variant"), "command": ("command",), "url": ("url", "ca_bundle"),
+         IN_CLUSTER: ("manifests", "image_archive")}
 
 
 def _fields(template: str) -> list[str]:
@@ -104,7 +133,7 @@ class Component:
     # -- what it is ----------------------------------------------------------------------
     @property
     def source_name(self) -> str:
-        """``registered``, ``command`` or ``url``."""
+        """``registered``, ``command``, ``url`` or ``in-cluster``."""
         return _SOURCE_NAMES[type(self.source)]
 
     @property
@@ -132,12 +161,20 @@ class Component:
         """True when the component runs elsewhere (the suite cannot start or stop it)."""
         return isinstance(self.source, Url)
 
+    @property
+    def mode(self) -> str:
+        """``in-cluster`` for workloads the suite deploys, else ``host``."""
+        return IN_CLUSTER if isinstance(self.source, InCluster) else HOST
+
     def label(self) -> str:
         """A short human description for messages."""
         if isinstance(self.source, Registered):
             return f"{self.kind} {self.source.name!r} (variant {self.source.variant})"
         if isinstance(self.source, Command):
             return f"{self.kind} command {self.source.template!r}"
+        if isinstance(self.source, InCluster):
+            images = self.source.image_archive or "the reference images"
+            return f"in-cluster {self.kind} from {self.source.manifests} ({images})"
         return f"{self.kind} at {self.source.url}"
 
     # -- validation ----------------------------------------------------------------------
@@ -152,9 +189,14 @@ class Component:
                 found.append(str(exc))
         elif isinstance(self.source, Command):
             found += self._template_problems(self.source.template)
+        elif isinstance(self.source, InCluster):
+            found += self._in_cluster_problems(self.source)
         else:
             found += self._url_problems(self.source)
-        if self.registration_file is not None:
+        if self.registration_file is not None and isinstance(self.source, InCluster):
+            found.append(f"the in-cluster {self.kind} is registered by its own manifests: drop "
+                         "the registration file (put the MutatingWebhookConfiguration in them)")
+        elif self.registration_file is not None:
             found += self._registration_problems(self.registration_file)
         return found
 
@@ -188,6 +230,21 @@ class Component:
                          f"(the suite chooses them); placeholders: {valid}")
         return found
 
+    def _in_cluster_problems(self, source: InCluster) -> list[str]:
+        found = []
+        if not (source.manifests / "kustomization.yaml").is_file():
+            found.append(f"in-cluster {self.kind} manifests {source.manifests} have no "
+                         "kustomization.yaml: give a kustomize directory (like deploy/"
+                         f"{REFERENCE_MANIFESTS[self.kind].name} in the repository)")
+        if source.image_archive is None and source.manifests != REFERENCE_MANIFESTS[self.kind]:
+            found.append(f"in-cluster {self.kind} manifests {source.manifests} need the image "
+                         f"archive of their images (--zp-{self.kind}-image-archive TAR, made by "
+                         "`docker save`)")
+        elif source.image_archive is not None and not source.image_archive.is_file():
+            found.append(f"in-cluster {self.kind} image archive {source.image_archive} is not a "
+                         "file: give the archive `docker save` wrote")
+        return found
+
     def _url_problems(self, source: Url) -> list[str]:
         found = []
         if self.kind is not Kind.WEBHOOK:
@@ -210,6 +267,9 @@ class Component:
         """The command line: the template with ``values`` (quoted) filled in, then ``extra_args``."""
         if self.external:
             raise errors.ConfigError(f"the {self.label()} runs elsewhere: the suite starts no command")
+        if isinstance(self.source, InCluster):
+            raise errors.ConfigError(f"the {self.label()} is deployed by its manifests: the suite "
+                                     "starts no command")
         filled = {k: shlex.quote(str(v)) for k, v in values.items()}
         if self.variant is not None:
             filled[_VARIANT] = shlex.quote(self.variant)
@@ -231,6 +291,9 @@ class Component:
     def cannot_be(self, variant: str) -> str | None:
         """Why this component cannot be started as ``variant`` (None: it can)."""
         implementation = self.implementation
+        if isinstance(self.source, InCluster):
+            return (f"the {self.label()} runs its images, not variants: run the broken variant "
+                    f"{variant!r} as a host process (--zp-components {HOST})")
         if implementation is None:
             return (f"the {self.label()} has no variants: register it in the entry-point group "
                     f"{registry.GROUP!r} with its variants to run checks against {variant!r}")
@@ -254,6 +317,10 @@ class Component:
             out |= {"name": self.source.name, "variant": self.source.variant}
         elif isinstance(self.source, Command):
             out["command"] = self.source.template
+        elif isinstance(self.source, InCluster):
+            out["manifests"] = str(self.source.manifests)
+            if self.source.image_archive is not None:
+                out["image_archive"] = str(self.source.image_archive)
         else:
             out |= {"url": self.source.url, "ca_bundle": str(self.source.ca_bundle)}
         if self.registration_file is not None:
@@ -279,7 +346,8 @@ class Component:
             raise errors.ConfigError(f"unknown key(s) {', '.join(unknown)} of a {source} component: "
                                      f"valid keys are {', '.join(valid)}")
         text = {k: str(v) for k, v in data.items()}
-        missing = [k for k in _KEYS[source] if k not in text and source != "registered"]
+        missing = [k for k in _KEYS[source] if k not in text and source not in ("registered",
+                                                                               IN_CLUSTER)]
         if missing:
             raise errors.ConfigError(f"a {source} component needs {', '.join(missing)}")
         parsed: Source
@@ -288,6 +356,10 @@ class Component:
                                 text.get("variant", registry.REFERENCE))
         elif source == "command":
             parsed = Command(text["command"])
+        elif source == IN_CLUSTER:
+            archive = text.get("image_archive")
+            parsed = InCluster(Path(text.get("manifests", REFERENCE_MANIFESTS[Kind(raw_kind)])),
+                               Path(archive) if archive else None)
         else:
             parsed = Url(text["url"], Path(text["ca_bundle"]))
         file = text.get("registration_file")
@@ -309,6 +381,20 @@ class Components:
     def problems(self) -> list[str]:
         """What is wrong with either component."""
         return self.webhook.problems() + self.controller.problems()
+
+    def refusal(self, backend: str, capabilities: frozenset[Capability], flag: str = "--"
+                ) -> str | None:
+        """Why these components cannot run on ``backend`` with ``capabilities`` (None: they
+        can): in-cluster ones need clusters that load image archives into their nodes
+        (``flag``: the options' prefix, for the fix)."""
+        in_cluster = [c.label() for c in (self.webhook, self.controller) if c.mode == IN_CLUSTER]
+        if not in_cluster or Capability.LOAD_IMAGES in capabilities:
+            return None
+        loaders = " or ".join(backends.backends_with(Capability.LOAD_IMAGES)) or "kind"
+        return (f"{flag}components {IN_CLUSTER}: the {backend} backend cannot load image "
+                f"archives into its nodes (it runs no pods from them), so the "
+                f"{' and the '.join(in_cluster)} cannot run there: use {flag}backend {loaders}, "
+                f"or {flag}components {HOST}")
 
     def to_dict(self) -> dict[str, dict[str, str]]:
         """JSON-ready form (inverse of ``from_dict``)."""
@@ -338,14 +424,29 @@ class Components:
 
 
 def from_choices(kind: Kind, *, variant: str = "", command: str = "", url: str = "",
-                 ca_bundle: str = "", registration: str = "", flag: str = "--zp-") -> Component:
+                 ca_bundle: str = "", registration: str = "", mode: str = HOST,
+                 manifests_dir: str = "", image_archive: str = "",
+                 flag: str = "--zp-") -> Component:
     """The component a user's options choose (``flag``: the options' prefix, for messages).
 
     Nothing chosen: the reference. ``variant`` picks a variant of the reference; a command
     or a URL (webhooks) is the component itself; ``registration`` is a webhook's own
-    MutatingWebhookConfiguration file. ConfigError names the conflicting options.
+    MutatingWebhookConfiguration file. ``mode`` ``in-cluster``: deployed from
+    ``manifests_dir`` + ``image_archive`` (none: the reference's deploy/ and images).
+    ConfigError names the conflicting options.
     """
     option = f"{flag}{kind}-"
+    if mode not in MODES:
+        raise errors.ConfigError(f"{flag}components {mode!r}: choose {' or '.join(MODES)} (or "
+                                 "give the components as JSON)")
+    if mode == IN_CLUSTER:
+        return _in_cluster_choice(kind, option, flag, variant=variant, host_options=(
+            ("command", command), ("url", url), ("ca-bundle", ca_bundle),
+            ("registration", registration)), manifests_dir=manifests_dir,
+            image_archive=image_archive)
+    if manifests_dir or image_archive:
+        raise errors.ConfigError(f"{option}manifests and {option}image-archive deploy the {kind} "
+                                 f"in the cluster: add {flag}components {IN_CLUSTER}")
     chosen = [name for name, value in (("command", command), ("url", url)) if value]
     if len(chosen) > 1:
         raise errors.ConfigError(f"{option}command and {option}url both name the {kind} under "
@@ -367,3 +468,24 @@ def from_choices(kind: Kind, *, variant: str = "", command: str = "", url: str =
                       else Registered(variant=variant or registry.REFERENCE))
     file = Path(registration).expanduser().resolve() if registration else None
     return Component(kind, source, file).validate()
+
+
+def _in_cluster_choice(kind: Kind, option: str, flag: str, *, variant: str,
+                       host_options: tuple[tuple[str, str], ...], manifests_dir: str,
+                       image_archive: str) -> Component:
+    if given := [f"{option}{name}" for name, value in host_options if value]:
+        raise errors.ConfigError(f"{', '.join(given)} name a host {kind}; {flag}components "
+                                 f"{IN_CLUSTER} deploys it from manifests: give {option}manifests "
+                                 f"DIR {option}image-archive TAR instead (or {flag}components "
+                                 f"{HOST})")
+    if variant and variant != registry.REFERENCE:
+        raise errors.ConfigError(f"{option}variant {variant!r}: the in-cluster {kind} runs the "
+                                 f"reference images; broken variants run as host processes "
+                                 f"({flag}components {HOST})")
+    if bool(manifests_dir) != bool(image_archive):
+        raise errors.ConfigError(f"a vendor's in-cluster {kind} needs both {option}manifests DIR "
+                                 f"and {option}image-archive TAR (neither: the reference's)")
+    source = (InCluster(Path(manifests_dir).expanduser().resolve(),
+                        Path(image_archive).expanduser().resolve()) if manifests_dir
+              else InCluster(REFERENCE_MANIFESTS[kind]))
+    return Component(kind, source).validate()

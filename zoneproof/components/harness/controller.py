@@ -20,20 +20,37 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import daemons, kube, waiting
-from zoneproof.cluster import runs, sweep
+from zoneproof.cluster import audit_policy, runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import started
 from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.registry import Kind
 
-__all__ = ["GROUP", "REPLICA_PREFIX", "ControllerReplicas", "ControllerSettings", "lease_holder"]
+__all__ = ["GROUP", "REPLICA_JITTER", "REPLICA_PREFIX", "TAKEOVER_MARGIN_S", "ControllerReplicas",
+           "ControllerSettings", "Limit", "lease_holder"]
 
-#: Group of every controller identity; RBAC is bound to it.
-GROUP = "zoneproof:ha-controllers"
+#: Group of every controller identity; RBAC is bound to it (and its Lease writes audited).
+GROUP = audit_policy.CONTROLLER_GROUP
 ROLE = "zoneproof-ha-controller"
 #: Every replica's identity (its Lease holderIdentity and client user name) starts so:
 #: ``zp-hac-0``, ``zp-hac-1``...; the audit log attributes deletes by it.
 REPLICA_PREFIX = "zp-hac"
+
+#: client-go's leader election waits between attempts with wait.JitterUntil(retryPeriod,
+#: jitterFactor 1.2): each wait is retryPeriod x (1 + rand[0,1) x 1.2), up to 2.2 x retryPeriod.
+REPLICA_JITTER = 1.2
+#: Seconds for the API round trips (read, then write the Lease) and a loaded machine's
+#: scheduling, added to every take-over limit.
+TAKEOVER_MARGIN_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """A time limit derived from the stated Lease timings, and how."""
+
+    seconds: float
+    derivation: str
+
 
 def lease_holder(api: client.ApiClient, namespace: str, name: str) -> str:
     """holderIdentity of Lease ``namespace/name`` now ('' if free or absent)."""
@@ -75,6 +92,27 @@ class ControllerSettings:
             "lease_duration": self.lease_duration_s, "renew_deadline": self.renew_deadline_s,
             "retry_period": self.retry_period_s})
 
+    @property
+    def max_retry_wait_s(self) -> float:
+        """The longest wait between two attempts of a client-go elector (jitter included)."""
+        return self.retry_period_s * (1 + REPLICA_JITTER)
+
+    def takeover_after_release(self) -> Limit:
+        """From the leader's release (SIGTERM) until a standby holds the Lease: the standby's
+        next attempt (a released Lease is free at once)."""
+        return Limit(self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+                     f"retryPeriod {self.retry_period_s:g} s x (1 + jitter {REPLICA_JITTER:g}) "
+                     f"+ {TAKEOVER_MARGIN_S:g} s")
+
+    def takeover_after_kill(self) -> Limit:
+        """From the leader's death (SIGKILL, no release) until a standby holds the Lease: the
+        standby sees the last renewal up to one jittered retry late, waits leaseDuration from
+        then, and takes it on its next jittered attempt."""
+        return Limit(self.lease_duration_s + 2 * self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+                     f"leaseDuration {self.lease_duration_s:g} s + 2 x retryPeriod "
+                     f"{self.retry_period_s:g} s x (1 + jitter {REPLICA_JITTER:g}) + "
+                     f"{TAKEOVER_MARGIN_S:g} s")
+
     def with_namespaces(self, *namespaces: str) -> ControllerSettings:
         """A copy acting in ``namespaces``."""
         return replace(self, namespaces=tuple(namespaces))
@@ -115,6 +153,8 @@ class ControllerReplicas:
                  replicas: int = 2, prefix: str = REPLICA_PREFIX) -> None:
         settings.component.validate()
         self.cluster, self.settings, self.workdir = cluster, settings, workdir
+        self.prefix = prefix
+        """What every replica's identity (and audited user name) starts with."""
         self.identities = [f"{prefix}-{i}" for i in range(replicas)]
         self.records: dict[str, daemons.DaemonRecord] = {}
         self.api = kube.api_client(cluster.kubeconfig)

@@ -41,6 +41,9 @@ class Started:
     """The MutatingWebhookConfiguration registered for it, as the API server stored it."""
     log: str = ""
     """The file the process's output goes to ('' when the suite started no process)."""
+    in_cluster: Mapping[str, Any] | None = None
+    """An in-cluster component as deployed (``in_cluster.Installed.describe``): manifests,
+    image archive and its SHA-256, the image ids it holds and each pod runs."""
 
     def with_registration(self, url: str, stored: Mapping[str, Any]) -> Started:
         """This start, registered at ``url`` with ``stored``."""
@@ -58,6 +61,10 @@ class Started:
             out["registration"] = dict(self.registration)
         if self.log:
             out["log"] = self.log
+        if self.in_cluster is not None:
+            out["mode"] = self.in_cluster.get("mode", "in-cluster")
+            out["in_cluster"] = {k: v for k, v in self.in_cluster.items()
+                                 if k not in _NOT_REPORTED}
         return out
 
     @classmethod
@@ -65,7 +72,12 @@ class Started:
         """Inverse of ``to_dict``."""
         return cls(Component.from_dict(data["component"]), tuple(data.get("argv", ())),
                    str(data.get("executable", "")), str(data.get("sha256", "")),
-                   str(data.get("url", "")), data.get("registration"), str(data.get("log", "")))
+                   str(data.get("url", "")), data.get("registration"), str(data.get("log", "")),
+                   data.get("in_cluster"))
+
+
+#: Keys of an in-cluster description that only undo it (not what ran).
+_NOT_REPORTED = ("mode", "kubeconfig", "objects", "created_namespaces")
 
 
 @functools.lru_cache(maxsize=64)

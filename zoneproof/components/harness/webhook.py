@@ -25,15 +25,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import filelock
 import urllib3
 from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import certs, daemons, kube, ports, waiting
-from zoneproof.cluster import runs, sweep
+from zoneproof.cluster import runs, state, sweep
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components.harness import started
-from zoneproof.components.harness.component import Component, Url
+from zoneproof.components.harness import in_cluster, started
+from zoneproof.components.harness.component import Component, InCluster, Url
 from zoneproof.components.harness.registry import Kind
 from zoneproof.specs.ha_config import keys
 from zoneproof.specs.ha_config import registration as config
@@ -75,6 +76,10 @@ class RunningWebhook:
         """The configuration as the API server stored it (after ``start``)."""
         self.started: started.Started | None = None
         """What the last ``start`` ran (None before)."""
+        self.installed: in_cluster.Installed | None = None
+        """The in-cluster webhook as deployed (after ``start``; None for a host one)."""
+        self._port_lock: filelock.BaseFileLock | None = None
+        """Holds the served port from ``start`` to ``stop``, restarts included."""
         workdir.mkdir(parents=True, exist_ok=True)
 
     # -- process ---------------------------------------------------------------------
@@ -97,8 +102,10 @@ class RunningWebhook:
         cert_file, key_file = certs.issue_cert(
             ca, "zoneproof-webhook", sans=sans, validity=lifetime).write(
                 runs.private_dir("webhook"), "serving")
-        port = ports.choose_base(1, explicit=None, start=20000, stop=21000,
-                                 free=lambda p: ports.is_free(p, host))
+        if self._port_lock is not None:
+            self._port_lock.release()
+        port, self._port_lock = ports.reserve(state.state_root() / "webhook-ports",
+                                              start=20000, stop=21000, host=host)
         argv = self.component.argv(
             {"python": sys.executable, "kubeconfig": self.cluster.kubeconfig, "port": port,
              "cert_file": cert_file, "key_file": key_file, "host": host}, self.extra_args)
@@ -200,6 +207,50 @@ class RunningWebhook:
                 raise
         baseline = copy.deepcopy(self._dry_run_probe())  # before registration: no webhook
         self.started = None
+        if isinstance(self.component.source, InCluster):
+            self._install()
+        else:
+            self._serve_and_register()
+
+        def mutating() -> tuple[bool, str]:
+            return self._dry_run_probe() != baseline, "probe Deployment not mutated yet"
+
+        waiting.wait_for(mutating, what=f"the API server to call the {self.component.label()} "
+                         f"for a Deployment in namespace {PROBE_NAMESPACE} (labelled consider=true; "
+                         "if the registration is the vendor's, check its rules and selectors)",
+                         timeout_s=_READY_TIMEOUT_S, ignore=(client.ApiException,))
+        return self
+
+    def _install(self) -> None:
+        """Deploy the in-cluster webhook by its manifests; they register it themselves."""
+        installed = self.installed = in_cluster.install(self.cluster, self.component)
+        try:
+            configurations = installed.of_kind("MutatingWebhookConfiguration")
+            if len(configurations) != 1 or installed.rendered.tls is None:
+                raise errors.ConfigError(
+                    f"the manifests of the {self.component.label()} must register exactly one "
+                    f"MutatingWebhookConfiguration served behind a Service with the certificate "
+                    f"of their tls/ directory; they have {len(configurations)}")
+            self.configuration_name = configurations[0]["metadata"]["name"]
+            self.ca_bundle = installed.rendered.tls.ca.cert_pem
+            stored = client.AdmissionregistrationV1Api(self.api).read_mutating_webhook_configuration(
+                self.configuration_name)
+            self.registered = self.api.sanitize_for_serialization(stored)
+            service = self.registered["webhooks"][0]["clientConfig"].get("service") or {}
+            self.url = ""  # a Service: reached by the API server only
+            self.started = started.Started(
+                self.component, url=(f"https://{service.get('name')}.{service.get('namespace')}"
+                                     f".svc:{service.get('port', 443)}{service.get('path', '')}"),
+                registration=self.registered, in_cluster=installed.describe())
+        except BaseException:
+            in_cluster.uninstall(installed.describe())
+            raise
+        finally:
+            if self.started is not None:
+                started.note(self.started)
+
+    def _serve_and_register(self) -> None:
+        """Serve (unless external) and register the spec's or the vendor's configuration."""
         try:  # noted even when it fails to come up: it was started
             if isinstance(self.component.source, Url):
                 self.started = started.Started(self.component)
@@ -214,25 +265,20 @@ class RunningWebhook:
             if self.started is not None:
                 started.note(self.started)
 
-        def mutating() -> tuple[bool, str]:
-            return self._dry_run_probe() != baseline, "probe Deployment not mutated yet"
-
-        waiting.wait_for(mutating, what=f"the API server to call the webhook at {self.url} for a "
-                         f"Deployment in namespace {PROBE_NAMESPACE} (labelled consider=true; if "
-                         "the registration is the vendor's, check its rules and selectors)",
-                         timeout_s=_READY_TIMEOUT_S, ignore=(client.ApiException,))
-        return self
-
     def describe(self) -> dict[str, Any]:
         """JSON description, enough for ``release`` in another process; ``started`` is what ran."""
         return {"kubeconfig": str(self.cluster.kubeconfig), "url": self.url,
                 "ca_bundle": self.ca_bundle.decode(), "configuration": self.configuration_name,
                 "started": self.started.to_dict() if self.started else None,
-                "process": self.record.to_dict() if self.record else None}
+                "process": self.record.to_dict() if self.record else None,
+                "in_cluster": self.installed.describe() if self.installed else None}
 
     def stop(self) -> None:
         """Unregister and stop the process; nothing is left behind."""
         release(self.describe())
+        if self._port_lock is not None:
+            self._port_lock.release()
+            self._port_lock = None
 
 
 def release(description: dict[str, Any]) -> None:
@@ -248,3 +294,5 @@ def release(description: dict[str, Any]) -> None:
         pass  # the cluster is gone already: nothing to unregister
     if description["process"] is not None:
         daemons.stop(daemons.DaemonRecord.from_dict(description["process"]), timeout_s=10)
+    if description.get("in_cluster"):
+        in_cluster.uninstall(description["in_cluster"])

@@ -6,13 +6,35 @@
 // healthy endpoints.
 //
 // Health is checked as kind's envoy cluster does (pkg/cluster/internal/loadbalancer): an
-// HTTPS GET /healthz (certificate not verified) every 2 s with a 3 s timeout; an endpoint is
-// unhealthy after 2 failed checks in a row and healthy again after 1 good one. A kube-apiserver
-// whose own etcd member is gone (kubeadm's stacked etcd: --etcd-servers=127.0.0.1 only) still
-// accepts TCP but fails /healthz, so it gets no new connections. When an endpoint turns
-// unhealthy, the connections open through it are closed (envoy's
+// HTTPS GET /healthz (certificate not verified) every 2 s with a 3 s timeout, unhealthy after 2
+// failed checks, healthy again after 1 good one. A kube-apiserver whose own etcd member is gone
+// (kubeadm's stacked etcd: --etcd-servers=127.0.0.1 only) still accepts TCP but fails /healthz,
+// so it gets no new connections, and the connections open through it are closed (envoy's
 // close_connections_on_host_health_failure), so clients reconnect to a healthy API server
-// instead of waiting on one that cannot answer.
+// instead of waiting on one that cannot answer. The envoy semantics followed, with their source:
+//
+//   - Each endpoint has its own check loop, started when the endpoint appears (initial_jitter
+//     unset: "Envoy will start health checking after for a random time in ms between 0 and
+//     initial_jitter"), its next check one interval after the previous one ended; one slow
+//     endpoint does not delay another's checks.
+//   - An endpoint not checked yet takes no traffic while another is healthy (arch overview,
+//     health checking: a newly added host is unhealthy until its first check passes), and its
+//     first good check makes it healthy at once.
+//   - unhealthy_threshold: "Note that for http health checking if a host responds with a code
+//     not in expected_statuses or retriable_statuses, this threshold is ignored and the host is
+//     considered immediately unhealthy": an answer other than 200 fails it at once; only errors
+//     and timeouts count towards the 2 in a row.
+//   - close_connections_on_host_health_failure: "If an upstream host becomes unhealthy (as
+//     determined by the configured health checks or outlier detection), immediately close all
+//     connections to the failed host."
+//   - Panic mode (arch overview, load balancing, panic threshold): with no healthy endpoint,
+//     traffic goes to all of them.
+//
+// tcplb closes the connections through an endpoint when it turns unhealthy, and at each of its
+// later failed checks while another endpoint is healthy: a connection made in panic mode (or
+// before the endpoint's first check) through an endpoint that has failed all along is closed
+// as soon as the balancer would no longer route it there. Only in panic mode are connections
+// through failing endpoints kept, as they are all the traffic has.
 package main
 
 import (
@@ -34,8 +56,7 @@ import (
 const (
 	checkInterval      = 2 * time.Second
 	checkTimeout       = 3 * time.Second
-	unhealthyThreshold = 2
-	healthyThreshold   = 1
+	unhealthyThreshold = 2 // failed checks in a row without an answer (error, timeout)
 	healthPath         = "/healthz"
 )
 
@@ -44,12 +65,28 @@ var (
 	portRe    = regexp.MustCompile(`(?m)^[ \t]*port_value:[ \t]*(\d+)[ \t]*$`)
 )
 
+type health int
+
+const (
+	unchecked health = iota
+	healthy
+	unhealthy
+)
+
+// check is one health check's outcome.
+type check int
+
+const (
+	passed   check = iota // 200
+	refused               // answered, not 200: unhealthy at once
+	noAnswer              // error or timeout: unhealthy after unhealthyThreshold in a row
+)
+
 // endpoint is one backend's health and the connections open through it.
 type endpoint struct {
-	healthy   bool
-	failures  int
-	successes int
-	conns     map[net.Conn]struct{}
+	health   health
+	failures int // checks without an answer in a row
+	conns    map[net.Conn]struct{}
 }
 
 type balancer struct {
@@ -73,16 +110,26 @@ func newBalancer() *balancer {
 	}
 }
 
+// anyHealthy is false in panic mode; b.mu must be held.
+func (b *balancer) anyHealthy() bool {
+	for _, be := range b.backends {
+		if b.endpoints[be].health == healthy {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *balancer) pick() (string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	candidates := make([]string, 0, len(b.backends))
 	for _, be := range b.backends {
-		if b.endpoints[be].healthy {
+		if b.endpoints[be].health == healthy {
 			candidates = append(candidates, be)
 		}
 	}
-	if len(candidates) == 0 { // none healthy (or not checked yet): try them all, as envoy's panic mode
+	if len(candidates) == 0 { // panic mode: none healthy (or none checked yet), try them all
 		candidates = b.backends
 	}
 	if len(candidates) == 0 {
@@ -91,74 +138,85 @@ func (b *balancer) pick() (string, bool) {
 	return candidates[b.next.Add(1)%uint64(len(candidates))], true
 }
 
+// setBackends takes the cluster file's endpoints; each new one gets its check loop at once.
 func (b *balancer) setBackends(backends []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.backends = backends
+	current := map[string]*endpoint{}
 	for _, be := range backends {
-		if b.endpoints[be] == nil {
-			b.endpoints[be] = &endpoint{conns: map[net.Conn]struct{}{}}
+		ep := b.endpoints[be]
+		if ep == nil {
+			ep = &endpoint{conns: map[net.Conn]struct{}{}}
+			go b.checkLoop(be, ep)
 		}
+		current[be] = ep
+	}
+	b.endpoints = current
+}
+
+// checkLoop checks ep now and then one interval after each check, until ep is removed.
+func (b *balancer) checkLoop(backend string, ep *endpoint) {
+	for b.current(backend, ep) {
+		result, seen := b.probe(backend)
+		for _, c := range b.record(backend, ep, result, seen) {
+			_ = c.Close()
+		}
+		time.Sleep(checkInterval)
 	}
 }
 
-// probe is one health check: true if GET /healthz answers 200 within the timeout.
-func (b *balancer) probe(backend string) bool {
+func (b *balancer) current(backend string, ep *endpoint) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.endpoints[backend] == ep
+}
+
+// probe is one health check, GET /healthz within the timeout: its outcome and what was seen.
+func (b *balancer) probe(backend string) (check, string) {
 	resp, err := b.client.Get("https://" + backend + healthPath)
 	if err != nil {
-		return false
+		return noAnswer, err.Error()
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	if resp.StatusCode != http.StatusOK {
+		return refused, resp.Status
+	}
+	return passed, resp.Status
 }
 
-// record applies one check's result; it returns the connections to close when the endpoint
-// has just turned unhealthy.
-func (b *balancer) record(backend string, ok bool) []net.Conn {
+// record applies one check's result; it returns the connections to close: all those through
+// an endpoint that has just turned unhealthy, or that fails again while another is healthy.
+func (b *balancer) record(backend string, ep *endpoint, result check, seen string) []net.Conn {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ep := b.endpoints[backend]
-	if ep == nil {
-		return nil
-	}
-	if ok {
-		ep.failures, ep.successes = 0, ep.successes+1
-		if !ep.healthy && ep.successes >= healthyThreshold {
-			ep.healthy = true
-			log.Printf("%s healthy (GET %s 200)", backend, healthPath)
+	if result == passed {
+		ep.failures = 0
+		if ep.health != healthy {
+			ep.health = healthy
+			log.Printf("%s healthy (GET %s: %s)", backend, healthPath, seen)
 		}
 		return nil
 	}
-	ep.successes, ep.failures = 0, ep.failures+1
-	if !ep.healthy || ep.failures < unhealthyThreshold {
-		return nil
+	ep.failures++
+	turned := ep.health != unhealthy &&
+		(result == refused || ep.health == unchecked || ep.failures >= unhealthyThreshold)
+	if turned {
+		ep.health = unhealthy
+		log.Printf("%s unhealthy (GET %s: %s)", backend, healthPath, seen)
 	}
-	ep.healthy = false
+	if ep.health != unhealthy || !turned && !b.anyHealthy() {
+		return nil // one check short of the threshold, or panic mode: its connections stay
+	}
 	drained := make([]net.Conn, 0, len(ep.conns))
 	for c := range ep.conns {
 		drained = append(drained, c)
 	}
-	log.Printf("%s unhealthy (%d failed checks of %s): closing its %d connections",
-		backend, ep.failures, healthPath, len(drained))
-	return drained
-}
-
-func (b *balancer) checkHealth() {
-	b.mu.Lock()
-	backends := append([]string(nil), b.backends...)
-	b.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, be := range backends {
-		wg.Add(1)
-		go func(be string) {
-			defer wg.Done()
-			for _, c := range b.record(be, b.probe(be)) {
-				_ = c.Close()
-			}
-		}(be)
+	if len(drained) > 0 {
+		log.Printf("%s unhealthy: closing its %d connections", backend, len(drained))
 	}
-	wg.Wait()
+	return drained
 }
 
 func (b *balancer) track(backend string, conn net.Conn, open bool) {
@@ -220,11 +278,6 @@ func main() {
 	lds, cds := filepath.Join(dir, "lds.yaml"), filepath.Join(dir, "cds.yaml")
 	fmt.Printf("tcplb (zoneproof, stands in for envoy): watching %s and %s\n", lds, cds)
 	b := newBalancer()
-	go func() {
-		for range time.Tick(checkInterval) {
-			b.checkHealth()
-		}
-	}()
 	var listener net.Listener
 	var lastLDS, lastCDS string
 	for {

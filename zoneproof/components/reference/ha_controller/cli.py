@@ -27,6 +27,7 @@ from zoneproof import errors
 from zoneproof._util import jsonlog
 from zoneproof.components.reference.ha_controller import (
     controller,
+    deleting,
     health,
     leader,
     podcache,
@@ -311,13 +312,23 @@ def wire(
         for worker in sink:
             worker.on_started_leading(lead)
 
+    def before_acquire() -> None:  # the acts-before-lease variant
+        emit = deleting.Emitter(leader.Unelected(settings.identity), settings.identity,
+                                settings.variant.name)
+        deleter = deleting.Deleter(core, leader.Unelected(settings.identity), emit,
+                                   grace_period_seconds=behaviour.grace_period_seconds,
+                                   request_timeout_s=settings.request_timeout_s)
+        for worker in sink:
+            worker.catch_up_before_leading(deleter, options.election.renew_deadline_s)
+
     if not behaviour.leader_election:
         gate: leader.Gate = leader.Unelected(settings.identity)
         elector = None
     else:
-        elector = leader.LeaderElector(leases, options.election, on_lost=on_lost,
-                                       on_started=on_started, clock=clock,
-                                       renew=behaviour.renew_lease)
+        elector = leader.LeaderElector(
+            leases, options.election, on_lost=on_lost, on_started=on_started, clock=clock,
+            renew=behaviour.renew_lease,
+            before_acquire=None if behaviour.lease_before_acting else before_acquire)
         gate = elector if behaviour.exit_on_lease_loss else leader.LameDuckGate(elector)
     limiter = ratelimit.TokenBucket(options.qps, options.burst)
     scopes = podcache.scopes(settings.namespaces)

@@ -138,6 +138,7 @@ class Controller:
             request_timeout_s=settings.request_timeout_s, limiter=limiter)
         self._states: dict[str, ReadyState] = {}
         self._states_lock = threading.Lock()
+        self._zones: dict[str, str] = {}
         self._unfenced: set[str] = set()
         """Nodes acted on while kcm had not yet fenced them: follow up when it does."""
         self._queue: queue.Queue[Work | None] = queue.Queue()
@@ -152,7 +153,9 @@ class Controller:
 
     def observe_list(self, nodes: Iterable[Any], reason: str) -> None:
         """A fresh node list (start or after the watch broke): remember it, reconcile."""
+        nodes = list(nodes)
         fresh = {transitions.node_name(n): transitions.ready_state(n) for n in nodes}
+        self._zones = {transitions.node_name(n): transitions.node_zone(n) for n in nodes}
         with self._states_lock:
             old, self._states = self._states, fresh
         for name, after in sorted(fresh.items()):
@@ -171,6 +174,7 @@ class Controller:
             self._unfenced.discard(name)
             return
         after = transitions.ready_state(node)
+        self._zones[name] = transitions.node_zone(node)
         with self._states_lock:
             before = self._states.get(name)
             self._states[name] = after
@@ -179,11 +183,12 @@ class Controller:
             return
         flags = self._settings.behaviour
         acts = transitions.triggers_action(
-            before, after, on_unknown=flags.act_on_unknown, on_recovery=flags.act_on_recovery)
+            before, after, on_unknown=flags.act_on_unknown, on_false=flags.act_on_false,
+            on_recovery=flags.act_on_recovery)
         self._log_transition(name, before, after, acts=acts, seen="watch")
         if acts:
             self._queue.put(Transition(name, before, after))
-            if not transitions.is_fenced(node):
+            if flags.follow_up_when_fenced and not transitions.is_fenced(node):
                 self._unfenced.add(name)
 
     def _follow_up_if_fenced(self, name: str, after: ReadyState, node: Any) -> None:
@@ -272,7 +277,7 @@ class Controller:
     def _act(self, item: Work, nodes: list[str], *, cause: str) -> None:
         """Queue one delete per chosen pod of ``nodes``; retry ``item`` if any fails."""
         batch = _Batch(lambda ok: self._done(item, ok))
-        for node in nodes:
+        for node in self._widened(nodes):
             if self._gate.current() is None:
                 self.counters.note("skipped-not-leader")
                 self._emit(logging.INFO, "node-skipped", node=node, cause=cause, why="not-leader")
@@ -284,11 +289,34 @@ class Controller:
                     batch.finish(True)  # the same delete is queued or in flight already
         batch.seal()
 
+    def _widened(self, nodes: list[str]) -> list[str]:
+        """``nodes``; with the ``deletes-zone`` variant every node of their zones."""
+        if self._settings.behaviour.only_failed_node:
+            return nodes
+        zones = {self._zones.get(n, "") for n in nodes} - {""}
+        return sorted(set(nodes) | {n for n, z in self._zones.items() if z in zones})
+
     def _chosen(self, node: str) -> list[PodRef]:
-        use_selector = self._settings.behaviour.use_selector
+        flags, namespaces = self._settings.behaviour, self._settings.namespaces
+        if not flags.split_namespaces and namespaces is not None:
+            namespaces = frozenset({",".join(sorted(namespaces))})
         return transitions.pods_to_delete(
-            self._pods.on_node(node), node=node, namespaces=self._settings.namespaces,
-            selector=self._settings.selector if use_selector else None)
+            self._pods.on_node(node), node=node, namespaces=namespaces,
+            selector=self._settings.selector if flags.use_selector else None)
+
+    def catch_up_before_leading(self, deleter: deleting.Deleter, timeout_s: float) -> None:
+        """The ``acts-before-lease`` variant: once the caches are synced (or ``timeout_s``),
+        force-delete on every NotReady node now, in this thread, through ``deleter`` (whose
+        gate does not ask the Lease)."""
+        if not self._pods.synced.wait(timeout_s):
+            return
+        with self._states_lock:
+            not_ready = sorted(n for n, s in self._states.items() if transitions.is_not_ready(s))
+        self._emit(logging.INFO, "catch-up-before-lease", not_ready_nodes=not_ready)
+        for node in not_ready:
+            for pod in self._chosen(node):
+                if deleter.delete(pod, node=node, cause="catch-up") in deleting.GONE:
+                    self._pods.discard(pod)
 
     def _delete_task(self, pod: PodRef, node: str, cause: str,
                      batch: _Batch) -> Callable[[], None]:

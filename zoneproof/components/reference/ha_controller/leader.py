@@ -179,10 +179,13 @@ class LeaderElector:
         on_started: Callable[[Leadership], None] | None = None,
         clock: Clock | None = None,
         renew: bool = True,
+        before_acquire: Callable[[], None] | None = None,
     ) -> None:
         """``renew`` False is the ``acts-on-expired-lease`` variant: once leader it never
-        renews, yet ``current`` keeps answering leader."""
+        renews, yet ``current`` keeps answering leader. ``before_acquire`` (the
+        ``acts-before-lease`` variant) runs just before writing a Lease it takes over."""
         self._renew = renew
+        self._before_acquire = before_acquire
         self._api = api
         self._config = config
         self._on_lost = on_lost
@@ -335,6 +338,8 @@ class LeaderElector:
         lease.spec = client.V1LeaseSpec(
             holder_identity=cfg.identity, lease_duration_seconds=cfg.lease_duration_s,
             acquire_time=acquire_time, renew_time=now, lease_transitions=transitions)
+        if not mine and self._before_acquire is not None:
+            self._before_acquire()
         try:
             self._api.replace_namespaced_lease(
                 cfg.lease_name, cfg.lease_namespace, lease, _request_timeout=timeout)
@@ -352,6 +357,8 @@ class LeaderElector:
             spec=client.V1LeaseSpec(
                 holder_identity=cfg.identity, lease_duration_seconds=cfg.lease_duration_s,
                 acquire_time=now, renew_time=now, lease_transitions=0))
+        if self._before_acquire is not None:
+            self._before_acquire()
         try:
             self._api.create_namespaced_lease(cfg.lease_namespace, lease, _request_timeout=timeout)
         except TRANSIENT_ERRORS as exc:

@@ -19,6 +19,7 @@ __all__ = [
     "is_fenced",
     "is_not_ready",
     "node_name",
+    "node_zone",
     "pod_ref",
     "pods_to_delete",
     "ready_state",
@@ -59,6 +60,15 @@ def _field(obj: Any, snake: str, camel: str | None = None) -> Any:
 def node_name(node: Any) -> str:
     """``metadata.name`` of a node (or any object)."""
     return str(_field(_field(node, "metadata"), "name"))
+
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def node_zone(node: Any) -> str:
+    """The node's zone label ('' when it has none)."""
+    labels = _field(_field(node, "metadata"), "labels") or {}
+    return str(labels.get(ZONE_LABEL, ""))
 
 
 def resource_version(obj: Any) -> str | None:
@@ -104,16 +114,18 @@ def triggers_action(
     after: ReadyState,
     *,
     on_unknown: bool = True,
+    on_false: bool = True,
     on_recovery: bool = False,
 ) -> bool:
     """Whether ``before`` → ``after`` makes the controller force-delete pods.
 
     The reference (defaults) acts on True→False and True→Unknown only; ``before`` None
-    (a node not seen before) never acts. ``on_unknown=False`` and ``on_recovery=True``
-    are the broken variants' predicates.
+    (a node not seen before) never acts. ``on_unknown=False``, ``on_false=False`` and
+    ``on_recovery=True`` are the broken variants' predicates.
     """
     if before is ReadyState.TRUE:
-        return after is ReadyState.FALSE or (on_unknown and after is ReadyState.UNKNOWN)
+        return ((on_false and after is ReadyState.FALSE)
+                or (on_unknown and after is ReadyState.UNKNOWN))
     return on_recovery and before is not None and after is ReadyState.TRUE
 
 

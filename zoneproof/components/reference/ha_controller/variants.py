@@ -19,6 +19,8 @@ class Behaviour:
 
     act_on_unknown: bool = True
     """True→Unknown (kubelet stopped reporting) triggers deletes, like True→False."""
+    act_on_false: bool = True
+    """True→False (the kubelet reports NotReady itself, e.g. runtime down) triggers deletes."""
     act_on_recovery: bool = False
     """Broken when True: a transition into Ready also triggers deletes."""
     use_selector: bool = True
@@ -37,6 +39,20 @@ class Behaviour:
     """Renew the Lease while leading and act only while renewed. Broken when False: never
     renews after acquiring it yet acts on (a hung renew loop the workers ignore), so it acts
     on an expired Lease even when nobody takes it over."""
+    only_failed_node: bool = True
+    """Only the failed node's pods. Broken when False: every node in the failed node's zone
+    (label ``topology.kubernetes.io/zone``) loses its selected pods."""
+    split_namespaces: bool = True
+    """The namespaces setting is a list. Broken when False: the comma-separated setting is
+    compared as one string (right for one namespace, matches nothing for two)."""
+    follow_up_when_fenced: bool = True
+    """Act again on a node acted on before kcm fenced it (NoSchedule taint), once the fence
+    is seen. Broken when False: a pod the scheduler bound to the node between its NotReady
+    flip and the taint (a replacement scheduled back onto the dead node) stays there."""
+    lease_before_acting: bool = True
+    """Act only once the Lease is held. Broken when False: on taking a free or expired Lease
+    it first catches up (deletes on NotReady nodes), then writes the Lease milliseconds
+    later (inside any clock tolerance of a timeline)."""
 
 
 Variant = _variants.Variant[Behaviour]
@@ -59,10 +75,20 @@ _BROKEN = (
             Behaviour(reconcile=False)),
     Variant("ignores-unknown", "acts on Ready True→False only, not True→Unknown",
             Behaviour(act_on_unknown=False)),
+    Variant("ignores-false", "acts on Ready True→Unknown only, not True→False (kubelet "
+            "reports NotReady itself)", Behaviour(act_on_false=False)),
     Variant("no-release-on-shutdown", "keeps the Lease on SIGTERM: failover waits it out",
             Behaviour(release_on_shutdown=False)),
     Variant("acts-on-expired-lease", "never renews the Lease after acquiring it, acts on anyway",
             Behaviour(renew_lease=False)),
+    Variant("deletes-zone", "force-deletes the selected pods of every node in the failed "
+            "node's zone", Behaviour(only_failed_node=False)),
+    Variant("namespaces-one-string", "compares the comma-separated namespaces setting as one "
+            "string (several namespaces: nothing matches)", Behaviour(split_namespaces=False)),
+    Variant("no-fence-follow-up", "acts once on the NotReady flip, not again once kcm has "
+            "fenced the node", Behaviour(follow_up_when_fenced=False)),
+    Variant("acts-before-lease", "catches up on NotReady nodes just before writing the Lease "
+            "it takes over", Behaviour(lease_before_acting=False)),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (REFERENCE, *_BROKEN)}

@@ -43,6 +43,8 @@ def test_reference_table(before: ReadyState | None, after: ReadyState) -> None:
 def test_broken_predicates_table(before: ReadyState | None, after: ReadyState) -> None:
     assert transitions.triggers_action(before, after, on_unknown=False) is (
         (before, after) == (T, F))
+    assert transitions.triggers_action(before, after, on_false=False) is (
+        (before, after) == (T, U))
     recovery = before in (F, U, M) and after is T
     assert transitions.triggers_action(before, after, on_recovery=True) is (
         (before, after) in ACTING or recovery)

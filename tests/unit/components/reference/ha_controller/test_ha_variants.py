@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 from kubernetes.client.exceptions import ApiException
@@ -28,11 +28,11 @@ class Replica:
     """One wired replica on shared fakes; elector stepped and worker drained by hand."""
 
     def __init__(self, variant: str, core: FakeCoreApi, leases: FakeLeaseApi,
-                 clock: FakeClock, identity: str = "me") -> None:
+                 clock: FakeClock, *, identity: str = "me", namespaces: str = "a") -> None:
         self.core = core
         self.exits: list[int] = []
         opts = cli.parse_options(cli.build_parser().parse_args([
-            "--namespaces", "a", "--identity", identity, "--lease-name", "ha",
+            "--namespaces", namespaces, "--identity", identity, "--lease-name", "ha",
             "--lease-namespace", "zp", "--variant", variant]))
         self.parts = cli.wire(opts, core=core, leases=leases, exit_now=self._exit, clock=clock)
 
@@ -157,6 +157,62 @@ def lease_after_shutdown(variant: str) -> object:
     return (rc, leases.spec()["holderIdentity"])
 
 
+def zone_neighbour(variant: str) -> object:
+    """n1 and n2 share a zone; only n1 fails: nothing of n2's goes."""
+    def zoned(name: str, ready: str) -> dict[str, Any]:
+        raw = node(name, ready)
+        raw["metadata"]["labels"] = {"topology.kubernetes.io/zone": "z"}
+        return raw
+
+    core = cluster()
+    core.nodes = {name: zoned(name, "True") for name in ("n1", "n2")}
+    core.add_pod("a", "noobaa-n2", "n2")
+    r = Replica(variant, core, FakeLeaseApi(), FakeClock())
+    r.start()
+    core.nodes["n1"] = zoned("n1", "False")
+    r.parts.controller.observe_event("MODIFIED", to_model(core.nodes["n1"], "V1Node"))
+    r.parts.controller.process_pending()
+    return [d for d in deleted(core) if d != "noobaa-0"]
+
+
+def two_namespaces(variant: str) -> object:
+    core = cluster()
+    core.add_pod("b", "noobaa-b", "n1")
+    r = Replica(variant, core, FakeLeaseApi(), FakeClock(), namespaces="a,b")
+    r.start()
+    r.set_ready("n1", "False")
+    return sorted(deleted(core))
+
+
+def catch_up_order(variant: str) -> object:
+    """A node already NotReady; the Lease expired: the take-over comes before any delete."""
+    core, leases, clock = cluster(), FakeLeaseApi(), FakeClock()
+    core.nodes["n1"] = node("n1", "False")
+    Replica("reference", core, leases, clock, identity="old").step()  # holds it, then dies
+    r = Replica(variant, core, leases, clock)
+    r.start()  # caches synced; the Lease is still the old holder's
+    clock.advance(20)
+    order: list[str] = []
+    core.on_delete = lambda call: order.append(f"delete {call.name}")
+    leases.before_replace = lambda: order.append("lease")
+    r.step()
+    r.parts.controller.process_pending()
+    return order[:2]
+
+
+def bound_before_fence(variant: str) -> object:
+    """A pod bound to n1 after its NotReady flip, before kcm's taint: freed at the taint."""
+    core = cluster()
+    r = Replica(variant, core, FakeLeaseApi(), FakeClock())
+    r.start()
+    r.set_ready("n1", "False")
+    core.add_pod("a", "noobaa-1", "n1")
+    core.nodes["n1"] = node("n1", "False", taints=("node.kubernetes.io/not-ready:NoSchedule",))
+    r.parts.controller.observe_event("MODIFIED", to_model(core.nodes["n1"], "V1Node"))
+    r.parts.controller.process_pending()
+    return deleted(core)
+
+
 SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "acts-on-recovery": (acts_on_recovery, []),
     "ignores-selector": (deleted_on_failure, ["noobaa-0"]),
@@ -167,6 +223,11 @@ SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "ignores-unknown": (lambda v: deleted_on_failure(v, "Unknown"), ["noobaa-0"]),
     "no-release-on-shutdown": (lease_after_shutdown, ([cli.EXIT_OK], "")),
     "acts-on-expired-lease": (acts_unrenewed, []),
+    "ignores-false": (deleted_on_failure, ["noobaa-0"]),
+    "deletes-zone": (zone_neighbour, []),
+    "namespaces-one-string": (two_namespaces, ["noobaa-0", "noobaa-b"]),
+    "acts-before-lease": (catch_up_order, ["lease", "delete noobaa-0"]),
+    "no-fence-follow-up": (bound_before_fence, ["noobaa-0", "noobaa-1"]),
 }
 
 

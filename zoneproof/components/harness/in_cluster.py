@@ -1,0 +1,242 @@
+"""Components under test as in-cluster workloads: an image archive loaded, manifests applied.
+
+The way an ``InCluster`` component (``component.InCluster``) is started: its image archive
+(the reference's: ``zoneproof build --images``, cached) is loaded into every node of a
+cluster that can (``Capability.LOAD_IMAGES``: kind), its kustomize manifests are rendered
+(``components.manifests``: the reference images set, a fresh serving certificate and
+caBundle for a webhook's ``tls/``), every object is labelled with the run and applied, and
+the workloads roll out. Cluster-scoped objects (Namespace, RBAC, the webhook registration)
+carry the run's label and the run holds the cluster (``sweep.track``), so a run killed or
+interrupted still removes them; ``uninstall`` removes everything at once otherwise.
+``Installed.describe`` says what ran: the manifests, the archive's SHA-256, the image ids
+it holds and the image id each pod runs.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import kube, waiting
+from zoneproof.binaries import sha256_of
+from zoneproof.binaries.images import build_component_images
+from zoneproof.cluster import registry, sweep
+from zoneproof.cluster.interface import Capability, Cluster, Images
+from zoneproof.components import manifests
+from zoneproof.components.harness.component import HOST, IN_CLUSTER, Component, InCluster
+from zoneproof.components.harness.registry import Kind
+
+__all__ = ["ROLLOUT_TIMEOUT_S", "Installed", "Patch", "archive_images", "install", "refusal", "uninstall"]
+
+ROLLOUT_TIMEOUT_S = 300.0
+_GONE_TIMEOUT_S = 120.0
+_WORKLOADS = ("Deployment", "StatefulSet")
+_loaded: set[tuple[str, str]] = set()
+_lock = threading.Lock()
+
+
+def refusal(cluster: Cluster) -> str | None:
+    """Why in-cluster components cannot run on ``cluster`` (None: they can)."""
+    if Capability.LOAD_IMAGES in cluster.capabilities and isinstance(cluster, Images):
+        return None
+    loaders = " or ".join(registry.backends_with(Capability.LOAD_IMAGES)) or "kind"
+    return (f"in-cluster components need a cluster that loads image archives into its nodes; "
+            f"cluster {cluster.name!r} of the {cluster.backend} backend cannot (it runs no pods "
+            f"from them): use --zp-backend {loaders}, or --zp-components {HOST}")
+
+
+def archive_images(archive: Path) -> tuple[tuple[str, str], ...]:
+    """(name, image id ``sha256:...``) of every tagged image in a ``docker save``/OCI archive."""
+    try:
+        with tarfile.open(archive) as tar:
+            member = tar.extractfile("manifest.json")
+            entries = json.load(member) if member is not None else []
+    except (tarfile.TarError, KeyError, json.JSONDecodeError) as exc:
+        raise errors.ConfigError(f"image archive {archive} has no readable manifest.json "
+                                 f"({exc}): give the archive `docker save` wrote") from None
+    found = []
+    for entry in entries:
+        config = Path(str(entry.get("Config", ""))).name.removesuffix(".json")
+        found += [(str(tag), f"sha256:{config}") for tag in entry.get("RepoTags") or []]
+    return tuple(sorted(found))
+
+
+def _images(source: InCluster) -> tuple[Path, dict[str, str]]:
+    """The archive to load and the image overrides to render with (the reference's refs)."""
+    if source.image_archive is not None:
+        return source.image_archive, {}
+    built = build_component_images(progress=lambda _: None)
+    return built.archive, {ref.rsplit(":", 1)[0]: ref for _, ref in built.images}
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """An in-cluster component as deployed: what was loaded and applied, and what runs."""
+
+    component: Component
+    kubeconfig: Path
+    image_archive: Path
+    archive_sha256: str
+    images: tuple[tuple[str, str], ...]
+    """(name, image id) of the images in the archive."""
+    rendered: manifests.Rendered
+    created_namespaces: tuple[str, ...]
+    running: tuple[tuple[str, str], ...]
+    """(pod, image id it runs) of every workload's pod after the rollout."""
+    load_s: float
+    rollout_s: float
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        return self.rendered.of_kind(kind)
+
+    def describe(self) -> dict[str, Any]:
+        """What ran (for reports) and enough for ``uninstall`` in another process."""
+        assert isinstance(self.component.source, InCluster)
+        return {"mode": IN_CLUSTER, "kubeconfig": str(self.kubeconfig),
+                "manifests": str(self.component.source.manifests),
+                "image_archive": str(self.image_archive), "archive_sha256": self.archive_sha256,
+                "images": [{"name": n, "id": i} for n, i in self.images],
+                "running": [{"pod": p, "image_id": i} for p, i in self.running],
+                "load_seconds": round(self.load_s, 3), "rollout_seconds": round(self.rollout_s, 3),
+                "objects": [_ref(o) for o in self.rendered.objects],
+                "created_namespaces": list(self.created_namespaces)}
+
+
+def _ref(obj: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = {"name": obj["metadata"]["name"]}
+    if namespace := obj["metadata"].get("namespace"):
+        metadata["namespace"] = namespace
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": metadata}
+
+
+def _load(cluster: Cluster, archive: Path, digest: str) -> float:
+    """Load ``archive`` into ``cluster`` once per process; the seconds it took (0: loaded)."""
+    key = (str(cluster.kubeconfig.resolve()), digest)
+    with _lock:
+        if key in _loaded:
+            return 0.0
+        assert isinstance(cluster, Images)
+        started = time.monotonic()
+        cluster.load_image_archive(archive)
+        _loaded.add(key)
+        return time.monotonic() - started
+
+
+def _ensure_namespaces(core: client.CoreV1Api, objects: tuple[dict[str, Any], ...]) -> list[str]:
+    """Create (labelled) the namespaces the objects live in that neither exist nor are among
+    them; the ones created."""
+    own = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+    wanted = sorted({ns for o in objects if (ns := o["metadata"].get("namespace"))} - own)
+    created = []
+    for name in wanted:
+        if kube.namespace_gone(core, name)[1] == "Terminating":
+            _wait_gone(core, name)  # an earlier install's, still going: it would refuse ours
+        try:
+            core.create_namespace(sweep.labelled({"metadata": {"name": name}}))
+            created.append(name)
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
+    return created
+
+
+def _rolled_out(api: client.ApiClient, obj: Mapping[str, Any]) -> tuple[bool, str]:
+    apps = client.AppsV1Api(api)
+    name, namespace = obj["metadata"]["name"], obj["metadata"]["namespace"]
+    read = (apps.read_namespaced_deployment if obj["kind"] == "Deployment"
+            else apps.read_namespaced_stateful_set)
+    found = read(name, namespace)
+    wanted, ready = found.spec.replicas or 0, found.status.ready_replicas or 0
+    return (ready == wanted and (found.status.updated_replicas or 0) == wanted,
+            f"{obj['kind']} {namespace}/{name}: {ready}/{wanted} ready")
+
+
+def _running(core: client.CoreV1Api, workloads: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    found = []
+    for obj in workloads:
+        labels = obj["spec"]["selector"].get("matchLabels") or {}
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        for pod in core.list_namespaced_pod(obj["metadata"]["namespace"],
+                                            label_selector=selector).items:
+            for status in pod.status.container_statuses or []:
+                found.append((f"{pod.metadata.namespace}/{pod.metadata.name}", status.image_id))
+    return sorted(found)
+
+
+Patch = Callable[[tuple[dict[str, Any], ...]], Iterable[dict[str, Any]]]
+
+
+def install(cluster: Cluster, component: Component, *, patch: Patch | None = None) -> Installed:
+    """Load the component's images, apply its manifests, wait until every workload rolled out.
+
+    ``patch(objects)`` may change the rendered objects before they are applied (e.g. what the
+    suite tells the controller). ConfigError names the fix when ``cluster`` cannot load images.
+    """
+    if not isinstance(component.source, InCluster):
+        raise errors.ConfigError(f"the {component.label()} is not in-cluster")
+    if (reason := refusal(cluster)) is not None:
+        raise errors.ConfigError(reason)
+    component.validate()
+    source = component.source
+    archive, overrides = _images(source)
+    digest = sha256_of(archive)
+    load_s = _load(cluster, archive, digest)
+    rendered = manifests.render(source.manifests, images=overrides,
+                                tls_dir="tls" if component.kind is Kind.WEBHOOK else None)
+    objects = tuple(sweep.labelled(o) for o in rendered.objects)
+    if patch is not None:
+        objects = tuple(patch(objects))
+    rendered = manifests.Rendered(objects, rendered.tls)
+    api = kube.api_client(cluster.kubeconfig)
+    core = client.CoreV1Api(api)
+    sweep.track(cluster.kubeconfig)
+    started = time.monotonic()
+    created = _ensure_namespaces(core, objects)
+    workloads = [o for o in objects if o["kind"] in _WORKLOADS]
+    try:
+        manifests.apply(rendered, cluster.kubeconfig)
+        for obj in workloads:
+            def probe(o: dict[str, Any] = obj) -> tuple[bool, str]:
+                return _rolled_out(api, o)
+
+            waiting.wait_for(probe, what=f"{component.label()} rolled out",
+                             timeout_s=ROLLOUT_TIMEOUT_S, interval_s=1.0)
+    except BaseException:
+        _remove(cluster.kubeconfig, [_ref(o) for o in objects], created)
+        raise
+    return Installed(component, cluster.kubeconfig, archive, digest, archive_images(archive),
+                     rendered, tuple(created), tuple(_running(core, workloads)), load_s,
+                     time.monotonic() - started)
+
+
+def _remove(kubeconfig: Path, refs: list[dict[str, Any]], namespaces: list[str]) -> None:
+    """Delete the objects, then the namespaces made for them, waiting until they are gone
+    (a namespace still terminating refuses the next install's objects)."""
+    if not kubeconfig.is_file():
+        return  # the cluster is gone, and what was in it
+    manifests.delete(manifests.Rendered(tuple(refs), None), kubeconfig)
+    core = client.CoreV1Api(kube.api_client(kubeconfig))
+    for name in namespaces:  # all deletions first: the namespaces terminate side by side
+        kube.delete_namespace(core, name)
+    for name in namespaces:
+        _wait_gone(core, name)
+
+
+def _wait_gone(core: client.CoreV1Api, name: str) -> None:
+    waiting.wait_for(lambda: kube.namespace_gone(core, name), what=f"namespace {name} deleted",
+                     timeout_s=_GONE_TIMEOUT_S, interval_s=0.5)
+
+
+def uninstall(description: Mapping[str, Any]) -> None:
+    """Remove what ``Installed.describe`` lists (idempotent): objects, then namespaces made."""
+    _remove(Path(description["kubeconfig"]), list(description["objects"]),
+            list(description["created_namespaces"]))

@@ -1,0 +1,35 @@
+"""What the zoneproof control stores in a chaostoolkit journal, read back without chaoslib
+(the suites, benches and reports read journals; only zoneproof.chaos runs experiments)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from zoneproof.slo import EffectCheck, SloResult
+
+__all__ = ["JOURNAL_KEY", "effect_checks", "history_record", "slo_results"]
+
+JOURNAL_KEY = "zoneproof"
+"""The journal key under which the control stores its record of the run."""
+
+
+def _recorded(journal: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    return list((journal.get(JOURNAL_KEY) or {}).get(key, []))
+
+
+def slo_results(journal: Mapping[str, Any]) -> list[SloResult]:
+    """The SLO results the control stored in ``journal``."""
+    return [SloResult.from_dict(r) for r in _recorded(journal, "slos")]
+
+
+def history_record(journal: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The account of the run's register history and its check (None: the experiment ran
+    no history traffic)."""
+    record: Mapping[str, Any] | None = (journal.get(JOURNAL_KEY) or {}).get("history")
+    return record
+
+
+def effect_checks(journal: Mapping[str, Any]) -> list[EffectCheck]:
+    """The fault effect checks the control stored in ``journal``."""
+    return [EffectCheck.from_dict(c) for c in _recorded(journal, "effects")]
