@@ -22,6 +22,7 @@ from zoneproof.components.harness.component import IN_CLUSTER
 from zoneproof.faults import Effect, Fault, FaultContext, registry
 from zoneproof.measure.history import ReadMode
 from zoneproof.report import artefacts
+from zoneproof.specs.ha_config import registration
 from zoneproof.traffic import admission, tolerant, workloads
 from zoneproof.traffic.registers import RegisterTraffic, TrafficSettings
 from zoneproof.traffic.writer import Writer
@@ -349,13 +350,22 @@ def _admission_namespaces(run: session.Run) -> tuple[str, str]:
     return f"zp-admission{suffix}", f"zp-no-admission{suffix}"
 
 
+def _configuration_name(run: session.Run) -> str:
+    """The experiment's webhook registration, named after its namespace: on a cluster other
+    webhooks under test share (a user's, where every bed is that cluster) it neither
+    replaces theirs nor is removed with them."""
+    suffix = run.namespace.removeprefix(run.settings.namespace)
+    return f"{registration.DEFAULT_CONFIGURATION_NAME}{suffix}"
+
+
 def deploy_webhook(configuration: Configuration = None) -> str:
     """Serve (unless it runs at a URL) and register the HA-config webhook under test
     (configuration ``zoneproof_components``; failurePolicy Fail), plus a selected and an
     unselected namespace for admission attempts; the webhook's URL."""
     run = session.current(configuration)
     hook = webhooks.RunningWebhook(run.cluster, run.settings.components.webhook,
-                                   run.workdir / "webhook")
+                                   run.workdir / "webhook",
+                                   configuration_name=_configuration_name(run))
     run.extras[_WEBHOOK] = hook
     hook.start()
     selected, unselected = _admission_namespaces(run)

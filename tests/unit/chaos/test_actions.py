@@ -49,3 +49,15 @@ def test_planned_fault_uses_the_kind_defaults() -> None:
     assert actions.planned_fault("inject_fault", {
         "fault": "stop-kubelets", "parameters": {"nodes": ["n1"]}}) == StopKubelets(("n1",))
     assert actions.planned_fault("deploy_workloads", {"replicas": 3}) is None
+
+
+def test_an_experiment_registers_its_webhook_under_a_name_of_its_own() -> None:
+    """On a cluster shared with the run's webhook under test (a user's), the experiment's
+    registration neither replaces nor removes that one's."""
+    from types import SimpleNamespace
+
+    from zoneproof.specs.ha_config.registration import DEFAULT_CONFIGURATION_NAME
+
+    run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
+    name = actions._configuration_name(run)  # type: ignore[arg-type]
+    assert name == f"{DEFAULT_CONFIGURATION_NAME}-717cf5" != DEFAULT_CONFIGURATION_NAME
