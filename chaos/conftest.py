@@ -14,12 +14,15 @@ from zoneproof_fixtures import settings
 
 from zoneproof import faults
 from zoneproof._util import kube, waiting
+from zoneproof.chaos import actions
+from zoneproof.chaos.settings import Settings as ChaosSettings
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 
 _RESTORE_TIMEOUT_S = 60.0
-_RUN_NAMESPACE_PREFIX = "zp-"
-"""Every namespace an experiment creates (workloads, admission, zone-tolerant) starts so."""
+#: Where an experiment's workloads live (its other namespaces: ``actions.NAMESPACE_STEMS``);
+#: namespaces of other tests (``zp-<test>``, beside on a user's cluster) are not waited for.
+_WORKLOADS = ChaosSettings().namespace
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +38,7 @@ def restore_bed(module_bed: Cluster) -> Iterator[None]:
 
         def gone() -> tuple[bool, list[str]]:
             left = [n.metadata.name for n in core.list_namespace().items
-                    if n.metadata.name.startswith(_RUN_NAMESPACE_PREFIX)]
+                    if actions.experiment_namespace(n.metadata.name, _WORKLOADS)]
             return not left, left
 
         # the next experiment's drain must not meet this one's pods still terminating

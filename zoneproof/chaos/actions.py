@@ -52,6 +52,17 @@ __all__ = [
     "wait_workloads_ready",
 ]
 
+#: The namespaces an experiment makes besides its workloads' (``Settings.namespace``), each
+#: this stem and the run's suffix: what ``experiment_namespace`` recognises.
+NAMESPACE_STEMS = ("zp-writes", "zp-history", "zp-admission", "zp-no-admission", "zp-tolerant")
+_WRITES, _HISTORY_NS, _ADMISSION, _NO_ADMISSION, _TOLERANT = NAMESPACE_STEMS
+
+
+def experiment_namespace(name: str, workloads: str) -> bool:
+    """Whether namespace ``name`` is one an experiment makes (``workloads``: the settings'
+    namespace), not a test's own: on a user's cluster other tests' namespaces live beside."""
+    return any(name.startswith(f"{stem}-") for stem in (workloads, *NAMESPACE_STEMS))
+
 Configuration = dict[str, Any] | None
 _CONTROLLER, _WRITER, _WEBHOOK = "ha-controller", "writer", "webhook"
 _HISTORY = "register traffic"
@@ -260,7 +271,7 @@ def start_writer(interval_s: float = 0.2, configuration: Configuration = None) -
     if interval_s <= 0:
         raise errors.ConfigError(f"interval_s must be > 0, got {interval_s}")
     run = session.current(configuration)
-    namespace = run.namespace.replace(run.settings.namespace, "zp-writes", 1)
+    namespace = run.namespace.replace(run.settings.namespace, _WRITES, 1)
     writer = Writer(run.cluster, run.timeline, namespace=namespace, interval_s=interval_s)
     run.extras[_WRITER] = writer.start()
     return namespace
@@ -297,7 +308,7 @@ def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0, 
     if _HISTORY in run.extras:
         raise errors.ConfigError("register traffic already runs in this run: one history per "
                                  "run (stop_history_traffic first)")
-    namespace = run.namespace.replace(run.settings.namespace, "zp-history", 1)
+    namespace = run.namespace.replace(run.settings.namespace, _HISTORY_NS, 1)
     traffic = RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
         namespace=namespace, keys=keys, clients=clients, rate_ops_s=rate_ops_s,
         min_rate_ops_s=min_rate_ops_s, read_mode=mode, seed=seed))
@@ -347,7 +358,7 @@ def wait_apiserver(ready: bool = True, timeout_s: float = 60.0,
 
 def _admission_namespaces(run: session.Run) -> tuple[str, str]:
     suffix = run.namespace.removeprefix(run.settings.namespace)
-    return f"zp-admission{suffix}", f"zp-no-admission{suffix}"
+    return f"{_ADMISSION}{suffix}", f"{_NO_ADMISSION}{suffix}"
 
 
 def _configuration_name(run: session.Run) -> str:
@@ -409,7 +420,7 @@ def expect_admissions(selected_allowed: bool = True, timeout_s: float = 20.0,
 # -- a workload the webhook makes zone tolerant -----------------------------------------
 
 def _tolerant_namespace(run: session.Run) -> str:
-    return f"zp-tolerant{run.namespace.removeprefix(run.settings.namespace)}"
+    return f"{_TOLERANT}{run.namespace.removeprefix(run.settings.namespace)}"
 
 
 def _node_zones(run: session.Run) -> dict[str, str]:

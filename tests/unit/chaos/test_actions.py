@@ -61,3 +61,14 @@ def test_an_experiment_registers_its_webhook_under_a_name_of_its_own() -> None:
     run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
     name = actions._configuration_name(run)  # type: ignore[arg-type]
     assert name == f"{DEFAULT_CONFIGURATION_NAME}-717cf5" != DEFAULT_CONFIGURATION_NAME
+
+
+@pytest.mark.parametrize(("name", "ours"), [
+    ("zp-chaos-717cf5", True), ("zp-admission-717cf5", True), ("zp-no-admission-717cf5", True),
+    ("zp-writes-717cf5", True), ("zp-history-717cf5", True), ("zp-tolerant-717cf5", True),
+    # another test's namespace (fixtures' zp-<test>-<digest>) on the same user's cluster
+    ("zp-test-zone-spread-deployment-lands-two-pe-b93ccf", False), ("zp-w-test-x-123456", False),
+    ("kube-system", False),
+])
+def test_the_restore_waits_only_for_the_experiments_own_namespaces(name: str, ours: bool) -> None:
+    assert actions.experiment_namespace(name, "zp-chaos") is ours
