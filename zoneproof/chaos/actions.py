@@ -55,7 +55,7 @@ __all__ = [
 #: The namespaces an experiment makes besides its workloads' (``Settings.namespace``), each
 #: this stem and the run's suffix: what ``experiment_namespace`` recognises.
 NAMESPACE_STEMS = ("zp-writes", "zp-history", "zp-admission", "zp-no-admission", "zp-tolerant")
-_WRITES, _HISTORY_NS, _ADMISSION, _NO_ADMISSION, _TOLERANT = NAMESPACE_STEMS
+_WRITES_NS, _HISTORY_NS, _ADMISSION_NS, _NO_ADMISSION_NS, _TOLERANT_NS = NAMESPACE_STEMS
 
 
 def experiment_namespace(name: str, workloads: str) -> bool:
@@ -271,7 +271,7 @@ def start_writer(interval_s: float = 0.2, configuration: Configuration = None) -
     if interval_s <= 0:
         raise errors.ConfigError(f"interval_s must be > 0, got {interval_s}")
     run = session.current(configuration)
-    namespace = run.namespace.replace(run.settings.namespace, _WRITES, 1)
+    namespace = run.namespace.replace(run.settings.namespace, _WRITES_NS, 1)
     writer = Writer(run.cluster, run.timeline, namespace=namespace, interval_s=interval_s)
     run.extras[_WRITER] = writer.start()
     return namespace
@@ -358,7 +358,7 @@ def wait_apiserver(ready: bool = True, timeout_s: float = 60.0,
 
 def _admission_namespaces(run: session.Run) -> tuple[str, str]:
     suffix = run.namespace.removeprefix(run.settings.namespace)
-    return f"{_ADMISSION}{suffix}", f"{_NO_ADMISSION}{suffix}"
+    return f"{_ADMISSION_NS}{suffix}", f"{_NO_ADMISSION_NS}{suffix}"
 
 
 def _configuration_name(run: session.Run) -> str:
@@ -420,7 +420,7 @@ def expect_admissions(selected_allowed: bool = True, timeout_s: float = 20.0,
 # -- a workload the webhook makes zone tolerant -----------------------------------------
 
 def _tolerant_namespace(run: session.Run) -> str:
-    return f"{_TOLERANT}{run.namespace.removeprefix(run.settings.namespace)}"
+    return f"{_TOLERANT_NS}{run.namespace.removeprefix(run.settings.namespace)}"
 
 
 def _node_zones(run: session.Run) -> dict[str, str]:

@@ -72,3 +72,12 @@ def test_an_experiment_registers_its_webhook_under_a_name_of_its_own() -> None:
 ])
 def test_the_restore_waits_only_for_the_experiments_own_namespaces(name: str, ours: bool) -> None:
     assert actions.experiment_namespace(name, "zp-chaos") is ours
+
+
+def test_every_namespace_an_experiment_makes_is_recognised_as_its_own() -> None:
+    from types import SimpleNamespace
+
+    run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
+    made = [*actions._admission_namespaces(run), actions._tolerant_namespace(run)]  # type: ignore[arg-type]
+    assert made == ["zp-admission-717cf5", "zp-no-admission-717cf5", "zp-tolerant-717cf5"]
+    assert all(actions.experiment_namespace(name, "zp-chaos") for name in made)
