@@ -61,6 +61,8 @@ test-kind: setup
 		chaos/test_experiments.py --zp-experiments zone-outage
 	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-etcd-members 3 --zp-nodes-per-zone 1 \
 		chaos/test_experiments.py --zp-experiments $(ETCD_EXPERIMENTS)
+	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-components in-cluster --zp-nodes-per-zone 1 \
+		chaos/test_experiments.py --zp-experiments zone-outage-components -k "test_experiment and not catches"
 
 # The rest of the chaos set on kind (~19 min on 2 cores): not in test-kind, see README.
 test-kind-chaos: setup

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 from zoneproof_fixtures import settings
 
@@ -18,6 +19,7 @@ from zoneproof.chaos import actions
 from zoneproof.chaos.settings import Settings as ChaosSettings
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.components.harness import component
 
 _RESTORE_TIMEOUT_S = 60.0
 #: Where an experiment's workloads live (its other namespaces: ``actions.NAMESPACE_STEMS``);
@@ -81,11 +83,31 @@ def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) 
                     reason=f"no broken twin to prove {case[0]} can fail: {reason}"))
 
 
+IN_CLUSTER_TAG = "in-cluster"
+"""An experiment so tagged is about the components' own pods: in-cluster components only."""
+
+
+def _skip_in_cluster_experiments(s: settings.Settings, items: list[pytest.Item]) -> None:
+    """An experiment tagged ``in-cluster`` is skipped, saying how to run it, unless both
+    components under test run in the cluster."""
+    if all(c.mode == component.IN_CLUSTER for c in (s.components.webhook, s.components.controller)):
+        return
+    tagged = {p.stem for p in Path(__file__).parent.glob("*.yaml")
+              if IN_CLUSTER_TAG in (yaml.safe_load(p.read_text()).get("tags") or [])}
+    for item in items:
+        if experiment_of(item) in tagged:
+            item.add_marker(pytest.mark.skip(
+                reason=f"{experiment_of(item)} takes down the components' own pods: run it with "
+                       f"--zp-backend kind --zp-components {component.IN_CLUSTER}"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect experiments per --zp-experiments / --zp-skip-experiments (unknown names
-    fail); skip the broken twins the controller under test has no variant for."""
+    fail); skip the broken twins the controller under test has no variant for, and the
+    in-cluster experiments unless the components run in the cluster."""
     s = config.stash[settings.KEY]
     _skip_twins_without_variant(s, items)
+    _skip_in_cluster_experiments(s, items)
     if not s.experiments and not s.skip_experiments:
         return
     known = sorted(p.stem for p in Path(__file__).parent.glob("*.yaml"))

@@ -30,7 +30,11 @@ from zoneproof.report import artefacts, junit
 from zoneproof.report import journal as journal_
 from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, judge, load_slos
 
-pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
+pytestmark = [pytest.mark.destructive]
+#: Two xdist groups, each on one worker with its module bed: the experiments, and the runs
+#: that must fail (broken twins, the informer and ineffective-fault runs) beside them.
+EXPERIMENTS_GROUP = pytest.mark.xdist_group("chaos")
+TWINS_GROUP = pytest.mark.xdist_group("chaos-twins")
 ROLLBACKS_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.glob("*.yaml"))]
 
@@ -123,6 +127,7 @@ def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
                    list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))
 
 
+@EXPERIMENTS_GROUP
 @pytest.mark.parametrize("path", EXPERIMENTS)
 def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
                     experiment_workdir: Path, record_property: Callable[[str, object], None]
@@ -135,7 +140,8 @@ def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
 
 class Twin(NamedTuple):
     """An experiment run against a broken controller variant, and the SLO that must catch it
-    (``alone``: no other SLO may), with ``arguments`` over its method activities'."""
+    (``alone``: no other SLO may), with ``arguments`` over its method activities' (which may
+    break the deployment instead: the ``reference`` controller, its webhook placed badly)."""
 
     experiment: str
     variant: str
@@ -144,16 +150,35 @@ class Twin(NamedTuple):
     alone: bool = False
 
 
+#: Waits a twin cuts short: they end after its breach is certain (their length judges nothing
+#: in the twin; the SLO is figured from the timeline, not from them).
+#: graceful-delete: its pods stay Terminating on zone-a's dead nodes until the zone returns
+#: (only a live kubelet confirms a graceful delete), so nothing is Ready elsewhere before
+#: zone-a-back. A 30 s wait begun after the fault outlasts the SLO's 30 s from injection
+#: (workloads-ready); workloads-running cannot be met before the zone returns either.
+GRACEFUL_DELETE_BREACHED = {"workloads-ready-in-surviving-zones": {"timeout_s": 30},
+                            "workloads-running": {"timeout_s": 1}}
+#: no-leader-election takes no Lease at all (variants.py): the waits for a leader can only
+#: time out, and its replicas are started (acting on their own) before the first wait.
+NO_LEADER_EVER = {"deploy-ha-controller": {"timeout_s": 2}, "new-leader": {"timeout_s": 2}}
+
 CAUGHT = [
-    pytest.param(Twin("zone-outage", "graceful-delete", "statefulset-pod-ready-elsewhere"),
-                 id="zone-outage-graceful-delete"),
-    pytest.param(Twin("ha-controller-leader-sigkill", "no-leader-election", "concurrent-actors"),
-                 id="leader-sigkill-no-leader-election"),
+    pytest.param(Twin("zone-outage", "graceful-delete", "statefulset-pod-ready-elsewhere",
+                      GRACEFUL_DELETE_BREACHED), id="zone-outage-graceful-delete"),
+    pytest.param(Twin("ha-controller-leader-sigkill", "no-leader-election", "concurrent-actors",
+                      NO_LEADER_EVER), id="leader-sigkill-no-leader-election"),
     # one replica: nobody takes the unrenewed Lease over, so only the Lease model's windows
     # of ability (renewals + leaseDuration) see it act on an expired Lease
     pytest.param(Twin("kubelet-stop-one-node", "acts-on-expired-lease", "lease-fenced-actions",
                       {"deploy-ha-controller": {"replicas": 1}}, alone=True),
                  id="kubelet-stop-acts-on-expired-lease"),
+    # in-cluster only (chaos/conftest.py skips them otherwise): the leader's zone goes down
+    pytest.param(Twin("zone-outage-components", "no-leader-election", "concurrent-actors"),
+                 id="components-zone-no-leader-election"),
+    # the reference controller; the webhook's one replica placed in the leader's zone
+    pytest.param(Twin("zone-outage-components", "reference", "components-zone-admissions",
+                      {"deploy-webhook": {"replicas": 1, "zone": "controller-leader"}}),
+                 id="components-zone-one-webhook-replica"),
 ]
 
 
@@ -161,6 +186,7 @@ CAUGHT = [
 _AUDITED = frozenset({"concurrent-actors", "lease-fenced-actions"})
 
 
+@TWINS_GROUP
 @pytest.mark.parametrize("case", CAUGHT)
 def test_experiment_catches_a_broken_controller(
         case: Twin, module_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
@@ -184,6 +210,7 @@ def test_experiment_catches_a_broken_controller(
     assert not run.problems, f"rollback/cleanup failed: {run.problems}"
 
 
+@TWINS_GROUP
 @pytest.mark.parametrize("case", [pytest.param(("apiserver-restart", "informer"),
                                                id="apiserver-restart-informer-reads")])
 def test_informer_reads_are_judged_non_linearizable(
@@ -230,6 +257,7 @@ INEFFECTIVE = {
 }
 
 
+@TWINS_GROUP
 def test_a_fault_that_did_not_take_effect_fails(module_bed: Cluster, zp_settings: Settings,
                                                  tmp_path: Path) -> None:
     """Only the effect check catches a fault that never took effect: everything else holds."""

@@ -23,6 +23,8 @@ from zoneproof.suites import qualify
 
 EXPERIMENTS = qualify.experiments(qualify.repo_root())
 UNREPORTED = "no-slos-no-plot"
+#: One worker runs the module: its report is made and looked at once (``seen``).
+pytestmark = [pytest.mark.xdist_group("report-in-browser")]
 
 RUN = '''
 import allure, pytest

@@ -3,6 +3,7 @@
 import json
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -233,3 +234,74 @@ def test_broken_twins_run_only_where_the_controller_has_the_variant(pytester: py
     vendor.assert_outcomes(skipped=1)
     vendor.stdout.fnmatch_lines(["*no broken twin to prove zone-outage can fail: the controller "
                                  "command 'ctl {kubeconfig} {identity}' has no variants*"])
+
+
+def test_loadgroup_keeps_each_xdist_group_on_one_worker(pytester: pytest.Pytester) -> None:
+    """Under pytest 9, pytest-xdist's own loadgroup spreads a group over the workers (its
+    ``@group`` nodeid suffix is lost); with the plugin each group runs on one worker."""
+    pytester.makepyfile(test_grouped="""
+        import os, time, pytest
+        pytestmark = pytest.mark.xdist_group("bed")
+
+        @pytest.mark.parametrize("i", range(6))
+        def test_grouped(i, record_property):
+            time.sleep(0.2)
+            record_property("worker", os.environ["PYTEST_XDIST_WORKER"])
+    """, test_loose="""
+        import time
+        def test_a(): time.sleep(0.5)
+        def test_b(): time.sleep(0.5)
+    """)
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup", f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()
+    text = junit.read_text()
+    workers = {w for w in ("gw0", "gw1") if f'value="{w}"' in text}
+    assert text.count('name="worker"') == 6 and len(workers) == 1, text
+
+
+def test_on_a_users_cluster_every_destructive_test_runs_on_one_worker(
+        pytester: pytest.Pytester) -> None:
+    """With --zp-allow-destructive on a backend that makes no clusters, the user's cluster is
+    every bed: destructive tests of any xdist group (or none) share one worker, one after the
+    other (chaos's two groups and ungrouped faults alike); the others still spread."""
+    kubeconfig = pytester.path / "users.kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    record = """
+        import os, time, pytest
+
+        def _ran(record_property):
+            time.sleep(0.3)
+            record_property("worker", os.environ["PYTEST_XDIST_WORKER"])
+    """
+    pytester.makepyfile(test_chaos=record + """
+        pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
+
+        @pytest.mark.parametrize("i", range(3))
+        def test_experiment(i, record_property): _ran(record_property)
+
+        @pytest.mark.xdist_group("chaos-twins")
+        @pytest.mark.parametrize("i", range(3))
+        def test_twin(i, record_property): _ran(record_property)
+    """, test_ungrouped=record + """
+        @pytest.mark.destructive
+        @pytest.mark.parametrize("i", range(3))
+        def test_fault(i, record_property): _ran(record_property)
+
+        @pytest.mark.parametrize("i", range(4))
+        def test_harmless(i, record_property): _ran(record_property)
+    """)
+
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--dist", "loadgroup", "--zp-backend", "existing", "--zp-kubeconfig",
+        str(kubeconfig), "--zp-allow-destructive", f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()
+    ran: dict[str, set[str]] = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        worker = case.find("properties/property[@name='worker']")
+        assert worker is not None, ElementTree.tostring(case)
+        ran.setdefault(case.get("name", "").split("[")[0], set()).add(worker.get("value", ""))
+    destructive = set().union(*(ran[t] for t in ("test_experiment", "test_twin", "test_fault")))
+    assert len(destructive) == 1, ran
+    assert ran["test_harmless"] - destructive, ran  # the other worker took those

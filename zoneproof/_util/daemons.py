@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from zoneproof._util import reaping, waiting
 
-__all__ = ["DaemonRecord", "alive", "exit_code", "send", "start", "stop"]
+__all__ = ["DaemonRecord", "alive", "exit_code", "send", "start", "stop", "stop_together"]
 
 log = logging.getLogger(__name__)
 
@@ -115,3 +116,14 @@ def stop(record: DaemonRecord, *, timeout_s: float = 10.0, sig: signal.Signals =
         waiting.wait_for(lambda: (not alive(record), record.pid),
                          what=f"{record.name} to die after SIGKILL", timeout_s=10, interval_s=0.05)
 
+
+def stop_together(records: Sequence[DaemonRecord], *, timeout_s: float = 10.0,
+                  sig: signal.Signals = signal.SIGTERM) -> None:
+    """``stop`` each of ``records`` at once (signal all, then wait for each, SIGKILL after
+    ``timeout_s``): processes that take a while to exit do so side by side."""
+    threads = [threading.Thread(target=stop, args=(r,), kwargs={"timeout_s": timeout_s, "sig": sig})
+               for r in records]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()

@@ -13,16 +13,20 @@ from typing import Any
 
 from kubernetes import client
 
+from zoneproof import cluster as clusters
 from zoneproof import errors
 from zoneproof._util import kube, waiting
 from zoneproof.chaos import k8s, session
 from zoneproof.components.harness import controller as controllers
+from zoneproof.components.harness import in_cluster, in_cluster_controller
 from zoneproof.components.harness import webhook as webhooks
 from zoneproof.components.harness.component import IN_CLUSTER
-from zoneproof.faults import Effect, Fault, FaultContext, registry
+from zoneproof.faults import Effect, Fault, FaultContext, node, registry
 from zoneproof.measure.history import ReadMode
 from zoneproof.report import artefacts
+from zoneproof.slo import metrics
 from zoneproof.specs.ha_config import registration
+from zoneproof.specs.kubernetes import ZONE_LABEL
 from zoneproof.traffic import admission, tolerant, workloads
 from zoneproof.traffic.registers import RegisterTraffic, TrafficSettings
 from zoneproof.traffic.writer import Writer
@@ -33,6 +37,7 @@ __all__ = [
     "deploy_workloads",
     "deploy_zone_tolerant_workload",
     "expect_admissions",
+    "expect_leader_zone_components",
     "expect_workloads_running",
     "expect_writes",
     "expect_zone_tolerant_available",
@@ -42,8 +47,10 @@ __all__ = [
     "remove_webhook",
     "remove_workloads",
     "revert_faults",
+    "start_admission_traffic",
     "start_history_traffic",
     "start_writer",
+    "stop_admission_traffic",
     "stop_history_traffic",
     "stop_writer",
     "wait_apiserver",
@@ -68,6 +75,7 @@ _CONTROLLER, _WRITER, _WEBHOOK = "ha-controller", "writer", "webhook"
 _HISTORY = "register traffic"
 _WORKLOADS = "workloads"
 _TOLERANT = "zone-tolerant workload"
+_ADMISSIONS = "admission traffic"
 
 
 # -- workloads --------------------------------------------------------------------------
@@ -150,15 +158,12 @@ def expect_workloads_running(replicas: int = 3, timeout_s: float = 30.0,
 def deploy_ha_controller(replicas: int = 2, require_leader: bool = True, timeout_s: float = 30.0,
                          configuration: Configuration = None) -> str:
     """Start ``replicas`` replicas of the HA controller under test (configuration
-    ``zoneproof_components``) acting in the run's namespace on a fresh Lease; the leader.
-    Without ``require_leader`` a controller that never takes the Lease is let run (its
-    deletes are then judged by the concurrent-actors SLO); returns ''."""
+    ``zoneproof_components``: host processes, or its in-cluster Deployment) acting in the
+    run's namespace on a fresh Lease; the leader. Without ``require_leader`` a controller
+    that never takes the Lease is let run (its deletes are then judged by the
+    concurrent-actors SLO); returns ''."""
     run = session.current(configuration)
     s = run.settings
-    if s.components.controller.mode == IN_CLUSTER:  # attribution judges host replicas' names
-        raise errors.ConfigError(
-            "the chaos experiments do not run an in-cluster HA controller yet (issue 16 item 4: "
-            "zone outage hitting its own replicas): run them with --zp-components host")
     settings = controllers.ControllerSettings(
         namespaces=(run.namespace,), selector=s.selector, lease_name=s.lease_name,
         lease_namespace=s.lease_namespace, component=s.components.controller)
@@ -168,10 +173,11 @@ def deploy_ha_controller(replicas: int = 2, require_leader: bool = True, timeout
     except client.ApiException as exc:
         if exc.status != 404:
             raise
-    group = controllers.ControllerReplicas(run.cluster, settings, run.workdir / "controller",
-                                           replicas=replicas)
+    group = in_cluster_controller.replicas_of(run.cluster, settings, run.workdir / "controller",
+                                              replicas=replicas)
     run.extras[_CONTROLLER] = _StopReplicas(group)
     group.start_all()
+    run.replica_prefix = group.prefix  # who the audit log's deletes are attributed to
     try:
         return group.wait_leader(timeout_s)
     except waiting.WaitTimeout:
@@ -203,7 +209,7 @@ def wait_controller_leader(timeout_s: float = 30.0, configuration: Configuration
 
     def probe() -> tuple[bool, str]:
         holder = group.holder()
-        return holder in group.identities and group.alive(holder), holder
+        return bool(holder) and group.alive(holder), holder
 
     return waiting.wait_for(probe, what="a live controller replica to hold the Lease",
                             timeout_s=timeout_s, interval_s=0.1, ignore=(client.ApiException,))
@@ -292,12 +298,13 @@ def stop_writer(configuration: Configuration = None) -> dict[str, int]:
 
 # chaostoolkit's discovery lists only positional-or-keyword parameters
 def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0,  # noqa: PLR0917
-                          min_rate_ops_s: float = 100.0, clients: int = 16, keys: int = 5,
+                          min_rate_ops_s: float | None = None, clients: int = 16, keys: int = 5,
                           seed: int = 0, configuration: Configuration = None) -> str:
     """Start register traffic (``clients`` threads, ``rate_ops_s`` in total on ``keys``
     ConfigMaps; reads by ``read_mode``: quorum, watch-cache or informer) recording every
     operation; its namespace. Start it >= 5 s before the first fault: the history is void
-    when the traffic before the fault ran under ``min_rate_ops_s``. Stopped, and its history
+    when the traffic before the fault ran under ``min_rate_ops_s`` (default: what the
+    backend's beds carry, ``Traits.history_min_rate_ops_s``). Stopped, and its history
     saved as ``history.json``, by ``stop_history_traffic`` or when the run closes."""
     try:
         mode = ReadMode(read_mode)
@@ -309,6 +316,8 @@ def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0, 
         raise errors.ConfigError("register traffic already runs in this run: one history per "
                                  "run (stop_history_traffic first)")
     namespace = run.namespace.replace(run.settings.namespace, _HISTORY_NS, 1)
+    if min_rate_ops_s is None:
+        min_rate_ops_s = clusters.backend_type(run.settings.backend).traits.history_min_rate_ops_s
     traffic = RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
         namespace=namespace, keys=keys, clients=clients, rate_ops_s=rate_ops_s,
         min_rate_ops_s=min_rate_ops_s, read_mode=mode, seed=seed))
@@ -369,14 +378,45 @@ def _configuration_name(run: session.Run) -> str:
     return f"{registration.DEFAULT_CONFIGURATION_NAME}{suffix}"
 
 
-def deploy_webhook(configuration: Configuration = None) -> str:
+def _leader_zone(run: session.Run) -> tuple[str, str, str]:
+    """(zone, acting replica, its node) of the run's in-cluster controller now."""
+    return node.leader_zone(_replicas(run), run.cluster.nodes_by_zone())
+
+
+def _placed(run: session.Run, replicas: int, zone: str) -> in_cluster.Patch:
+    """A patch of the in-cluster webhook's Deployment: ``replicas`` (0: its own) and every
+    replica in ``zone`` (``controller-leader``: the zone of the controller's leader now)."""
+    pinned = _leader_zone(run)[0] if zone == node.LEADER_ZONE else zone
+
+    def patch(objects: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+        for obj in objects:
+            if obj["kind"] == "Deployment":
+                obj["spec"]["replicas"] = replicas or obj["spec"].get("replicas", 1)
+                if pinned:
+                    obj["spec"]["template"]["spec"]["nodeSelector"] = {ZONE_LABEL: pinned}
+        return list(objects)
+    return patch
+
+
+def deploy_webhook(replicas: int = 0, zone: str = "",
+                   configuration: Configuration = None) -> str:
     """Serve (unless it runs at a URL) and register the HA-config webhook under test
     (configuration ``zoneproof_components``; failurePolicy Fail), plus a selected and an
-    unselected namespace for admission attempts; the webhook's URL."""
+    unselected namespace for admission attempts; the webhook's URL ('' for a Service). An
+    in-cluster webhook runs ``replicas`` pods (0: as many as its manifests say), all in
+    ``zone`` when given (``controller-leader``: the zone of the controller's leader, deploy
+    the controller first: a deliberately fragile placement)."""
     run = session.current(configuration)
+    inside = run.settings.components.webhook.mode == IN_CLUSTER
+    if (replicas or zone) and not inside:
+        raise errors.ConfigError(f"replicas={replicas} and zone={zone!r} place an in-cluster "
+                                 "webhook's pods: run with --zp-components in-cluster, or drop them")
+    if replicas < 0:
+        raise errors.ConfigError(f"replicas must be >= 0 (0: the manifests'), got {replicas}")
     hook = webhooks.RunningWebhook(run.cluster, run.settings.components.webhook,
                                    run.workdir / "webhook",
-                                   configuration_name=_configuration_name(run))
+                                   configuration_name=_configuration_name(run),
+                                   patch=_placed(run, replicas, zone) if inside else None)
     run.extras[_WEBHOOK] = hook
     hook.start()
     selected, unselected = _admission_namespaces(run)
@@ -415,6 +455,59 @@ def expect_admissions(selected_allowed: bool = True, timeout_s: float = 20.0,
     return waiting.wait_for(probe, what="admissions as expected "
                             f"(selected {'admitted' if selected_allowed else 'rejected'}, "
                             "unselected admitted)", timeout_s=timeout_s, interval_s=1.0)
+
+
+def start_admission_traffic(interval_s: float = 0.5, configuration: Configuration = None) -> str:
+    """Dry-run creates and updates of a selected Deployment (deploy the webhook first), one
+    every ``interval_s`` in turn, each recorded (admitted or not, and how long it took)
+    until ``stop_admission_traffic`` or the run's end; the namespace."""
+    if interval_s <= 0:
+        raise errors.ConfigError(f"interval_s must be > 0, got {interval_s}")
+    run = session.current(configuration)
+    run.extra(_WEBHOOK)
+    selected, _ = _admission_namespaces(run)
+    run.extras[_ADMISSIONS] = admission.AdmissionTraffic(
+        run.api, run.timeline, namespace=selected, interval_s=interval_s).start()
+    return selected
+
+
+def stop_admission_traffic(configuration: Configuration = None) -> dict[str, Any]:
+    """Stop the admission traffic; how many were admitted and failed, in all and during each
+    outage of nodes (all along, and once its nodes were NotReady: the components-zone-admissions
+    SLO's figure; with the p99 of the seconds an admission took)."""
+    run = session.current(configuration)
+    traffic = run.extras.pop(_ADMISSIONS, None)
+    if not isinstance(traffic, admission.AdmissionTraffic):
+        raise errors.FaultError("no admission traffic runs in this run: call "
+                                "start_admission_traffic first")
+    traffic.stop()
+    outages = [{"fault": r.kind, "targets": list(r.targets),
+                "failed": metrics.failed_admissions_during(run.timeline, r),
+                "failed_once_detected": metrics.failed_admissions_after_detection(run.timeline, r),
+                "latency_p99_s": metrics.admission_latency_p99(run.timeline, r)}
+               for r in run.injector.records if r.causes(Effect.NODES_NOT_READY)]
+    return {"admitted": traffic.admitted, "failed": traffic.failed, "during_outages": outages}
+
+
+def expect_leader_zone_components(configuration: Configuration = None) -> dict[str, Any]:
+    """The zone the in-cluster controller's Lease holder runs in, which must also run a
+    replica of the in-cluster webhook (else a zone outage there proves nothing about
+    admissions): zone, holder, its node, and the webhook's pods there. FaultError when
+    the holder runs on no zone's node or no webhook replica runs in its zone."""
+    run = session.current(configuration)
+    zone, holder, where = _leader_zone(run)
+    hook: webhooks.RunningWebhook = run.extra(_WEBHOOK)
+    nodes = set(run.cluster.nodes_by_zone()[zone])
+    pods = hook.pod_nodes()
+    there = {pod: n for pod, n in pods.items() if n in nodes}
+    if not there:
+        raise errors.FaultError(f"no webhook replica runs in zone {zone} of the controller's "
+                                f"leader {holder} ({where}); they run on {pods}: give the "
+                                "webhook a replica per zone (deploy_webhook replicas)")
+    run.timeline.add("leader_zone", zone, holder=holder, node=where,
+                     webhook_pods=",".join(sorted(there)))
+    return {"zone": zone, "holder": holder, "node": where, "webhook_pods_in_zone": there,
+            "webhook_pods": pods}
 
 
 # -- a workload the webhook makes zone tolerant -----------------------------------------

@@ -138,11 +138,11 @@ def _evidence(run: session.Run, check: linearizability.CheckReport | None) -> Ev
     deletions = None
     if audit is not None:
         since = dt.datetime.fromisoformat(run.timeline.start_wall)
-        deletions = tuple(d for d in pod_deletions(audit, users_prefix=controller.REPLICA_PREFIX)
+        deletions = tuple(d for d in pod_deletions(audit, users_prefix=run.replica_prefix)
                           if d.namespace == run.namespace and d.at >= since)
     return Evidence(run.timeline, tuple(run.injector.records), run.namespace,
-                    lease=run.settings.lease, deletions=deletions, history=run.history,
-                    history_check=check)
+                    lease=run.settings.lease, deletions=deletions,
+                    replica_prefix=run.replica_prefix, history=run.history, history_check=check)
 
 
 def stated_timings(run: session.Run) -> StatedTimings:

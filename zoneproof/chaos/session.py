@@ -27,6 +27,7 @@ from zoneproof.chaos import k8s
 from zoneproof.chaos.settings import Settings
 from zoneproof.cluster import identity, runs, sweep
 from zoneproof.cluster.interface import Cluster
+from zoneproof.components.harness.controller import REPLICA_PREFIX
 from zoneproof.faults import Fault, FaultContext, FaultRecord, Injector
 from zoneproof.measure import History, Recorder, Timeline
 
@@ -62,6 +63,9 @@ class Run:
     """The cluster as reports name it (``cluster.identity``)."""
     history: History | None = None
     """The register history of the run's traffic, once stopped (None: it ran none)."""
+    replica_prefix: str = REPLICA_PREFIX
+    """What the controller replicas' identities (and audited users) start with: the host
+    replicas' prefix, or the in-cluster Deployment's pod-name prefix once deployed."""
 
     def start_fault(self, fault: Fault, max_duration_s: float,
                     context: FaultContext | None = None) -> tuple[str, ...]:

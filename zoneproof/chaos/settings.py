@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
-from zoneproof.components.harness.component import Components
+from zoneproof.components import manifests
+from zoneproof.components.harness.component import IN_CLUSTER, Components
 from zoneproof.slo.spec import SloSet, load_slos
 
 __all__ = ["Settings"]
@@ -28,6 +29,8 @@ class Settings:
     """Where workloads live (the controller acts here; pods there are recorded)."""
     selector: str = "app=noobaa"
     lease: str = "default/zoneproof-ha-controller"
+    """NAMESPACE/NAME of the controller's Lease (an in-cluster controller's default: its
+    manifests' own)."""
     components: Components = field(default_factory=Components)
     """The webhook and controller under test (``zoneproof_components``: ``Components.to_dict``
     or its JSON; default: the reference ones)."""
@@ -76,6 +79,8 @@ class Settings:
         except errors.ConfigError as exc:
             components, found = d.components, [str(exc)]
         problems += [f"zoneproof_components: {p}" for p in found]
+        if components.controller.mode == IN_CLUSTER and lease == d.lease:
+            lease = "/".join(manifests.CONTROLLER_LEASE)  # the reference manifests' Lease
         try:
             slo_set = load_slos(path("slo_file"))
         except errors.ConfigError as exc:

@@ -252,6 +252,9 @@ class Traits:
     tests_marker: str | None = None
     #: Its beds hold hundreds of nodes on one machine (kwok): the scale profile runs there.
     holds_nodes_at_scale: bool = False
+    #: The least rate (ops/s) of register traffic before a fault that makes its history
+    #: judgeable on this backend's beds (slower: void). What its beds carry on one machine.
+    history_min_rate_ops_s: float = 100.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Node faults: kubelets stopped on chosen nodes or a whole zone; restoring every node."""
+"""Node faults: kubelets stopped on chosen nodes or a whole zone (or its machines frozen, the
+zone's pods with them); restoring every node."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster, Kubelets
+from zoneproof.components.harness.controller import ControllerReplicas
 from zoneproof.faults import registry
 from zoneproof.faults.base import FaultContext
 from zoneproof.faults.effects import Effect
 from zoneproof.traffic import workloads
 
-__all__ = ["StopKubelets", "ZoneOutage", "pick_nodes", "restore_nodes"]
+__all__ = ["LEADER_ZONE", "StopKubelets", "ZoneOutage", "leader_zone", "pick_nodes",
+           "restore_nodes", "zone_of"]
 
 _KUBELET = frozenset({Capability.STOP_KUBELET, Capability.DESTRUCTIVE})
 
@@ -83,10 +86,38 @@ def zone_nodes(cluster: Cluster, zone: str, fault: str) -> tuple[str, ...]:
     return tuple(nodes)
 
 
+#: ``ZoneOutage.zone`` naming the zone of the node the controller's Lease holder runs on.
+LEADER_ZONE = "controller-leader"
+
+
+def zone_of(node: str, by_zone: dict[str, list[str]]) -> str:
+    """The zone of ``node`` ('' when it is in none, or empty)."""
+    return next((zone for zone, nodes in by_zone.items() if node and node in nodes), "")
+
+
+def leader_zone(replicas: ControllerReplicas, by_zone: dict[str, list[str]]
+                ) -> tuple[str, str, str]:
+    """(zone, replica, its node) of the controller replica holding the Lease; while nobody
+    holds it (a controller that never takes it: every replica acts), of the first live
+    replica by name. FaultError when that replica runs on no zone's node (a host process,
+    an unscheduled pod)."""
+    holder = replicas.holder()
+    acting = [holder] if holder else sorted(i for i in replicas.identities if replicas.alive(i))
+    for identity in acting:
+        where = replicas.node_of(identity)
+        if zone := zone_of(where, by_zone):
+            return zone, identity, where
+    raise errors.FaultError(
+        f"the controller Lease is held by {holder or 'nobody'!r} and no acting replica "
+        f"({acting}) runs on a zone's node (zones {sorted(by_zone)}): zone {LEADER_ZONE!r} "
+        "needs an in-cluster controller (--zp-components in-cluster)")
+
+
 @registry.kind
 @dataclass(frozen=True, slots=True)
 class ZoneOutage:
-    """Every node of ``zone`` loses its kubelet at once."""
+    """Every node of ``zone`` loses its kubelet at once; with ``freeze`` its whole machine
+    (kubelet and pods: components in the zone die with it) freezes instead."""
 
     name: ClassVar[str] = "zone-outage"
     requires: ClassVar[frozenset[Capability]] = _KUBELET
@@ -94,15 +125,38 @@ class ZoneOutage:
                                                       Effect.NODES_NOT_READY})
 
     zone: str = "zone-a"
+    """A zone, or ``controller-leader``: the zone the controller's Lease holder runs in when
+    the fault begins (an in-cluster controller)."""
+    freeze: bool = False
+    """Pause every node's machine (needs Capability.NODE_CONTAINERS: kind), not only stop
+    its kubelet: the zone's pods stop answering too, as in a real zone loss."""
+
+    def _zone(self, context: FaultContext) -> str:
+        if self.zone != LEADER_ZONE:
+            return self.zone
+        return leader_zone(context.replicas(self.name), context.cluster.nodes_by_zone())[0]
 
     def targets(self, context: FaultContext) -> tuple[str, ...]:
-        return zone_nodes(context.cluster, self.zone, self.name)
+        return zone_nodes(context.cluster, self._zone(context), self.name)
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _kubelets(context.cluster).zone_down(self.zone)
+        zone = self._zone(context)  # the Lease may have moved since the targets were chosen
+        if set(zone_nodes(context.cluster, zone, self.name)) != set(targets):
+            raise errors.FaultError(f"zone {self.zone!r} is {zone} now, not the zone of "
+                                    f"{sorted(targets)} chosen a moment ago (the controller "
+                                    "Lease moved): the outage would miss the leader")
+        if self.freeze:
+            facets.facet(context.cluster, Capability.NODE_CONTAINERS).pause_nodes(list(targets))
+        else:
+            _kubelets(context.cluster).zone_down(zone)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _kubelets(context.cluster).zone_up(self.zone)
+        if self.freeze:
+            facets.facet(context.cluster, Capability.NODE_CONTAINERS).unpause_nodes(list(targets))
+            return
+        by_zone = context.cluster.nodes_by_zone()
+        for zone in sorted(z for z, nodes in by_zone.items() if set(nodes) & set(targets)):
+            _kubelets(context.cluster).zone_up(zone)
 
 
 def restore_nodes(cluster: Cluster, *, timeout_s: float) -> list[str]:

@@ -112,6 +112,20 @@ def _failover(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return _worst(metrics.lease_failover(ev.timeline, r, ev.lease) for r in faults)
 
 
+def _zone_failover(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    """The zone's selected pods all force-deleted, from its first node NotReady; None unless
+    the Lease changed hands after the fault (the leader was not in the zone: the outage did
+    not hit the controller)."""
+    prefix = f"{ev.namespace}/"
+    return _worst(metrics.zone_force_delete(ev.timeline, r, pods)
+                  if metrics.lease_failover(ev.timeline, r, ev.lease) is not None else None
+                  for r in faults if (pods := _pods_on_targets(ev, r, prefix)))
+
+
+def _zone_admissions(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return _worst(metrics.failed_admissions_after_detection(ev.timeline, r) for r in faults)
+
+
 def _write_window(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return _worst(metrics.write_error_window(ev.timeline, r) for r in faults)
 
@@ -176,6 +190,10 @@ FIGURES: dict[str, Figure] = {
     "force_delete_after_not_ready": Figure(_NODES, _force_delete),
     "statefulset_recovery": Figure(_NODES, _statefulset),
     "lease_failover": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _failover),
+    # a zone outage that takes the controller's leader and webhook replicas with it
+    "zone_lease_failover": Figure(_NODES, _failover),
+    "zone_force_delete_with_failover": Figure(_NODES, _zone_failover),
+    "failed_admissions_once_detected": Figure(_NODES, _zone_admissions),
     "etcd_write_error_window": Figure(frozenset({Effect.ETCD_MEMBERS_DOWN}), _write_window),
     "lost_acknowledged_writes": Figure(_NONE, _lost_writes),
     # the Lease model (measure.lease): who could act when

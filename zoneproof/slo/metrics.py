@@ -8,6 +8,7 @@ default. Every function is pure.
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from collections.abc import Iterable
 
 from zoneproof.faults.base import FaultRecord
@@ -22,9 +23,12 @@ from zoneproof.measure.lease import (
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
+    "admission_latency_p99",
     "deletes_by_non_holders",
     "deletes_outside_lease",
     "failed_admissions",
+    "failed_admissions_after_detection",
+    "failed_admissions_during",
     "force_delete_after_not_ready",
     "lease_failover",
     "lease_handover_gap",
@@ -36,6 +40,7 @@ __all__ = [
     "pod_ready_elsewhere",
     "ready_elsewhere",
     "write_error_window",
+    "zone_force_delete",
 ]
 
 
@@ -230,6 +235,71 @@ def failed_admissions(timeline: Timeline, faults: Iterable[FaultRecord]) -> floa
         return None
     return float(sum(1 for e in attempts if e.kind == "admission_failed"
                      and not any(start <= e.t <= end for start, end in windows)))
+
+
+def _attempts_during(timeline: Timeline, fault: FaultRecord) -> list[Event]:
+    end = fault.reverted_at if fault.reverted_at is not None else float("inf")
+    return [e for e in timeline.select(after=fault.injected_at)
+            if e.kind in ("admission_ok", "admission_failed") and e.t <= end]
+
+
+def failed_admissions_during(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """Admission attempts that failed from ``fault``'s injection until its revert (the end
+    of the timeline while active); None without any attempt in that window."""
+    attempts = _attempts_during(timeline, fault)
+    if not attempts:
+        return None
+    return float(sum(1 for e in attempts if e.kind == "admission_failed"))
+
+
+#: From a zone's nodes NotReady until the Service in front of a webhook no longer sends to
+#: the zone's replicas: kcm marks their pods NotReady (next node-monitor period), the
+#: EndpointSlice controller drops them, kube-proxy syncs (iptables: min-sync-period 1 s).
+ENDPOINTS_MARGIN_S = 5.0
+
+
+def failed_admissions_after_detection(timeline: Timeline, fault: FaultRecord,
+                                      margin_s: float = ENDPOINTS_MARGIN_S) -> float | None:
+    """Admission attempts that failed among those sent from ``margin_s`` after the last
+    target node was seen NotReady until the fault's revert (while active: the end). Before
+    that, an attempt the Service sends to a frozen replica hangs until the webhook's timeout,
+    whatever the webhook does. None if a target never turned NotReady or no attempt was
+    sent in that window (an attempt's send time: its event time minus ``latency_s``)."""
+    turned = [_not_ready_at(timeline, node, fault.injected_at) for node in fault.targets]
+    if not turned or any(t is None for t in turned):
+        return None
+    since = max(t for t in turned if t is not None) + margin_s
+    sent = [e for e in _attempts_during(timeline, fault)
+            if e.t - float(e.detail.get("latency_s", "0")) >= since]
+    if not sent:
+        return None
+    return float(sum(1 for e in sent if e.kind == "admission_failed"))
+
+
+def admission_latency_p99(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """p99 (inclusive quantiles) of the seconds the admission attempts during ``fault``
+    took, failed ones included; None without two attempts that say how long they took."""
+    took = [float(e.detail["latency_s"]) for e in _attempts_during(timeline, fault)
+            if "latency_s" in e.detail]
+    if len(took) < 2:
+        return None
+    return statistics.quantiles(took, n=100, method="inclusive")[98]
+
+
+def zone_force_delete(timeline: Timeline, fault: FaultRecord, pods: Iterable[str]
+                      ) -> float | None:
+    """Seconds from the first target node seen NotReady until the last of ``pods`` (on the
+    targets) was gone: the whole failed zone handled. None if no target turned NotReady, no
+    pod is given, or one was never deleted."""
+    wanted = list(pods)
+    turned = [t for node in fault.targets
+              if (t := _not_ready_at(timeline, node, fault.injected_at)) is not None]
+    if not wanted or not turned:
+        return None
+    gone = _max(e.t if (e := _first(timeline.select("pod_deleted", pod,
+                                                      after=fault.injected_at))) else None
+                for pod in wanted)
+    return None if gone is None else max(0.0, gone - min(turned))
 
 
 def pdb_budget_exceeded(timeline: Timeline, drain: FaultRecord, workloads: Iterable[str],

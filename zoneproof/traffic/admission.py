@@ -3,14 +3,18 @@
 A *selected* workload is a Deployment in a namespace the webhook selects (labelled
 ``keys.LABEL_CONSIDER``); with failurePolicy Fail its creates and updates are rejected
 while the webhook is down. Every attempt adds ``admission_ok`` or ``admission_failed``
-{operation, selected, reason}: ``slo.metrics.failed_admissions`` counts failures outside
-fault windows.
+{operation, selected, reason, latency_s}: ``slo.metrics.failed_admissions`` counts failures
+outside fault windows, ``slo.metrics.failed_admissions_during`` those inside one.
+``AdmissionTraffic`` makes such attempts all along, in the background.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
+import urllib3
 from kubernetes import client
 
 from zoneproof.cluster import interface
@@ -18,7 +22,7 @@ from zoneproof.measure import Timeline
 from zoneproof.specs.ha_config import keys
 from zoneproof.traffic import workloads
 
-__all__ = ["PROBE_DEPLOYMENT", "attempt", "prepare"]
+__all__ = ["PROBE_DEPLOYMENT", "AdmissionTraffic", "attempt", "prepare"]
 
 PROBE_DEPLOYMENT = "admission-probe"
 _TIMEOUT_S = 15.0
@@ -45,6 +49,7 @@ def attempt(api: client.ApiClient, timeline: Timeline, *, namespace: str, select
             operation: str) -> bool:
     """One dry-run ``operation`` (create|update) of a Deployment in ``namespace``; admitted?"""
     apps = client.AppsV1Api(api)
+    started = time.monotonic()
     try:
         if operation == "create":
             apps.create_namespaced_deployment(namespace, _deployment("admission-try"),
@@ -54,10 +59,46 @@ def attempt(api: client.ApiClient, timeline: Timeline, *, namespace: str, select
                 PROBE_DEPLOYMENT, namespace,
                 {"metadata": {"annotations": {"zoneproof.dev/touched": "yes"}}},
                 dry_run="All", _request_timeout=_TIMEOUT_S)
-    except client.ApiException as exc:
+    except (client.ApiException, urllib3.exceptions.HTTPError) as exc:
+        reason = (f"{exc.status} {exc.reason}" if isinstance(exc, client.ApiException)
+                  else type(exc).__name__)
         timeline.add("admission_failed", f"{namespace}/{operation}", operation=operation,
-                     selected=str(selected), reason=f"{exc.status} {exc.reason}")
+                     selected=str(selected), reason=reason,
+                     latency_s=f"{time.monotonic() - started:.3f}")
         return False
     timeline.add("admission_ok", f"{namespace}/{operation}", operation=operation,
-                 selected=str(selected))
+                 selected=str(selected), latency_s=f"{time.monotonic() - started:.3f}")
     return True
+
+
+class AdmissionTraffic:
+    """Creates and updates of a selected Deployment in ``namespace`` (dry run, the webhook
+    decides each), one every ``interval_s`` in turn, until stopped; each one ``attempt``s."""
+
+    def __init__(self, api: client.ApiClient, timeline: Timeline, *, namespace: str,
+                 interval_s: float) -> None:
+        self.api, self.timeline = api, timeline
+        self.namespace, self.interval_s = namespace, interval_s
+        self.admitted = self.failed = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="AdmissionTraffic")
+
+    def start(self) -> AdmissionTraffic:
+        """Begin the attempts."""
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.is_set():
+            ok = attempt(self.api, self.timeline, namespace=self.namespace, selected=True,
+                         operation=("create", "update")[n % 2])
+            self.admitted, self.failed = self.admitted + ok, self.failed + (not ok)
+            n += 1
+            self._stop.wait(self.interval_s)
+
+    def stop(self) -> None:
+        """End the attempts (the one under way finishes); idempotent."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=_TIMEOUT_S + 5)

@@ -12,6 +12,13 @@ rate achieved, it never causes a burst afterwards. Every write puts a unique val
 - cas: update carrying the resourceVersion this client last saw for the key (409 if it moved).
 - delete: delete.
 
+A client whose write came back unknown (timeout, 5xx, connection lost) probes with quorum
+GETs, whatever the read mode, and writes again only after one answers. Each unknown write
+stays pending in the checker's search until the end of the history, so their number per key
+decides whether porcupine can finish: without the back-off, 16 clients kept writing through
+a 13 s quorum loss on kind and left ~27 pending writes per key, two keys undecided after
+60 s; with it, at most one per client and outage.
+
 Events: ``traffic_started`` {namespace, read_mode, rate_ops_s, clients, keys} and
 ``traffic_stopped`` {operations}. The History is returned by ``stop()`` and saved by the
 caller next to the timeline (``history.json``).
@@ -39,7 +46,8 @@ from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadM
 from zoneproof.measure.timeline import Timeline
 from zoneproof.traffic.informer import ConfigMapInformer
 
-__all__ = ["DATA_KEY", "FIELD_MANAGER", "RegisterTraffic", "TrafficSettings", "classify"]
+__all__ = ["DATA_KEY", "FIELD_MANAGER", "RegisterTraffic", "TrafficSettings", "classify",
+           "probing_after"]
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +64,9 @@ class TrafficSettings:
     reads instead). ``min_rate_ops_s`` is recorded with the history: a judge calls the
     history void when the traffic before a fault ran slower. Each client waits for its
     answer, so the rate achieved is at most ``clients`` / latency: 16 clients hold 150 ops/s
-    up to ~100 ms a request (8 reached only 92 ops/s on a loaded 3-control-plane kind).
+    up to ~100 ms a request. Past that the bed is the limit, not the clients (a
+    3-control-plane kind on 2 cores: 92 ops/s with 8 clients, 91 with 16; hence
+    ``Traits.history_min_rate_ops_s`` per backend).
     """
 
     namespace: str
@@ -142,6 +152,8 @@ class _Client:
     rng: random.Random
     known_rv: dict[str, str] = field(default_factory=dict)
     writes: int = 0
+    probing: bool = False
+    """Its last write came back unknown: it reads (quorum) until a read answers."""
 
 
 class RegisterTraffic:
@@ -224,7 +236,7 @@ class RegisterTraffic:
     def _choose(self, worker: _Client) -> tuple[str, OpKind]:
         key = worker.rng.choice(self.settings.key_names)
         kind = worker.rng.choices(list(OpKind), weights=self.settings.mix)[0]
-        if kind is OpKind.CAS and key not in worker.known_rv:
+        if worker.probing or (kind is OpKind.CAS and key not in worker.known_rv):
             kind = OpKind.GET
         return key, kind
 
@@ -238,12 +250,14 @@ class RegisterTraffic:
             with self._lock:
                 self._operations.append(op)
             _remember(worker.known_rv, op)
+            worker.probing = probing_after(worker.probing, op)
 
     def _request(self, worker: _Client, key: str, kind: OpKind, value: str) -> Operation:
         expected = worker.known_rv.get(key, "") if kind is OpKind.CAS else ""
         call = self.timeline.now()
         try:
-            read, rv = self._send(worker.core, key, kind, value, expected)
+            read, rv = self._send(worker.core, key, kind, value, expected,
+                                  quorum=worker.probing)
         except _ERRORS as exc:
             outcome, error = classify(exc, kind)
             return Operation(0, worker.index, key, kind, call, self.timeline.now(), outcome,
@@ -254,14 +268,15 @@ class RegisterTraffic:
         return Operation(0, worker.index, key, kind, call, self.timeline.now(), Outcome.OK,
                          read if kind is OpKind.GET else value, expected, rv)
 
-    def _send(self, core: client.CoreV1Api, key: str, kind: OpKind, value: str,
-              expected: str) -> tuple[str, str | None]:
-        """One request: (value read, resourceVersion); rv None for an absent key."""
+    def _send(self, core: client.CoreV1Api, key: str, kind: OpKind, value: str,  # noqa: PLR0913
+              expected: str, *, quorum: bool = False) -> tuple[str, str | None]:
+        """One request: (value read, resourceVersion); rv None for an absent key; ``quorum``
+        reads from etcd whatever the read mode."""
         ns, timeout = self.settings.namespace, self.settings.request_timeout_s
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": key},
                 "data": {DATA_KEY: value}}
         if kind is OpKind.GET:
-            return self._read(core, key)
+            return self._read(core, key, ReadMode.QUORUM if quorum else self.settings.read_mode)
         if kind is OpKind.PUT:
             obj = core.patch_namespaced_config_map(key, ns, body, field_manager=FIELD_MANAGER,
                                                    force=True, _content_type=_APPLY,
@@ -274,9 +289,8 @@ class RegisterTraffic:
             return "", ""
         return value, str(obj.metadata.resource_version)
 
-    def _read(self, core: client.CoreV1Api, key: str) -> tuple[str, str | None]:
+    def _read(self, core: client.CoreV1Api, key: str, mode: ReadMode) -> tuple[str, str | None]:
         ns, timeout = self.settings.namespace, self.settings.request_timeout_s
-        mode = self.settings.read_mode
         if mode is ReadMode.INFORMER:
             assert self._informer is not None
             cached = self._informer.get(key)
@@ -296,6 +310,15 @@ class RegisterTraffic:
                     return "", None
                 raise
         return (obj.data or {}).get(DATA_KEY, ""), str(obj.metadata.resource_version)
+
+
+def probing_after(probing: bool, op: Operation) -> bool:
+    """Whether a client probes after ``op``: from an unknown write until a read answers."""
+    if op.kind is not OpKind.GET and op.outcome is Outcome.UNKNOWN:
+        return True
+    if op.kind is OpKind.GET and op.outcome.definite:
+        return False
+    return probing
 
 
 def _remember(known_rv: dict[str, str], op: Operation) -> None:

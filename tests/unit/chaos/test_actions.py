@@ -24,7 +24,7 @@ from zoneproof.faults import (
     (lambda: actions.start_history_traffic(read_mode="stale"),
      r"read_mode must be one of \['quorum', 'watch-cache', 'informer'\]"),
     (lambda: actions.inject_fault("zone-outage", {"zones": "zone-a"}),
-     r"unknown parameters \['zones'\]; it takes \['zone'\]"),
+     r"unknown parameters \['zones'\]; it takes \['freeze', 'zone'\]"),
     (lambda: actions.inject_fault("no-such-fault"), "unknown fault 'no-such-fault'"),
     (lambda: actions.deploy_workloads(replicas=0), "replicas must be >= 1"),
     (lambda: actions.deploy_workloads(pdb_max_unavailable=-1), "pdb_max_unavailable"),

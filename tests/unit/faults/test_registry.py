@@ -37,7 +37,7 @@ def test_build_converts_experiment_data() -> None:
 
 
 @pytest.mark.parametrize(("name", "arguments", "text"), [
-    ("zone-outage", {"zones": "a"}, r"unknown parameters \['zones'\]; it takes \['zone'\]"),
+    ("zone-outage", {"zones": "a"}, r"unknown parameters \['zones'\]; it takes \['freeze', 'zone'\]"),
     ("stop-kubelets", {"count": "2"}, "count must be int, got '2'"),
     ("stop-kubelets", {"count": True}, "count must be int"),
     ("stop-kubelets", {"zones": "zone-a"}, "zones must be tuple"),

@@ -86,3 +86,44 @@ def test_a_client_remembers_the_resource_version_it_last_saw(op: Operation,
     known = {"k": "1"}
     registers._remember(known, op)
     assert known.get("k") == remembered
+
+
+def test_every_backend_floor_is_under_the_traffic_rate_and_the_local_bed_keeps_100() -> None:
+    """A floor above the rate the traffic aims at would void every history; the local bed
+    keeps the issue's (and etcd robustness') 100 ops/s."""
+    from zoneproof.cluster import registry
+
+    rate = TrafficSettings("ns").rate_ops_s
+    floors = {name: registry.backend_type(name).traits.history_min_rate_ops_s
+              for name in registry.names()}
+    assert all(0 < floor < rate for floor in floors.values()), floors
+    assert floors["local"] == 100.0
+
+
+@pytest.mark.parametrize(("probing", "op", "after"), [
+    (False, _op(OpKind.PUT, Outcome.UNKNOWN), True),
+    (False, _op(OpKind.CAS, Outcome.UNKNOWN), True),
+    (False, _op(OpKind.DELETE, Outcome.UNKNOWN), True),
+    (False, _op(OpKind.PUT, Outcome.FAILED), False),  # certainly not applied: nothing pending
+    (False, _op(OpKind.GET, Outcome.UNKNOWN), False),
+    (True, _op(OpKind.GET, Outcome.UNKNOWN), True),
+    (True, _op(OpKind.GET, Outcome.FAILED), True),
+    (True, _op(OpKind.GET, Outcome.OK, "7"), False),
+    (True, _op(OpKind.GET, Outcome.NOT_FOUND), False),
+])
+def test_a_client_probes_from_an_unknown_write_until_a_read_answers(
+        probing: bool, op: Operation, after: bool) -> None:
+    """Each unknown write stays pending in porcupine's search: one per client and outage."""
+    assert registers.probing_after(probing, op) is after
+
+
+def test_a_probing_client_only_reads() -> None:
+    import random
+
+    traffic = registers.RegisterTraffic.__new__(registers.RegisterTraffic)
+    traffic.settings = TrafficSettings("ns", mix=(0, 1, 1, 1))
+    worker = registers._Client(0, None, random.Random(1), probing=True)  # type: ignore[arg-type]
+    assert {traffic._choose(worker)[1] for _ in range(50)} == {OpKind.GET}
+    worker.probing = False
+    worker.known_rv = dict.fromkeys(traffic.settings.key_names, "1")  # a cas has its rv
+    assert OpKind.GET not in {traffic._choose(worker)[1] for _ in range(50)}

@@ -163,8 +163,8 @@ class KindCluster(ApiCluster):
         docker.container_action("pause", [self._node(n) for n in nodes])
 
     def unpause_nodes(self, nodes: list[str]) -> None:
-        """``docker unpause``."""
-        docker.container_action("unpause", [self._node(n) for n in nodes])
+        """``docker unpause`` of those paused (idempotent)."""
+        docker.container_action("unpause", docker.paused([self._node(n) for n in nodes]))
 
     def kill_pod_containers(self, node: str, namespace: str, pod: str) -> int:
         """SIGKILL the running containers of pod ``namespace/pod`` on ``node`` through the

@@ -29,6 +29,7 @@ __all__ = [
     "ipv4",
     "memory_mib",
     "parse_mem_usage",
+    "paused",
     "pin_addresses",
     "remove_network_if_unused",
     "state",
@@ -141,6 +142,14 @@ def container_action(action: str, names: Sequence[str]) -> None:
         return
     extra = ["--time", "0"] if action == "stop" else []
     _docker(action, *extra, *names)
+
+
+def paused(names: Sequence[str]) -> list[str]:
+    """Those of the containers ``names`` that are paused now."""
+    if not names:
+        return []
+    out = _docker("inspect", "--format", "{{.State.Paused}}", *names)
+    return [n for n, state in zip(names, out.split(), strict=True) if state == "true"]
 
 
 _UNITS = {"B": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "kB": 1e3 / 2**20,

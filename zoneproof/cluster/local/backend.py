@@ -15,7 +15,6 @@ import functools
 import logging
 import shutil
 import signal
-import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -312,7 +311,7 @@ class LocalCluster(ApiCluster):
         """Stop the kwok of every node of ``zone`` at once."""
         records = [self._record(f"kwok-{g}") for g in self._zone_groups(zone)]
         self._disturb()
-        _stop_together(records, signal.SIGTERM)
+        daemons.stop_together(records, timeout_s=_STOP_TIMEOUT_S)
 
     def zone_up(self, zone: str) -> None:
         """Start the kwok of every node of ``zone`` again."""
@@ -392,17 +391,6 @@ class LocalCluster(ApiCluster):
 _TIERS = (("kwok-", signal.SIGTERM), (Component.SCHEDULER.value, signal.SIGTERM),
           (Component.CONTROLLER_MANAGER.value, signal.SIGTERM),
           (Component.APISERVER.value, signal.SIGTERM), ("etcd-", signal.SIGKILL))
-
-
-def _stop_together(records: list[daemons.DaemonRecord], sig: signal.Signals) -> None:
-    """Signal all at once, then wait for each (SIGKILL after the timeout)."""
-    threads = [threading.Thread(target=daemons.stop, args=(r,),
-                                kwargs={"timeout_s": _STOP_TIMEOUT_S, "sig": sig})
-               for r in records]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
 
 
 class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
@@ -577,7 +565,8 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
                 cluster = LocalCluster(paths)
                 records, uid = cluster.records(), cluster.ownership.uid
             for prefix, sig in _TIERS:
-                _stop_together([r for n, r in records.items() if n.startswith(prefix)], sig)
+                daemons.stop_together([r for n, r in records.items() if n.startswith(prefix)],
+                                      timeout_s=_STOP_TIMEOUT_S, sig=sig)
             if uid:
                 for stray in reaping.terminate(reaping.with_token(reaping.BED_ENV, uid),
                                                grace_s=_STOP_TIMEOUT_S):

@@ -97,6 +97,9 @@ class InCluster:
 
     manifests: Path
     image_archive: Path | None = None
+    variant: str = registry.REFERENCE
+    """A variant of the reference controller its images run (``--variant``): the reference
+    images only (a vendor's images have none)."""
 
     @property
     def reference(self) -> bool:
@@ -108,7 +111,7 @@ Source = Registered | Command | Url | InCluster
 _SOURCE_NAMES: dict[type[Registered | Command | Url | InCluster], str] = {
     Registered: "registered", Command: "command", Url: "url", InCluster: IN_CLUSTER}
 _KEYS = {"registered": ("name", "variant"), "command": ("command",), "url": ("url", "ca_bundle"),
-         IN_CLUSTER: ("manifests", "image_archive")}
+         IN_CLUSTER: ("manifests", "image_archive", "variant")}
 
 
 def _fields(template: str) -> list[str]:
@@ -174,7 +177,9 @@ class Component:
             return f"{self.kind} command {self.source.template!r}"
         if isinstance(self.source, InCluster):
             images = self.source.image_archive or "the reference images"
-            return f"in-cluster {self.kind} from {self.source.manifests} ({images})"
+            variant = ("" if self.source.variant == registry.REFERENCE
+                       else f", variant {self.source.variant}")
+            return f"in-cluster {self.kind} from {self.source.manifests} ({images}{variant})"
         return f"{self.kind} at {self.source.url}"
 
     # -- validation ----------------------------------------------------------------------
@@ -232,6 +237,10 @@ class Component:
 
     def _in_cluster_problems(self, source: InCluster) -> list[str]:
         found = []
+        if source.variant != registry.REFERENCE and (
+                reason := replace(self, source=replace(source, variant=registry.REFERENCE)
+                                  ).cannot_be(source.variant)) is not None:
+            found.append(reason)
         if not (source.manifests / "kustomization.yaml").is_file():
             found.append(f"in-cluster {self.kind} manifests {source.manifests} have no "
                          "kustomization.yaml: give a kustomize directory (like deploy/"
@@ -292,8 +301,10 @@ class Component:
         """Why this component cannot be started as ``variant`` (None: it can)."""
         implementation = self.implementation
         if isinstance(self.source, InCluster):
-            return (f"the {self.label()} runs its images, not variants: run the broken variant "
-                    f"{variant!r} as a host process (--zp-components {HOST})")
+            if not self.source.reference or self.kind is not Kind.CONTROLLER:
+                return (f"the {self.label()} runs its images, not variants: run the broken "
+                        f"variant {variant!r} as a host process (--zp-components {HOST})")
+            implementation = registry.implementation(self.kind, registry.REFERENCE)
         if implementation is None:
             return (f"the {self.label()} has no variants: register it in the entry-point group "
                     f"{registry.GROUP!r} with its variants to run checks against {variant!r}")
@@ -306,7 +317,7 @@ class Component:
         """The same registered implementation started as ``variant``."""
         if (reason := self.cannot_be(variant)) is not None:
             raise errors.ConfigError(reason)
-        assert isinstance(self.source, Registered)
+        assert isinstance(self.source, Registered | InCluster)
         return replace(self, source=replace(self.source, variant=variant))
 
     # -- one serialization form ----------------------------------------------------------
@@ -321,6 +332,8 @@ class Component:
             out["manifests"] = str(self.source.manifests)
             if self.source.image_archive is not None:
                 out["image_archive"] = str(self.source.image_archive)
+            if self.source.variant != registry.REFERENCE:
+                out["variant"] = self.source.variant
         else:
             out |= {"url": self.source.url, "ca_bundle": str(self.source.ca_bundle)}
         if self.registration_file is not None:
@@ -359,7 +372,8 @@ class Component:
         elif source == IN_CLUSTER:
             archive = text.get("image_archive")
             parsed = InCluster(Path(text.get("manifests", REFERENCE_MANIFESTS[Kind(raw_kind)])),
-                               Path(archive) if archive else None)
+                               Path(archive) if archive else None,
+                               text.get("variant", registry.REFERENCE))
         else:
             parsed = Url(text["url"], Path(text["ca_bundle"]))
         file = text.get("registration_file")

@@ -200,6 +200,10 @@ class ControllerReplicas:
         """Send ``sig`` to a replica (SIGKILL, SIGTERM, SIGSTOP, SIGCONT)."""
         daemons.send(self.records[identity], sig)
 
+    def node_of(self, identity: str) -> str:
+        """The node the replica runs on: '' (host processes run on no node)."""
+        return ""
+
     def wait_exit(self, identity: str, timeout_s: float) -> int | None:
         """Wait until the replica has exited on its own; its exit code."""
         record = self.records[identity]
@@ -226,6 +230,5 @@ class ControllerReplicas:
         return Path(self.records[identity].log).read_text(errors="replace")
 
     def stop_all(self) -> None:
-        """SIGTERM every replica (SIGKILL after 10 s)."""
-        for record in self.records.values():
-            daemons.stop(record, timeout_s=10)
+        """SIGTERM every replica at once (SIGKILL after 10 s); returns when all are gone."""
+        daemons.stop_together(list(self.records.values()), timeout_s=10)

@@ -35,7 +35,8 @@ from zoneproof.components import manifests
 from zoneproof.components.harness.component import HOST, IN_CLUSTER, Component, InCluster
 from zoneproof.components.harness.registry import Kind
 
-__all__ = ["ROLLOUT_TIMEOUT_S", "Installed", "Patch", "archive_images", "install", "refusal", "uninstall"]
+__all__ = ["ROLLOUT_TIMEOUT_S", "Installed", "Patch", "archive_images", "install", "pod_nodes",
+           "refusal", "uninstall"]
 
 ROLLOUT_TIMEOUT_S = 300.0
 _GONE_TIMEOUT_S = 120.0
@@ -160,13 +161,24 @@ def _rolled_out(api: client.ApiClient, obj: Mapping[str, Any]) -> tuple[bool, st
             f"{obj['kind']} {namespace}/{name}: {ready}/{wanted} ready")
 
 
+def _pods(core: client.CoreV1Api, workload: Mapping[str, Any]) -> list[Any]:
+    """The pods of a Deployment or StatefulSet (by its selector's matchLabels)."""
+    labels = workload["spec"]["selector"].get("matchLabels") or {}
+    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    return list(core.list_namespaced_pod(workload["metadata"]["namespace"],
+                                         label_selector=selector).items)
+
+
+def pod_nodes(api: client.ApiClient, workload: Mapping[str, Any]) -> dict[str, str]:
+    """Pod name → node ('' while unscheduled) of the workload's pods not being deleted."""
+    return {p.metadata.name: p.spec.node_name or "" for p in _pods(client.CoreV1Api(api), workload)
+            if p.metadata.deletion_timestamp is None}
+
+
 def _running(core: client.CoreV1Api, workloads: list[dict[str, Any]]) -> list[tuple[str, str]]:
     found = []
     for obj in workloads:
-        labels = obj["spec"]["selector"].get("matchLabels") or {}
-        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-        for pod in core.list_namespaced_pod(obj["metadata"]["namespace"],
-                                            label_selector=selector).items:
+        for pod in _pods(core, obj):
             for status in pod.status.container_statuses or []:
                 found.append((f"{pod.metadata.namespace}/{pod.metadata.name}", status.image_id))
     return sorted(found)

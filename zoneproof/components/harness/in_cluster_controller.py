@@ -16,7 +16,8 @@ SIGSTOP and SIGCONT have none (``NO_MEANING``): a pod cannot be frozen through t
 
 What the suite tells the controller goes into its container's arguments, in the
 reference controller's flags (``--namespaces``, ``--selector``, ``--lease-duration``,
-``--renew-deadline``, ``--retry-period``); the Lease stays the manifests' own (their RBAC
+``--renew-deadline``, ``--retry-period``; ``--variant`` when the reference images are to
+run a broken variant, ``InCluster.variant``); the Lease stays the manifests' own (their RBAC
 names it), so ``ControllerSettings`` must name the same Lease.
 """
 
@@ -33,7 +34,7 @@ from zoneproof import errors
 from zoneproof._util import kube, waiting
 from zoneproof.cluster import facets, sweep
 from zoneproof.cluster.interface import Capability, Cluster
-from zoneproof.components.harness import in_cluster, started
+from zoneproof.components.harness import in_cluster, registry, started
 from zoneproof.components.harness.component import InCluster
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 
@@ -41,18 +42,22 @@ __all__ = ["NO_MEANING", "SCOPE_FLAGS", "InClusterReplicas", "replicas_of", "sco
 
 #: The flags the suite sets in the controller container's arguments (the reference's).
 SCOPE_FLAGS = ("--namespaces", "--all-namespaces", "--selector", "--lease-duration",
-               "--renew-deadline", "--retry-period")
+               "--renew-deadline", "--retry-period", "--variant")
 NO_MEANING = {signal.SIGSTOP: "a pod cannot be frozen through the API (SIGSTOP)",
               signal.SIGCONT: "a pod cannot be thawed through the API (SIGCONT)"}
 
 
 def scoped_args(args: Iterable[str], settings: ControllerSettings) -> list[str]:
-    """``args`` without the scope flags, then the suite's scope in the reference's flags."""
+    """``args`` without the scope flags, then the suite's scope in the reference's flags (and
+    the reference images' variant, unless the reference itself)."""
     kept = [a for a in args if a.split("=", 1)[0] not in SCOPE_FLAGS]
+    source = settings.component.source
+    variant = source.variant if isinstance(source, InCluster) else registry.REFERENCE
     return [*kept, f"--namespaces={','.join(settings.namespaces)}",
             f"--selector={settings.selector}", f"--lease-duration={settings.lease_duration_s}",
             f"--renew-deadline={settings.renew_deadline_s}",
-            f"--retry-period={settings.retry_period_s}"]
+            f"--retry-period={settings.retry_period_s}",
+            *([f"--variant={variant}"] if variant != registry.REFERENCE else [])]
 
 
 class InClusterReplicas(ControllerReplicas):
@@ -103,17 +108,16 @@ class InClusterReplicas(ControllerReplicas):
         self.prefix = f"{self.deployment['metadata']['name']}-"
         self._refresh()
 
-    def _pods(self) -> list[Any]:
-        labels = self.deployment["spec"]["selector"].get("matchLabels") or {}
-        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-        return list(client.CoreV1Api(self.api).list_namespaced_pod(
-            self.deployment["metadata"]["namespace"], label_selector=selector).items)
-
-    def _refresh(self) -> list[Any]:
-        """The Deployment's pods now; every pod name seen joins ``identities``."""
-        pods = self._pods()
-        self.identities += [p.metadata.name for p in pods if p.metadata.name not in self.identities]
+    def _refresh(self) -> list[str]:
+        """The names of the Deployment's pods now; every one joins ``identities``."""
+        pods = list(in_cluster.pod_nodes(self.api, self.deployment))
+        self.identities += [p for p in pods if p not in self.identities]
         return pods
+
+    def node_of(self, identity: str) -> str:
+        """The node replica ``identity``'s pod runs on ('' when unknown or unscheduled)."""
+        pod = self._pod(identity) if self.deployment else None
+        return str(pod.spec.node_name or "") if pod is not None else ""
 
     def _pod(self, identity: str) -> Any | None:
         try:
@@ -167,7 +171,7 @@ class InClusterReplicas(ControllerReplicas):
 
         def probe() -> tuple[bool, str]:
             holder = self.holder()
-            names = {p.metadata.name for p in self._refresh()}
+            names = set(self._refresh())
             return holder in names and holder != not_, holder
 
         return waiting.wait_for(probe, what="a controller pod to hold the Lease",

@@ -61,12 +61,15 @@ class RunningWebhook:
 
     def __init__(self, cluster: Cluster, component: Component, workdir: Path, *,
                  extra_args: tuple[str, ...] = (),
-                 configuration_name: str = config.DEFAULT_CONFIGURATION_NAME) -> None:
+                 configuration_name: str = config.DEFAULT_CONFIGURATION_NAME,
+                 patch: in_cluster.Patch | None = None) -> None:
         if component.kind is not Kind.WEBHOOK:
             raise errors.ConfigError(f"RunningWebhook needs a webhook, got the {component.label()}")
         component.validate()
         self.cluster, self.component, self.workdir = cluster, component, workdir
         self.extra_args, self.configuration_name = extra_args, configuration_name
+        self.patch = patch
+        """What changes an in-cluster webhook's rendered objects before they are applied."""
         self.api = kube.api_client(cluster.kubeconfig)
         self.record: daemons.DaemonRecord | None = None
         self.url = component.source.url if isinstance(component.source, Url) else ""
@@ -227,7 +230,8 @@ class RunningWebhook:
 
     def _install(self) -> None:
         """Deploy the in-cluster webhook by its manifests; they register it themselves."""
-        installed = self.installed = in_cluster.install(self.cluster, self.component)
+        installed = self.installed = in_cluster.install(self.cluster, self.component,
+                                                        patch=self.patch)
         try:
             configurations = installed.of_kind("MutatingWebhookConfiguration")
             if len(configurations) != 1 or installed.rendered.tls is None:
@@ -268,6 +272,13 @@ class RunningWebhook:
         finally:
             if self.started is not None:
                 started.note(self.started)
+
+    def pod_nodes(self) -> dict[str, str]:
+        """Pod → node of an in-cluster webhook's Deployment ({}: it runs on no node)."""
+        if self.installed is None:
+            return {}
+        return {pod: node for deployment in self.installed.of_kind("Deployment")
+                for pod, node in in_cluster.pod_nodes(self.api, deployment).items()}
 
     def describe(self) -> dict[str, Any]:
         """JSON description, enough for ``release`` in another process; ``started`` is what ran."""

@@ -11,13 +11,14 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.cluster.interface import Capability
-from zoneproof.components.harness import component, in_cluster, started
+from zoneproof.components.harness import component, in_cluster, in_cluster_controller, started
 from zoneproof.components.harness.component import (
     REFERENCE_MANIFESTS,
     Component,
     Components,
     InCluster,
 )
+from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.components.harness.registry import Kind
 
 
@@ -75,11 +76,32 @@ def test_bad_vendor_paths_are_named(tmp_path: Path) -> None:
     assert Component(Kind.WEBHOOK, InCluster(manifests, archive)).problems() == []
 
 
-def test_an_in_cluster_component_has_no_command_nor_variants() -> None:
+def test_an_in_cluster_component_has_no_command_and_only_the_reference_controller_variants(
+        tmp_path: Path) -> None:
     chosen = component.from_choices(Kind.CONTROLLER, mode="in-cluster")
     with pytest.raises(errors.ConfigError, match="deployed by its manifests"):
         chosen.argv({})
-    assert "--zp-components host" in (chosen.cannot_be("no-reconcile") or "")
+    broken = chosen.with_variant("no-reconcile")  # the reference images run it (--variant)
+    assert broken.source == InCluster(REFERENCE_MANIFESTS[Kind.CONTROLLER], None, "no-reconcile")
+    assert Component.from_dict(broken.to_dict()) == broken
+    assert "variant no-reconcile" in broken.label()
+    assert "has no variant 'nonsense'" in (chosen.cannot_be("nonsense") or "")
+    webhook = component.from_choices(Kind.WEBHOOK, mode="in-cluster")
+    assert "--zp-components host" in (webhook.cannot_be("no-reconcile") or "")
+    vendor = Component(Kind.CONTROLLER, InCluster(tmp_path, tmp_path / "images.tar"))
+    assert "--zp-components host" in (vendor.cannot_be("no-reconcile") or "")
+    bad = Component(Kind.CONTROLLER, InCluster(REFERENCE_MANIFESTS[Kind.CONTROLLER], None, "nope"))
+    assert any("has no variant 'nope'" in p for p in bad.problems())
+
+
+def test_the_in_cluster_controller_runs_its_variant_by_flag() -> None:
+    settings = ControllerSettings(namespaces=("ns",), component=component.from_choices(
+        Kind.CONTROLLER, mode="in-cluster").with_variant("no-leader-election"))
+    args = in_cluster_controller.scoped_args(["--variant=reference", "--x"], settings)
+    assert args[0] == "--x" and args[-1] == "--variant=no-leader-election"
+    plain = in_cluster_controller.scoped_args([], settings.with_component(
+        component.from_choices(Kind.CONTROLLER, mode="in-cluster")))
+    assert not any(a.startswith("--variant") for a in plain)
 
 
 class _Cluster:
