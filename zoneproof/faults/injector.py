@@ -73,6 +73,10 @@ class Injector:
             raise
         finally:
             fault_max_duration_s.reset(bound)
+        with self._lock:  # in force now (unless the watchdog reverted it meanwhile)
+            index = self._indices[key]
+            if self.records[index].reverted_at is None:
+                self.records[index] = replace(self.records[index], in_force_at=self.timeline.now())
         return key
 
     def record(self, key: int) -> FaultRecord:
@@ -91,7 +95,9 @@ class Injector:
             active.fault.revert(active.context, record.targets)
         event = self.timeline.add("fault_reverted", active.fault.name)
         log.info("fault %s reverted", active.fault.name)
-        record = self.records[active.index] = replace(record, reverted_at=event.t)
+        with self._lock:  # re-read: start() may have set in_force_at since the read above
+            record = self.records[active.index] = replace(self.records[active.index],
+                                                          reverted_at=event.t)
         return record
 
     @contextlib.contextmanager
