@@ -15,12 +15,16 @@ from zoneproof_fixtures import settings
 
 from zoneproof import faults
 from zoneproof._util import kube, waiting
-from zoneproof.cluster.interface import Cluster
+from zoneproof.chaos import actions
+from zoneproof.chaos.settings import Settings as ChaosSettings
+from zoneproof.cluster import facets
+from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness import component
 
 _RESTORE_TIMEOUT_S = 60.0
-_RUN_NAMESPACE_PREFIX = "zp-"
-"""Every namespace an experiment creates (workloads, admission, zone-tolerant) starts so."""
+#: Where an experiment's workloads live (its other namespaces: ``actions.NAMESPACE_STEMS``);
+#: namespaces of other tests (``zp-<test>``, beside on a user's cluster) are not waited for.
+_WORKLOADS = ChaosSettings().namespace
 
 
 @pytest.fixture(autouse=True)
@@ -28,13 +32,15 @@ def restore_bed(module_bed: Cluster) -> Iterator[None]:
     """Whatever an experiment left: kubelets started, nodes Ready, etcd healthy."""
     yield
     faults.restore_nodes(module_bed, timeout_s=_RESTORE_TIMEOUT_S)
-    module_bed.wait_etcd_healthy(timeout_s=_RESTORE_TIMEOUT_S)
+    if Capability.ETCD_MEMBERS in module_bed.capabilities:  # not on a user's cluster
+        facets.facet(module_bed, Capability.ETCD_MEMBERS).wait_etcd_healthy(
+            timeout_s=_RESTORE_TIMEOUT_S)
     with kube.api_client(module_bed.kubeconfig) as api:
         core = client.CoreV1Api(api)
 
         def gone() -> tuple[bool, list[str]]:
             left = [n.metadata.name for n in core.list_namespace().items
-                    if n.metadata.name.startswith(_RUN_NAMESPACE_PREFIX)]
+                    if actions.experiment_namespace(n.metadata.name, _WORKLOADS)]
             return not left, left
 
         # the next experiment's drain must not meet this one's pods still terminating

@@ -1,19 +1,22 @@
-"""The shared default bed: 6 Ready nodes, 2 per zone, and zone spread that really schedules."""
+"""The shared default bed: 6 Ready nodes, 2 per zone, and zone spread that really schedules
+(skipped on a cluster zoneproof did not make); the evidence names what any cluster reports."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from kubernetes import client
 
 from zoneproof._util import waiting
 from zoneproof.binaries.pins import PINS
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster.interface import Backend, Cluster
 from zoneproof.report import evidence
 
 ZONE = "topology.kubernetes.io/zone"
 
 
+@pytest.mark.default_bed
 def test_six_ready_nodes_two_per_zone_with_topology_labels(
         cluster_under_test: Cluster, core_v1: client.CoreV1Api) -> None:
     nodes = core_v1.list_node().items
@@ -28,6 +31,7 @@ def test_six_ready_nodes_two_per_zone_with_topology_labels(
     assert cluster_under_test.apiserver_ready()
 
 
+@pytest.mark.default_bed
 def test_zone_spread_deployment_lands_two_per_zone_and_ready(
         namespace: str, apps_v1: client.AppsV1Api, core_v1: client.CoreV1Api) -> None:
     labels = {"app": "spread"}
@@ -52,11 +56,19 @@ def test_zone_spread_deployment_lands_two_per_zone_and_ready(
     assert all(p.status.phase == "Running" for p in pods)
 
 
-def test_cluster_evidence_names_what_the_cluster_reports(cluster_under_test: Cluster) -> None:
+def test_cluster_evidence_names_what_the_cluster_reports(
+        cluster_under_test: Cluster, core_v1: client.CoreV1Api, zp_backend: Backend) -> None:
     """The versions a certification bundle records are read from the cluster itself: the API
-    server's version, etcd's from its metrics, the nodes per zone."""
+    server's version, etcd's from its metrics, the nodes per zone (unlabelled ones as
+    "(none)"); a bed zoneproof made runs the pinned versions in the default shape."""
     measured = evidence.measure_cluster(cluster_under_test.kubeconfig)
-    assert measured["kubernetes"]["gitVersion"] == PINS.kubernetes
+    reported = client.VersionApi(core_v1.api_client).get_code().git_version
+    assert measured["kubernetes"]["gitVersion"] == reported
+    zones = Counter((n.metadata.labels or {}).get(ZONE, "(none)") for n in core_v1.list_node().items)
+    assert measured["nodes"]["zones"] == dict(zones)
+    if not zp_backend.traits.makes_clusters:
+        return  # a user's cluster: its versions and shape are its owner's
+    assert reported == PINS.kubernetes
     # API servers that still export etcd_version_info name it; 1.37 does not, and the report
     # says so instead of guessing
     assert measured["etcd"] in (PINS.etcd.removeprefix("v"),

@@ -9,7 +9,7 @@ import urllib3
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
-from zoneproof.cluster.interface import Cluster, Component
+from zoneproof.cluster.interface import Capability, Cluster, Component
 
 pytestmark = pytest.mark.destructive
 #: How long a stopped controller must stay without effect (kcm/scheduler act in < 1 s).
@@ -21,7 +21,7 @@ def _pod(name: str) -> dict[str, object]:
 
 
 def test_control_plane_processes_die_and_come_back(private_bed: Callable[..., Cluster]) -> None:
-    bed = private_bed()
+    bed = private_bed(needs=(Capability.CONTROL_PLANE,))
     core = client.CoreV1Api(kube.api_client(bed.kubeconfig, retries=0))
 
     bed.kill_component(Component.APISERVER)

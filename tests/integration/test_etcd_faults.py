@@ -11,7 +11,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube, waiting
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster.interface import Capability, Cluster
 
 pytestmark = pytest.mark.destructive
 _WRITE_TIMEOUT_S = 5
@@ -79,7 +79,7 @@ def _lose_one_member(bed: Cluster, writer: Writer, pick: Callable[[Cluster], str
 
 def test_losing_the_leader_then_a_follower_keeps_writes_going(
         private_bed: Callable[..., Cluster]) -> None:
-    bed = private_bed()
+    bed = private_bed(needs=(Capability.ETCD_MEMBERS,))
     writer = Writer(bed)
     for _ in range(10):
         writer.write()
@@ -92,7 +92,7 @@ def test_losing_the_leader_then_a_follower_keeps_writes_going(
 
 def test_losing_two_members_stops_writes_and_readyz_until_restored(
         private_bed: Callable[..., Cluster]) -> None:
-    bed = private_bed()
+    bed = private_bed(needs=(Capability.ETCD_MEMBERS,))
     writer = Writer(bed)
     for _ in range(20):
         writer.write()

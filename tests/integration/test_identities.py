@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Cluster
 from zoneproof.measure import pod_deletions
 
@@ -14,6 +16,8 @@ from zoneproof.measure import pod_deletions
 def test_issued_identity_acts_and_is_attributed_in_the_audit_log(
         cluster_under_test: Cluster, core_v1: client.CoreV1Api, namespace: str,
         tmp_path: Path) -> None:
+    if (reason := facets.audit_unmet(cluster_under_test, what="attribution")) is not None:
+        pytest.skip(reason)
     rbac = client.RbacAuthorizationV1Api(core_v1.api_client)
     rbac.create_namespaced_role_binding(namespace, {
         "metadata": {"name": "zp-actor"},

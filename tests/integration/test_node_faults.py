@@ -12,7 +12,7 @@ from kubernetes import client, watch
 
 from zoneproof._util import kube, waiting
 from zoneproof.cluster._common import node_ready
-from zoneproof.cluster.interface import WORKLOAD_IMAGE, Cluster
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, Capability, Cluster
 
 pytestmark = pytest.mark.destructive
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -57,7 +57,7 @@ def _taints(core: client.CoreV1Api, node: str) -> set[str]:
 
 @pytest.fixture
 def bed(private_bed: Callable[..., Cluster]) -> Iterator[Cluster]:
-    yield private_bed()
+    yield private_bed(needs=(Capability.STOP_KUBELET,))
 
 
 def test_zone_a_heartbeat_stop_turns_only_zone_a_not_ready_then_back(bed: Cluster) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from kubernetes import client
 
 from zoneproof._util import waiting
@@ -16,6 +17,7 @@ from zoneproof.measure import (
 )
 
 
+@pytest.mark.default_bed
 def test_pod_life_and_initial_node_state_are_recorded(
         cluster_under_test: Cluster, kube_api: client.ApiClient, core_v1: client.CoreV1Api,
         namespace: str) -> None:

@@ -33,7 +33,9 @@ from kubernetes import client
 from zoneproof._util import daemons, kube, reaping, waiting
 from zoneproof.cluster import state, sweep
 
-pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("signals")]
+#: default_bed: it makes local beds of its own (a run qualifying a user's cluster makes none,
+#: and the local backend's binaries need not be there)
+pytestmark = [pytest.mark.destructive, pytest.mark.default_bed, pytest.mark.xdist_group("signals")]
 ROOT = Path(__file__).parents[2]
 CLI = [sys.executable, "-m", "zoneproof.cli.main"]
 CHAOS = [str(Path(sys.executable).with_name("chaos")), "run"]

@@ -3,6 +3,7 @@
 import json
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -257,3 +258,50 @@ def test_loadgroup_keeps_each_xdist_group_on_one_worker(pytester: pytest.Pyteste
     text = junit.read_text()
     workers = {w for w in ("gw0", "gw1") if f'value="{w}"' in text}
     assert text.count('name="worker"') == 6 and len(workers) == 1, text
+
+
+def test_on_a_users_cluster_every_destructive_test_runs_on_one_worker(
+        pytester: pytest.Pytester) -> None:
+    """With --zp-allow-destructive on a backend that makes no clusters, the user's cluster is
+    every bed: destructive tests of any xdist group (or none) share one worker, one after the
+    other (chaos's two groups and ungrouped faults alike); the others still spread."""
+    kubeconfig = pytester.path / "users.kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    record = """
+        import os, time, pytest
+
+        def _ran(record_property):
+            time.sleep(0.3)
+            record_property("worker", os.environ["PYTEST_XDIST_WORKER"])
+    """
+    pytester.makepyfile(test_chaos=record + """
+        pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("chaos")]
+
+        @pytest.mark.parametrize("i", range(3))
+        def test_experiment(i, record_property): _ran(record_property)
+
+        @pytest.mark.xdist_group("chaos-twins")
+        @pytest.mark.parametrize("i", range(3))
+        def test_twin(i, record_property): _ran(record_property)
+    """, test_ungrouped=record + """
+        @pytest.mark.destructive
+        @pytest.mark.parametrize("i", range(3))
+        def test_fault(i, record_property): _ran(record_property)
+
+        @pytest.mark.parametrize("i", range(4))
+        def test_harmless(i, record_property): _ran(record_property)
+    """)
+
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--dist", "loadgroup", "--zp-backend", "existing", "--zp-kubeconfig",
+        str(kubeconfig), "--zp-allow-destructive", f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()
+    ran: dict[str, set[str]] = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        worker = case.find("properties/property[@name='worker']")
+        assert worker is not None, ElementTree.tostring(case)
+        ran.setdefault(case.get("name", "").split("[")[0], set()).add(worker.get("value", ""))
+    destructive = set().union(*(ran[t] for t in ("test_experiment", "test_twin", "test_fault")))
+    assert len(destructive) == 1, ran
+    assert ran["test_harmless"] - destructive, ran  # the other worker took those

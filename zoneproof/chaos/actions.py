@@ -25,6 +25,7 @@ from zoneproof.faults import Effect, Fault, FaultContext, node, registry
 from zoneproof.measure.history import ReadMode
 from zoneproof.report import artefacts
 from zoneproof.slo import metrics
+from zoneproof.specs.ha_config import registration
 from zoneproof.specs.kubernetes import ZONE_LABEL
 from zoneproof.traffic import admission, tolerant, workloads
 from zoneproof.traffic.registers import RegisterTraffic, TrafficSettings
@@ -57,6 +58,17 @@ __all__ = [
     "wait_nodes",
     "wait_workloads_ready",
 ]
+
+#: The namespaces an experiment makes besides its workloads' (``Settings.namespace``), each
+#: this stem and the run's suffix: what ``experiment_namespace`` recognises.
+NAMESPACE_STEMS = ("zp-writes", "zp-history", "zp-admission", "zp-no-admission", "zp-tolerant")
+_WRITES_NS, _HISTORY_NS, _ADMISSION_NS, _NO_ADMISSION_NS, _TOLERANT_NS = NAMESPACE_STEMS
+
+
+def experiment_namespace(name: str, workloads: str) -> bool:
+    """Whether namespace ``name`` is one an experiment makes (``workloads``: the settings'
+    namespace), not a test's own: on a user's cluster other tests' namespaces live beside."""
+    return any(name.startswith(f"{stem}-") for stem in (workloads, *NAMESPACE_STEMS))
 
 Configuration = dict[str, Any] | None
 _CONTROLLER, _WRITER, _WEBHOOK = "ha-controller", "writer", "webhook"
@@ -265,7 +277,7 @@ def start_writer(interval_s: float = 0.2, configuration: Configuration = None) -
     if interval_s <= 0:
         raise errors.ConfigError(f"interval_s must be > 0, got {interval_s}")
     run = session.current(configuration)
-    namespace = run.namespace.replace(run.settings.namespace, "zp-writes", 1)
+    namespace = run.namespace.replace(run.settings.namespace, _WRITES_NS, 1)
     writer = Writer(run.cluster, run.timeline, namespace=namespace, interval_s=interval_s)
     run.extras[_WRITER] = writer.start()
     return namespace
@@ -303,7 +315,7 @@ def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0, 
     if _HISTORY in run.extras:
         raise errors.ConfigError("register traffic already runs in this run: one history per "
                                  "run (stop_history_traffic first)")
-    namespace = run.namespace.replace(run.settings.namespace, "zp-history", 1)
+    namespace = run.namespace.replace(run.settings.namespace, _HISTORY_NS, 1)
     if min_rate_ops_s is None:
         min_rate_ops_s = clusters.backend_type(run.settings.backend).traits.history_min_rate_ops_s
     traffic = RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
@@ -355,7 +367,15 @@ def wait_apiserver(ready: bool = True, timeout_s: float = 60.0,
 
 def _admission_namespaces(run: session.Run) -> tuple[str, str]:
     suffix = run.namespace.removeprefix(run.settings.namespace)
-    return f"zp-admission{suffix}", f"zp-no-admission{suffix}"
+    return f"{_ADMISSION_NS}{suffix}", f"{_NO_ADMISSION_NS}{suffix}"
+
+
+def _configuration_name(run: session.Run) -> str:
+    """The experiment's webhook registration, named after its namespace: on a cluster other
+    webhooks under test share (a user's, where every bed is that cluster) it neither
+    replaces theirs nor is removed with them."""
+    suffix = run.namespace.removeprefix(run.settings.namespace)
+    return f"{registration.DEFAULT_CONFIGURATION_NAME}{suffix}"
 
 
 def _leader_zone(run: session.Run) -> tuple[str, str, str]:
@@ -395,6 +415,7 @@ def deploy_webhook(replicas: int = 0, zone: str = "",
         raise errors.ConfigError(f"replicas must be >= 0 (0: the manifests'), got {replicas}")
     hook = webhooks.RunningWebhook(run.cluster, run.settings.components.webhook,
                                    run.workdir / "webhook",
+                                   configuration_name=_configuration_name(run),
                                    patch=_placed(run, replicas, zone) if inside else None)
     run.extras[_WEBHOOK] = hook
     hook.start()
@@ -492,7 +513,7 @@ def expect_leader_zone_components(configuration: Configuration = None) -> dict[s
 # -- a workload the webhook makes zone tolerant -----------------------------------------
 
 def _tolerant_namespace(run: session.Run) -> str:
-    return f"zp-tolerant{run.namespace.removeprefix(run.settings.namespace)}"
+    return f"{_TOLERANT_NS}{run.namespace.removeprefix(run.settings.namespace)}"
 
 
 def _node_zones(run: session.Run) -> dict[str, str]:

@@ -150,7 +150,8 @@ def stated_timings(run: session.Run) -> StatedTimings:
     cluster zoneproof did not make) and the HA controller's Lease timings."""
     made = clusters.backend_type(run.settings.backend).traits.makes_clusters
     source = (f"{run.cluster.backend} cluster {run.cluster.name}'s spec" if made else
-              "upstream defaults (a cluster zoneproof did not make states none)")
+              "upstream defaults (a cluster zoneproof did not make states none), with the "
+              "node-lease duration its node Leases state when node faults are allowed")
     return StatedTimings.of(run.cluster.timings,
                             controller.ControllerSettings(namespaces=(run.namespace,)),
                             source=source)

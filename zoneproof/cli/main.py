@@ -136,9 +136,11 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     qual.add_argument("--slo", type=Path, metavar="FILE",
                       help="SLO file whose entries replace or add to the defaults by name")
     qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="run only these chaos experiments (chaos/*.yaml stems)")
+                      help="run only these chaos experiments (chaos/*.yaml stems), on every "
+                      "backend; the conformance suites and integration tests still run in full")
     qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="do not run these chaos experiments")
+                      help="do not run these chaos experiments (the rest of the "
+                      "qualification still runs)")
     qual.add_argument("--scale", type=int, default=0, metavar="NODES_PER_ZONE",
                       help="run the scale profile alone instead: the HA controller under test "
                       "on a bed of its own with this many kwok nodes per zone and 100 pods per "

@@ -8,9 +8,10 @@ it names it (callers read its ``Traits``). Not here: what a fault means for an e
 (faults), measuring (measure), judging (slo).
 """
 
-# ownership and sweep register how a run's beds and objects are undone (runs.reaper):
-# loaded with the package, so every process that can reap a run knows every holding kind
-from zoneproof.cluster import ownership, sweep  # noqa: F401
+# ownership, sweep and nodeagent register how a run's beds, objects and node agents are
+# undone (runs.reaper): loaded with the package, so every process that can reap a run knows
+# every holding kind
+from zoneproof.cluster import nodeagent, ownership, sweep  # noqa: F401
 from zoneproof.cluster.facets import facet
 from zoneproof.cluster.interface import (
     WORKLOAD_IMAGE,

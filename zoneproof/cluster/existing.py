@@ -1,13 +1,24 @@
-"""The existing backend: a user's cluster, reached by kubeconfig. zoneproof never deletes it.
+"""The existing backend: a user's cluster, reached by kubeconfig. zoneproof never deletes it,
+and never substitutes another cluster for it.
 
-It can reach no kubelet, etcd member or control-plane process, so its clusters have none of
-those facets; API-level disruption (cordon, drain, deleting pods) is refused unless the user
-allows destructive faults explicitly.
+Without ``--allow-destructive`` nothing in the cluster is touched by a fault: every
+disruptive fault is refused, saying why, and no agent is installed. With it, ``create``
+prints the blast radius (every node by its ``topology.kubernetes.io/zone`` label) and
+installs the node agent (``zoneproof.cluster.nodeagent``) as a holding of the current run
+(labelled with the run, removed when the run ends — by its keeper if the run is killed), so
+the cluster gains the Kubelets facet: kubelets stopped and started, zones taken down and up,
+by the agents, bounded by the dead-man's switch. ``delete`` removes a leftover agent and
+never the cluster. It reaches no etcd member or control-plane process.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import socket
+from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlparse
 
 import urllib3
 import yaml
@@ -15,13 +26,17 @@ from kubernetes import client, config
 
 from zoneproof import errors
 from zoneproof._util import kube
+from zoneproof.cluster import nodeagent, sweep
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
-__all__ = ["ExistingBackend", "ExistingCluster", "unreachable"]
+__all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius",
+           "node_lease_timings", "unreachable"]
 
 NAME = "existing"
+#: Overrides the address the cluster's API server reaches this host by (webhooks served here).
+HOST_ADDRESS_ENV = "ZONEPROOF_HOST_ADDRESS"
 
 
 class ExistingCluster(ApiCluster):
@@ -44,6 +59,26 @@ class ExistingCluster(ApiCluster):
             raise unreachable(self.kubeconfig, self.api.configuration.host, exc) from exc
         return ClusterStatus(self.name, self.backend, self.kubeconfig, {}, nodes)
 
+    @property
+    def host_address(self) -> str:
+        """Where the cluster's API server reaches this host (webhooks served here):
+        ``$ZONEPROOF_HOST_ADDRESS``, else this host's address on its route to the API server
+        as the cluster sees it (the ``kubernetes`` Service's endpoint, e.g. a kind node's
+        address behind a port forwarded to loopback)."""
+        if explicit := os.environ.get(HOST_ADDRESS_ENV):
+            return explicit
+        target = urlparse(self.api.configuration.host).hostname or "127.0.0.1"
+        if ipaddress.ip_address(socket.gethostbyname(target)).is_loopback:
+            slices = client.DiscoveryV1Api(self.api).list_namespaced_endpoint_slice(
+                "default", label_selector="kubernetes.io/service-name=kubernetes").items
+            addresses = [a for es in slices for e in es.endpoints or [] for a in e.addresses]
+            if not addresses:
+                return "127.0.0.1"
+            target = addresses[0]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as route:
+            route.connect((target, 443))  # no packet: the kernel picks the source address
+            return str(route.getsockname()[0])
+
 
 def unreachable(kubeconfig: Path, server: str, exc: BaseException) -> errors.BackendError:
     """The error for a cluster that does not answer, naming what to check."""
@@ -54,8 +89,62 @@ def unreachable(kubeconfig: Path, server: str, exc: BaseException) -> errors.Bac
         f"--kubeconfig {kubeconfig} get nodes` tells)")
 
 
+def node_lease_timings(api: client.ApiClient, assumed: Timings) -> Timings:
+    """``assumed`` with the node-lease duration the cluster's kubelets state in their
+    Leases (kube-node-lease ``leaseDurationSeconds``, the longest): a stopped kubelet's
+    silence is judged by it, so an assumed 40 s would outlast a fault on a cluster whose
+    kubelets renew a 4 s Lease. ``assumed`` if no node Lease states one."""
+    leases = client.CoordinationV1Api(api).list_namespaced_lease("kube-node-lease").items
+    stated = [lease.spec.lease_duration_seconds for lease in leases
+              if lease.spec is not None and lease.spec.lease_duration_seconds]
+    return replace(assumed, node_lease_duration_s=max(stated)) if stated else assumed
+
+
+class AgentCluster(ExistingCluster):
+    """A cluster zoneproof did not create, destructive faults allowed, node agents installed."""
+
+    def __init__(self, kubeconfig: Path) -> None:
+        super().__init__(kubeconfig, allow_destructive=True)
+        self.capabilities = self.capabilities | {Capability.STOP_KUBELET}
+        self._agents: nodeagent.NodeAgents | None = None
+        self.timings = node_lease_timings(self.api, self.timings)
+
+    @property
+    def agents(self) -> nodeagent.NodeAgents:
+        """The node agents (Kubelets facet); one driver, and one switch, per cluster object."""
+        if self._agents is None:
+            self._agents = nodeagent.NodeAgents(self.api)
+        return self._agents
+
+    # --- Kubelets (through the node agents) ---------------------------------------------------
+    def stop_kubelet(self, node: str) -> None:
+        """Stop the node's kubelet through its agent."""
+        self.agents.stop_kubelets([node])
+
+    def start_kubelet(self, node: str) -> None:
+        """Start it again (a no-op where this cluster object stopped nothing)."""
+        self.agents.start_kubelets([node])
+
+    def zone_down(self, zone: str) -> None:
+        """Stop the kubelet of every node of ``zone`` (by its zone label) at once."""
+        self.agents.stop_kubelets(self.zone_nodes(zone))
+
+    def zone_up(self, zone: str) -> None:
+        """Start the kubelets of ``zone`` again."""
+        self.agents.start_kubelets(self.zone_nodes(zone))
+
+
+def blast_radius(zones: dict[str, list[str]]) -> str:
+    """What node faults can hit, by zone label (nodes without one listed as such)."""
+    parts = [f"{zone or '(no zone label)'}: {', '.join(nodes)}" for zone, nodes in zones.items()]
+    total = sum(len(nodes) for nodes in zones.values())
+    return (f"blast radius: node faults may stop the kubelet of any of these {total} nodes "
+            f"(a privileged node agent runs on each for the run) — {'; '.join(parts)}")
+
+
 class ExistingBackend:
-    """Connects to the cluster of a kubeconfig; create checks it answers, delete does nothing."""
+    """Connects to the cluster of a kubeconfig; create checks it answers (and installs the node
+    agent if destructive faults are allowed), delete removes only a leftover agent."""
 
     name = NAME
     traits = Traits(summary="a cluster you already have, reached by --kubeconfig; never deleted",
@@ -99,17 +188,40 @@ class ExistingBackend:
             zones = cluster.nodes_by_zone()
         except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise unreachable(cluster.kubeconfig, cluster.api.configuration.host, exc) from exc
-        progress(f"using existing cluster of {self.kubeconfig}: zones {sorted(zones)}"
-                 f"{'' if self.allow_destructive else ' (destructive faults refused)'}")
-        return cluster
+        progress(f"using existing cluster of {self.kubeconfig}: zones {sorted(zones)}")
+        if not self.allow_destructive:
+            progress("destructive faults refused, nothing in the cluster is touched and no node "
+                     "agent is installed: the cluster is not zoneproof's. --allow-destructive "
+                     "(pytest: --zp-allow-destructive) allows node faults on a cluster you own")
+            return cluster
+        progress(blast_radius(zones))
+        # held before it is applied (a run killed half-way removes it too), and after the
+        # run's labelled objects: holdings are undone newest first, so the agent reverts
+        # what it holds on command and goes before the sweep
+        sweep.track(cluster.kubeconfig)
+        nodeagent.hold(cluster.kubeconfig)
+        nodeagent.install(cluster.api, progress=progress)
+        return AgentCluster(cluster.kubeconfig)
 
     def get(self, name: str) -> ExistingCluster | None:
-        """The cluster of the kubeconfig."""
-        return self._cluster()
+        """The cluster of the kubeconfig (with the Kubelets facet if the agent is installed)."""
+        cluster = self._cluster()
+        if not self.allow_destructive:
+            return cluster
+        try:
+            agent = nodeagent.installed(cluster.api)
+        except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise unreachable(cluster.kubeconfig, cluster.api.configuration.host, exc) from exc
+        return AgentCluster(cluster.kubeconfig) if agent else cluster
 
     def delete(self, name: str, *, progress: Progress) -> bool:
-        """Never deletes a user's cluster."""
-        progress("existing backend: the cluster is not zoneproof's; nothing deleted")
+        """Remove a node agent zoneproof left (a run's end removes its own); never deletes a
+        user's cluster."""
+        cluster = self._cluster()
+        if nodeagent.installed(cluster.api):
+            nodeagent.remove(cluster.api, progress=progress)
+        nodeagent.unhold(cluster.kubeconfig)
+        progress("existing backend: the cluster is not zoneproof's; it is left running")
         return False
 
     def names(self) -> list[str]:

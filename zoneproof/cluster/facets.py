@@ -2,7 +2,8 @@
 
 ``facet(cluster, Capability.ETCD_MEMBERS)`` is the cluster seen as ``EtcdMembers``; a cluster
 without that capability gets FaultError naming the installed backends that have it (from
-the registry). ``require`` is the same check for several capabilities at once (faults).
+the registry). ``require`` is the same check for several capabilities at once (faults);
+``unmet`` says the same without raising (a test whose premise is a capability skips with it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from zoneproof.cluster.interface import (
     NodeMachines,
 )
 
-__all__ = ["FACETS", "facet", "require"]
+__all__ = ["FACETS", "MEANING", "audit_unmet", "facet", "require", "unmet"]
 
 Facet = Kubelets | NodeMachines | EtcdMembers | ControlPlane | Images
 
@@ -33,6 +34,18 @@ FACETS: dict[Capability, type[Facet]] = {
     Capability.ETCD_MEMBERS: EtcdMembers,
     Capability.CONTROL_PLANE: ControlPlane,
     Capability.LOAD_IMAGES: Images,
+}
+
+#: What a cluster lacking the capability cannot give, in the words a skip reason needs.
+MEANING: dict[Capability, str] = {
+    Capability.STOP_KUBELET: "no way to stop its nodes' kubelets",
+    Capability.NODE_CONTAINERS: "its nodes are not machines zoneproof can stop, start or pause",
+    Capability.ETCD_MEMBERS: "its etcd members are not reachable by zoneproof (none to see, "
+                             "kill or restart)",
+    Capability.CONTROL_PLANE: "its control plane is not reachable as processes (kube-apiserver, "
+                              "kcm, the scheduler cannot be killed and restarted)",
+    Capability.LOAD_IMAGES: "images cannot be loaded into its nodes without a registry",
+    Capability.DESTRUCTIVE: "faults are not allowed on it",
 }
 
 
@@ -55,25 +68,45 @@ def facet(cluster: Cluster, capability: Capability) -> Facet:
 
 
 def require(cluster: Cluster, capabilities: Iterable[Capability], *, what: str) -> None:
-    """Raise FaultError unless ``cluster`` has every one of ``capabilities``.
+    """Raise FaultError unless ``cluster`` has every one of ``capabilities`` (``unmet``'s
+    message)."""
+    if (reason := unmet(cluster, capabilities, what=what)) is not None:
+        raise errors.FaultError(reason)
 
-    The message names what asked (``what``), the missing capabilities, and for each the
-    installed backends that have it.
-    """
+
+def unmet(cluster: Cluster, capabilities: Iterable[Capability], *, what: str) -> str | None:
+    """None if ``cluster`` has every one of ``capabilities``; else what asked (``what``)
+    needs, what the cluster lacks and means, and for each the installed backends that have
+    it (or the flag that grants it)."""
     missing = sorted(set(capabilities) - cluster.capabilities, key=lambda c: c.value)
     if not missing:
-        return
+        return None
     who = "; ".join(_who_has(capability, len(missing) > 1) for capability in missing)
-    raise errors.FaultError(
-        f"{what} needs {', '.join(c.value for c in missing)}, which cluster {cluster.name!r} "
-        f"of the {cluster.backend} backend does not have: {who}")
+    return (f"{what} needs {', '.join(c.value for c in missing)}, which cluster "
+            f"{cluster.name!r} of the {cluster.backend} backend does not have: {who}")
+
+
+#: Capabilities a user's cluster gains with --allow-destructive, and what the flag does.
+_GRANTED = {Capability.DESTRUCTIVE: "allows it",
+            Capability.STOP_KUBELET: "installs the node agent that does it"}
 
 
 def _who_has(capability: Capability, prefixed: bool) -> str:
     owners = registry.backends_with(capability)
-    text = (f"the {' or '.join(owners)} backend has it" if owners
-            else "no installed backend has it")
-    if capability is Capability.DESTRUCTIVE:
+    text = MEANING[capability] + "; " + (f"the {' or '.join(owners)} backend has it" if owners
+                                         else "no installed backend has it")
+    if capability in _GRANTED:
         text += ("; on a cluster you own, --allow-destructive (pytest: --zp-allow-destructive) "
-                 "allows it")
+                 + _GRANTED[capability])
     return f"{capability.value}: {text}" if prefixed else text
+
+
+def audit_unmet(cluster: Cluster, *, what: str) -> str | None:
+    """None if ``cluster``'s API server audit log is readable; else why ``what`` (judged from
+    it: who deleted what, in which order) cannot be judged there."""
+    if cluster.audit_log() is not None:
+        return None
+    return (f"{what} is judged from the API server's audit log (who did what, in which order), "
+            f"which cluster {cluster.name!r} of the {cluster.backend} backend does not let "
+            "zoneproof read: run it on a bed zoneproof makes (--backend local, or kind with one "
+            "control plane)")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -38,6 +39,7 @@ __all__ = [
     "NodeMachines",
     "Progress",
     "Traits",
+    "fault_max_duration_s",
 ]
 
 Progress = Callable[[str], None]
@@ -45,6 +47,11 @@ Progress = Callable[[str], None]
 #: The image of test workloads: runs on every backend without a pull (kwok fakes it; kind
 #: nodes hold it, as kubeadm's pause image). Tagged, so the pull policy is IfNotPresent.
 WORKLOAD_IMAGE = f"registry.k8s.io/pause:{PINS.pause}"
+
+#: The bound (max_duration_s) of the fault being injected, set by the injector around
+#: ``Fault.inject``: facets that hand a fault to something outside this process (the node
+#: agent) give it this bound, so the fault ends even if this process dies.
+fault_max_duration_s: ContextVar[float | None] = ContextVar("fault_max_duration_s", default=None)
 
 
 class Capability(enum.Enum):

@@ -31,9 +31,11 @@ from zoneproof.cluster.interface import (
 __all__ = [
     "DEFAULT",
     "GROUP",
+    "NOT_THE_DEFAULT_BED",
     "NO_PRIVATE_BEDS",
     "backend_type",
     "backends_with",
+    "default_bed_premise",
     "get_backend",
     "names",
     "options",
@@ -47,6 +49,18 @@ DEFAULT = "local"
 NO_PRIVATE_BEDS = ("needs a private bed, and the {backend} backend makes none: zoneproof never "
                    "substitutes another cluster for the one under test; run it with a backend "
                    "that makes clusters (--backend local or kind; pytest: --zp-backend)")
+#: Why a test of beds zoneproof makes skips on a run of a cluster it did not make.
+NOT_THE_DEFAULT_BED = ("checks beds zoneproof makes (the default shape, kwok's fake images, its "
+                       "etcd members, beds of its own): the {backend} backend's cluster has the "
+                       "shape its owner gave it, and a run of it makes no beds; run it with a "
+                       "backend that makes clusters (--backend local; pytest: --zp-backend)")
+
+
+def default_bed_premise(backend: Backend) -> str | None:
+    """None if the run's cluster is a default bed ``backend`` made; else why a test of that
+    bed (marked ``default_bed``) skips."""
+    return None if backend.traits.makes_clusters else NOT_THE_DEFAULT_BED.format(
+        backend=backend.name)
 
 
 @functools.cache

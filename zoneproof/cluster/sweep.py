@@ -125,7 +125,10 @@ def remove_labelled(kubeconfig: Path, run_id: str, progress: Progress) -> list[s
         for kind in KINDS:
             resource = kind.api(api)
             for item in getattr(resource, kind.list)(label_selector=selector).items:
-                _delete(getattr(resource, kind.delete), item.metadata.name)
+                if item.metadata.deletion_timestamp is not None:
+                    continue  # going already (deleting a terminating namespace is a conflict)
+                _delete(getattr(resource, kind.delete), item.metadata.name,
+                        going=kind.name == "Namespace")
                 removed.append(f"{kind.name}/{item.metadata.name}")
         core = client.CoreV1Api(api)
 
@@ -141,11 +144,13 @@ def remove_labelled(kubeconfig: Path, run_id: str, progress: Progress) -> list[s
     return removed
 
 
-def _delete(delete: Callable[..., Any], *args: str) -> None:
+def _delete(delete: Callable[..., Any], *args: str, going: bool = False) -> None:
+    """Delete; gone already is fine, and with ``going`` so is 409 (a namespace that began
+    terminating since it was listed: the API server refuses to delete it again)."""
     try:
         delete(*args)
     except client.ApiException as exc:
-        if exc.status != 404:
+        if exc.status != 404 and not (going and exc.status == 409):
             raise
 
 

@@ -100,13 +100,21 @@ class Fault(Protocol):
 @dataclass(frozen=True, slots=True)
 class FaultRecord:
     """One injection: which kind, the effects it must cause, what it hit, and when
-    (timeline seconds; ``reverted_at`` None while active or if never reverted)."""
+    (timeline seconds; ``reverted_at`` None while active or if never reverted;
+    ``in_force_at`` when the injection returned, the cluster having confirmed the fault: a
+    node agent acts up to its poll and an API round trip after the command)."""
 
     kind: str
     effects: tuple[Effect, ...]
     targets: tuple[str, ...]
     injected_at: float
     reverted_at: float | None
+    in_force_at: float | None = None
+
+    @property
+    def in_force(self) -> float:
+        """When the fault was in force (the injection, for a record that does not say)."""
+        return self.injected_at if self.in_force_at is None else self.in_force_at
 
     def causes(self, *effects: Effect) -> bool:
         """True if this fault must cause any of ``effects``."""
@@ -116,11 +124,12 @@ class FaultRecord:
         """Plain data (faults.json, the journal)."""
         return {"kind": self.kind, "effects": [str(e) for e in self.effects],
                 "targets": list(self.targets), "injected_at": self.injected_at,
-                "reverted_at": self.reverted_at}
+                "reverted_at": self.reverted_at, "in_force_at": self.in_force_at}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FaultRecord:
         """The record ``to_dict`` wrote."""
         return cls(str(data["kind"]), tuple(Effect(e) for e in data["effects"]),
                    tuple(data["targets"]), float(data["injected_at"]),
-                   None if data["reverted_at"] is None else float(data["reverted_at"]))
+                   None if data["reverted_at"] is None else float(data["reverted_at"]),
+                   None if data.get("in_force_at") is None else float(data["in_force_at"]))

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster.interface import Cluster, fault_max_duration_s
 from zoneproof.faults.base import Fault, FaultContext, FaultRecord
 from zoneproof.measure.timeline import Timeline
 
@@ -65,11 +65,18 @@ class Injector:
                                          threading.Lock())
         log.info("fault %s injected into %s", fault.name, ", ".join(targets))
         watchdog.start()
+        bound = fault_max_duration_s.set(max_duration_s)
         try:
             fault.inject(context, targets)
         except BaseException:
             self.stop(key)
             raise
+        finally:
+            fault_max_duration_s.reset(bound)
+        with self._lock:  # in force now (unless the watchdog reverted it meanwhile)
+            index = self._indices[key]
+            if self.records[index].reverted_at is None:
+                self.records[index] = replace(self.records[index], in_force_at=self.timeline.now())
         return key
 
     def record(self, key: int) -> FaultRecord:
@@ -88,7 +95,9 @@ class Injector:
             active.fault.revert(active.context, record.targets)
         event = self.timeline.add("fault_reverted", active.fault.name)
         log.info("fault %s reverted", active.fault.name)
-        record = self.records[active.index] = replace(record, reverted_at=event.t)
+        with self._lock:  # re-read: start() may have set in_force_at since the read above
+            record = self.records[active.index] = replace(self.records[active.index],
+                                                          reverted_at=event.t)
         return record
 
     @contextlib.contextmanager

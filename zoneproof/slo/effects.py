@@ -2,13 +2,15 @@
 
 Each ``Effect`` has one observer here, reading the timeline events its ``observation``
 names. An effect of a fault counts as observed if its observer finds it within the
-effect's bound after the injection (``faults.effects.bounds``, derived from the bed's
-stated timings) and before the revert (plus ``GRACE_S`` for recorders to catch up). A
-state (NotReady, unhealthy, cordoned) counts from the injection on when it already held
-then (a drain of nodes an earlier fault cordoned leaves them cordoned); an occurrence (a
-failed admission, a deleted pod) only when it happens after the injection. A fault whose
-effect was not observed in time makes the verdict ``fault-not-effective``: the
-experiment did not test what it says, whatever its SLOs say. Pure functions.
+effect's bound (``faults.effects.bounds``, derived from the bed's stated timings) after
+the fault was in force (``FaultRecord.in_force``: the injection returned, the cluster
+having confirmed it; a node agent acts seconds after its command) and before the revert
+(plus ``GRACE_S`` for recorders to catch up). A state (NotReady, unhealthy, cordoned)
+counts from the injection on when it already held then (a drain of nodes an earlier fault
+cordoned leaves them cordoned); an occurrence (a failed admission, a deleted pod) only
+when it happens after the injection. A fault whose effect was not observed in time makes
+the verdict ``fault-not-effective``: the experiment did not test what it says, whatever
+its SLOs say. Pure functions.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ __all__ = ["GRACE_S", "HEARTBEAT_IN_FLIGHT_S", "OBSERVERS", "EffectCheck", "chec
 GRACE_S = 5.0
 """How long after the revert an effect still counts (recorders poll and watch with lag)."""
 HEARTBEAT_IN_FLIGHT_S = 1.0
-"""A node-Lease renewal seen this soon after the injection was sent before it."""
+"""A node-Lease renewal seen this soon after the fault was in force was sent before it."""
+_SHOWN_APPLYING_S = 0.5
+"""An injection that took this long to be in force says so in the effect's message."""
 
 Observer = Callable[[FaultRecord, Sequence[Event], StatedTimings], float | None]
 
@@ -136,17 +140,18 @@ def _drained(fault: FaultRecord, events: Sequence[Event], _: StatedTimings
 
 def _kubelets_stopped(fault: FaultRecord, events: Sequence[Event], timings: StatedTimings
                       ) -> float | None:
-    """When a full node-lease duration passed from the injection with no heartbeat of any
-    target while another node's showed the recorder live (None: a target renewed, the fault
-    ended first, or no other node proved the recorder live)."""
-    stale_at = fault.injected_at + timings.node_lease_duration_s
+    """When a full node-lease duration passed from the fault being in force with no heartbeat
+    of any target while another node's showed the recorder live (None: a target renewed, the
+    fault ended first, or no other node proved the recorder live). A kubelet beats until the
+    fault is in force: through a node agent that is seconds after the command."""
+    stale_at = fault.in_force + timings.node_lease_duration_s
     if fault.reverted_at is not None and fault.reverted_at < stale_at:
         return None
     beats = [e for e in events if e.kind == "node_heartbeat"]
     targets = set(fault.targets)
     if not all(any(e.subject == t and e.t < fault.injected_at for e in beats) for t in targets):
         return None  # never seen beating: its silence proves nothing
-    if any(e.subject in targets and fault.injected_at + HEARTBEAT_IN_FLIGHT_S < e.t <= stale_at
+    if any(e.subject in targets and fault.in_force + HEARTBEAT_IN_FLIGHT_S < e.t <= stale_at
            for e in beats):
         return None
     live = any(e.subject not in targets and e.t >= stale_at for e in beats)
@@ -225,12 +230,14 @@ def _judge(effect: Effect, fault: FaultRecord, at: float | None, until: float,
     if at is None:
         return False, f"{what} never observed ({limit}): {effect.observation}"
     after = at - fault.injected_at
-    if after > bound.seconds:
-        return False, f"{what} observed {after:.1f} s after injection, later than its {limit}"
+    applying = fault.in_force - fault.injected_at
+    when = f"{after:.1f} s after injection" + (
+        f" (in force {applying:.1f} s after it)" if applying >= _SHOWN_APPLYING_S else "")
+    if at - fault.in_force > bound.seconds:
+        return False, f"{what} observed {when}, later than its {limit} from the fault in force"
     if at > until:
-        return False, (f"{what} observed {after:.1f} s after injection, after the fault ended "
-                       f"(+{GRACE_S:g} s)")
-    return True, f"{what} observed {after:.1f} s after injection (within {bound.seconds:g} s)"
+        return False, f"{what} observed {when}, after the fault ended (+{GRACE_S:g} s)"
+    return True, f"{what} observed {when} (within {bound.seconds:g} s of the fault in force)"
 
 
 def check(faults: Iterable[FaultRecord], events: Sequence[Event],

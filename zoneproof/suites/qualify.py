@@ -7,6 +7,8 @@ only if every test passed, every SLO held and the reports were written; the verd
 summary.json name the cluster tested (URL, kube-system UID, version). On a backend that
 makes no clusters (``existing``: your cluster) destructive tests are skipped with the
 reason and chaos experiments cannot be asked for: no other cluster stands in for yours.
+With ``--allow-destructive`` they run on your cluster itself (node faults through the node
+agent, installed for the run and removed with it).
 Interrupted (Ctrl-C, SIGTERM), the suite gets to clean up and an empty report directory
 is removed.
 """
@@ -94,11 +96,13 @@ def _check(options: Options, root: Path, backend: Backend) -> None:
         if not backend.traits.holds_nodes_at_scale:
             raise errors.ConfigError(f"--scale needs a backend whose beds hold nodes at scale "
                                      f"(kwok), not {backend.name}: use --backend local")
-    if options.only and not backend.traits.makes_clusters:
+    if options.only and not backend.traits.makes_clusters and not options.allow_destructive:
         raise errors.ConfigError(
             f"--only {' '.join(options.only)}: chaos experiments run on beds zoneproof makes, "
             f"and the {backend.name} backend makes none (zoneproof never substitutes another "
-            "cluster for the one under test): qualify them with --backend local or kind")
+            "cluster for the one under test): qualify them with --backend local or kind, or "
+            "on this cluster itself with --allow-destructive (node faults through the node "
+            "agent)")
 
 
 def _reports_dir(options: Options, root: Path) -> Path:

@@ -144,7 +144,8 @@ def test_hash_follows_pins_and_sources_but_the_base_only_debian() -> None:
 def test_images_are_named_per_component_and_tagged_by_hash() -> None:
     r = _recipe()
     assert r.refs == {"ha-config-webhook": f"localhost/zoneproof/ha-config-webhook:{r.hash}",
-                      "ha-controller": f"localhost/zoneproof/ha-controller:{r.hash}"}
+                      "ha-controller": f"localhost/zoneproof/ha-controller:{r.hash}",
+                      "node-agent": f"localhost/zoneproof/node-agent:{r.hash}"}
     assert r.ref("ha-controller", recipe.DEFAULT_TAG).endswith(f":{metadata.version('zoneproof')}")
 
 
@@ -152,8 +153,15 @@ def test_deploy_names_the_images_the_build_tags() -> None:
     deploy = recipe.PACKAGE_ROOT.parent / "deploy"
     top = yaml.safe_load((deploy / "kustomization.yaml").read_text())
     assert {i["name"]: i["newTag"] for i in top["images"]} == {
-        repo: recipe.DEFAULT_TAG for repo in recipe.REPOSITORIES.values()}
-    for component, repo in recipe.REPOSITORIES.items():
+        recipe.REPOSITORIES[c]: recipe.DEFAULT_TAG for c in recipe.COMPONENTS}
+    agent = yaml.safe_load((deploy / "node-agent" / "kustomization.yaml").read_text())
+    assert agent["images"] == [{"name": recipe.REPOSITORIES["node-agent"],
+                                "newTag": recipe.DEFAULT_TAG}]
+    daemonset = yaml.safe_load((deploy / "node-agent" / "daemonset.yaml").read_text())
+    assert daemonset["spec"]["template"]["spec"]["containers"][0]["image"] == \
+        f"{recipe.REPOSITORIES['node-agent']}:{recipe.DEFAULT_TAG}"
+    for component in recipe.COMPONENTS:
+        repo = recipe.REPOSITORIES[component]
         deployment = yaml.safe_load((deploy / component / "deployment.yaml").read_text())
         assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == \
             f"{repo}:{recipe.DEFAULT_TAG}"
@@ -167,6 +175,8 @@ def test_dockerfiles_run_non_root_writing_nothing() -> None:
     entry = recipe.entry_dockerfile("components:1", "ha-controller")
     assert entry == ('FROM components:1\n'
                      'ENTRYPOINT ["python3", "-m", "zoneproof.components.reference.ha_controller"]\n')
+    assert recipe.entry_dockerfile("components:1", "node-agent") == (
+        'FROM components:1\nUSER 0:0\nENTRYPOINT ["python3", "-m", "zoneproof.nodeagent"]\n')
 
 
 def test_wheel_platforms_cover_every_manylinux_the_glibc_runs() -> None:

@@ -49,3 +49,35 @@ def test_planned_fault_uses_the_kind_defaults() -> None:
     assert actions.planned_fault("inject_fault", {
         "fault": "stop-kubelets", "parameters": {"nodes": ["n1"]}}) == StopKubelets(("n1",))
     assert actions.planned_fault("deploy_workloads", {"replicas": 3}) is None
+
+
+def test_an_experiment_registers_its_webhook_under_a_name_of_its_own() -> None:
+    """On a cluster shared with the run's webhook under test (a user's), the experiment's
+    registration neither replaces nor removes that one's."""
+    from types import SimpleNamespace
+
+    from zoneproof.specs.ha_config.registration import DEFAULT_CONFIGURATION_NAME
+
+    run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
+    name = actions._configuration_name(run)  # type: ignore[arg-type]
+    assert name == f"{DEFAULT_CONFIGURATION_NAME}-717cf5" != DEFAULT_CONFIGURATION_NAME
+
+
+@pytest.mark.parametrize(("name", "ours"), [
+    ("zp-chaos-717cf5", True), ("zp-admission-717cf5", True), ("zp-no-admission-717cf5", True),
+    ("zp-writes-717cf5", True), ("zp-history-717cf5", True), ("zp-tolerant-717cf5", True),
+    # another test's namespace (fixtures' zp-<test>-<digest>) on the same user's cluster
+    ("zp-test-zone-spread-deployment-lands-two-pe-b93ccf", False), ("zp-w-test-x-123456", False),
+    ("kube-system", False),
+])
+def test_the_restore_waits_only_for_the_experiments_own_namespaces(name: str, ours: bool) -> None:
+    assert actions.experiment_namespace(name, "zp-chaos") is ours
+
+
+def test_every_namespace_an_experiment_makes_is_recognised_as_its_own() -> None:
+    from types import SimpleNamespace
+
+    run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
+    made = [*actions._admission_namespaces(run), actions._tolerant_namespace(run)]  # type: ignore[arg-type]
+    assert made == ["zp-admission-717cf5", "zp-no-admission-717cf5", "zp-tolerant-717cf5"]
+    assert all(actions.experiment_namespace(name, "zp-chaos") for name in made)

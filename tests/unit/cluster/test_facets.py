@@ -37,10 +37,16 @@ def test_a_facet_is_the_cluster_seen_through_it() -> None:
 
 
 @pytest.mark.parametrize(("capability", "who"), [
-    (Capability.STOP_KUBELET, "the local or kind backend has it"),
-    (Capability.ETCD_MEMBERS, "the local or kind backend has it"),
-    (Capability.CONTROL_PLANE, "the local or kind backend has it"),
-    (Capability.NODE_CONTAINERS, "the kind backend has it"),
+    (Capability.STOP_KUBELET, "no way to stop its nodes' kubelets; the local or kind backend "
+                              "has it; on a cluster you own, --allow-destructive (pytest: "
+                              "--zp-allow-destructive) installs the node agent that does it"),
+    (Capability.ETCD_MEMBERS, "its etcd members are not reachable by zoneproof (none to see, "
+                              "kill or restart); the local or kind backend has it"),
+    (Capability.CONTROL_PLANE, "its control plane is not reachable as processes (kube-apiserver, "
+                               "kcm, the scheduler cannot be killed and restarted); the local or "
+                               "kind backend has it"),
+    (Capability.NODE_CONTAINERS, "its nodes are not machines zoneproof can stop, start or "
+                                 "pause; the kind backend has it"),
 ])
 def test_a_missing_facet_names_the_backends_that_have_it(capability: Capability,
                                                          who: str) -> None:
@@ -61,10 +67,49 @@ def test_a_missing_permission_names_the_flag_that_grants_it() -> None:
     text = str(caught.value)
     assert text.startswith("fault f needs control-plane, destructive, etcd-members, "
                            "load-images, node-containers, which cluster 'bed'")
-    assert "destructive: the local or kind backend has it; on a cluster you own, " \
-           "--allow-destructive (pytest: --zp-allow-destructive) allows it" in text
-    assert "node-containers: the kind backend has it" in text
+    assert "destructive: faults are not allowed on it; the local or kind backend has it; on a " \
+           "cluster you own, --allow-destructive (pytest: --zp-allow-destructive) allows it" in text
+    assert "node-containers: its nodes are not machines zoneproof can stop, start or pause; " \
+           "the kind backend has it" in text
     facets.require(bed, {Capability.STOP_KUBELET}, what="fault f")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("have", "needs", "skipped"), [
+    # a user's cluster with the node agent: kubelet stops yes, etcd and control plane no
+    ({Capability.DESTRUCTIVE, Capability.STOP_KUBELET}, {Capability.STOP_KUBELET}, False),
+    ({Capability.DESTRUCTIVE, Capability.STOP_KUBELET}, {Capability.ETCD_MEMBERS}, True),
+    ({Capability.DESTRUCTIVE, Capability.STOP_KUBELET}, {Capability.CONTROL_PLANE}, True),
+    # without --allow-destructive: nothing
+    (set(), {Capability.STOP_KUBELET}, True),
+    (set(), set(), False),
+    # a bed zoneproof makes has them all
+    (set(Capability), {Capability.ETCD_MEMBERS, Capability.CONTROL_PLANE}, False),
+])
+def test_unmet_is_none_exactly_when_every_needed_capability_is_there(
+        have: set[Capability], needs: set[Capability], skipped: bool) -> None:
+    bed = FakeCluster(frozenset(have))
+    reason = facets.unmet(bed, needs, what="test t")  # type: ignore[arg-type]
+    assert (reason is not None) == skipped
+    if reason is not None:
+        assert reason.startswith("test t needs ")
+        assert all(facets.MEANING[c] in reason for c in needs - have), reason
+
+
+def test_unmet_control_plane_says_it_is_not_reachable_as_processes() -> None:
+    bed = FakeCluster(frozenset({Capability.DESTRUCTIVE, Capability.STOP_KUBELET}))
+    reason = facets.unmet(bed, {Capability.CONTROL_PLANE}, what="t")  # type: ignore[arg-type]
+    assert reason is not None and "control plane is not reachable as processes" in reason
+    assert "the local or kind backend has it" in reason
+
+
+def test_unmet_kubelets_without_the_flag_name_the_flag() -> None:
+    reason = facets.unmet(FakeCluster(frozenset()), {Capability.STOP_KUBELET},  # type: ignore[arg-type]
+                          what="t")
+    assert reason is not None and "--allow-destructive" in reason and "node agent" in reason
+
+
+def test_every_capability_has_a_meaning() -> None:
+    assert set(facets.MEANING) == set(Capability)
 
 
 def test_a_permission_is_no_facet() -> None:

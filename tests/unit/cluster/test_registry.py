@@ -147,3 +147,11 @@ def test_private_beds_come_from_a_backend_that_makes_clusters() -> None:
     assert cluster.private_bed_backend(cluster.get_backend("local")) == "local"
     assert cluster.private_bed_backend(cluster.get_backend("existing")) is None, \
         "no other cluster stands in for a user's"
+
+
+def test_tests_of_the_default_bed_skip_only_on_a_cluster_zoneproof_did_not_make() -> None:
+    assert registry.default_bed_premise(cluster.get_backend("local")) is None
+    assert registry.default_bed_premise(cluster.get_backend("kind")) is None
+    reason = registry.default_bed_premise(cluster.get_backend("existing"))
+    assert reason is not None and "existing backend's cluster has the shape its owner" in reason
+    assert "--backend local" in reason

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from kubernetes import client
 
 from zoneproof._util import reaping
 from zoneproof.cluster import runs, sweep
@@ -51,3 +54,50 @@ def test_a_run_holds_its_clusters_objects_leases_and_cordons(run: runs.Run,
     assert held["uncordon"]["selector"] == "topology.kubernetes.io/zone=zone-a"
     # the cluster is gone (its kubeconfig with it): undoing is a no-op, not an error
     assert runs.close(print) == []
+
+
+class _Namespaces:
+    """A cluster's namespaces as the sweep reads them: ``terminating`` ones carry a
+    deletion timestamp; deleting a terminating one is a 409, as on a real API server."""
+
+    def __init__(self, live: list[str], terminating: list[str], *, race: str = "") -> None:
+        self.live, self.terminating, self.race = live, terminating, race
+        self.deleted: list[str] = []
+
+    def list_namespace(self, label_selector: str) -> SimpleNamespace:
+        items = [SimpleNamespace(metadata=SimpleNamespace(name=n, deletion_timestamp=None))
+                 for n in self.live]
+        items += [SimpleNamespace(metadata=SimpleNamespace(name=n, deletion_timestamp="now"))
+                  for n in self.terminating]
+        if self.deleted:
+            items = []  # the sweep then waits until they are gone: they are
+        return SimpleNamespace(items=items)
+
+    def delete_namespace(self, name: str) -> None:
+        if name in self.terminating or name == self.race:
+            raise client.ApiException(status=409, reason="Conflict")
+        self.deleted.append(name)
+
+
+@pytest.mark.parametrize("race", ["", "zp-b"])
+def test_the_sweep_leaves_namespaces_terminating_already(
+        race: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A namespace already terminating (the node agent's, removed just before) is not
+    deleted again; one that began terminating after the list (409) is not an error."""
+    api = _Namespaces(["zp-a", "zp-b"], ["zoneproof-node-agent"], race=race)
+    monkeypatch.setattr(sweep, "_api", lambda _: contextlib.nullcontext())
+    monkeypatch.setattr(sweep, "KINDS", (sweep._Kind("Namespace", lambda _: api, "list_namespace",
+                                                     "delete_namespace"),))
+    monkeypatch.setattr(sweep.client, "CoreV1Api", lambda _: api)
+    removed = sweep.remove_labelled(tmp_path / "kubeconfig", "r1", lambda _: None)
+    assert removed == ["Namespace/zp-a", "Namespace/zp-b"]
+    assert api.deleted == (["zp-a"] if race else ["zp-a", "zp-b"])
+
+
+def test_a_conflict_deleting_anything_but_a_namespace_is_an_error() -> None:
+    def delete(name: str) -> None:
+        raise client.ApiException(status=409, reason="Conflict")
+
+    with pytest.raises(client.ApiException):
+        sweep._delete(delete, "a-cluster-role")
+    sweep._delete(delete, "a-namespace", going=True)

@@ -98,6 +98,19 @@ def test_inject_then_revert_with_targets_and_record() -> None:
     assert [e.kind for e in injector.timeline.events] == ["fault_injected", "fault_reverted"]
 
 
+def test_a_fault_is_in_force_when_its_injection_returns() -> None:
+    """A facet that confirms the fault later (a node agent acting on its poll) moves
+    ``in_force_at``, not ``injected_at``; the revert keeps it."""
+    clock = iter([0.0, 1.0, 3.5, 9.0, 9.0])
+    injector = Injector(RecordingCluster(), Timeline(clock=lambda: next(clock)))  # type: ignore[arg-type]
+    with injector.injected(StopKubelets(("a1",)), max_duration_s=60):
+        live = injector.records[0]
+        assert (live.injected_at, live.in_force_at, live.in_force) == (1.0, 3.5, 3.5)
+    done = injector.records[0]
+    assert (done.in_force_at, done.reverted_at) == (3.5, 9.0)
+    assert type(done).from_dict(done.to_dict()) == done
+
+
 def test_records_show_active_faults_and_revert_by_kind() -> None:
     cluster = RecordingCluster()
     injector = _injector(cluster)
@@ -206,3 +219,19 @@ def test_revert_all_undoes_active_faults() -> None:
         injector.revert_all()
         assert cluster.calls == ["down zone-b", "up zone-b"]
     assert cluster.calls == ["down zone-b", "up zone-b"]  # not reverted twice
+
+
+def test_the_faults_bound_reaches_the_facet_during_inject_only() -> None:
+    """Facets that hand a fault to an agent outside this process give it the injector's bound."""
+    from zoneproof.cluster.interface import fault_max_duration_s
+
+    seen: list[float | None] = []
+
+    class BoundCluster(RecordingCluster):
+        def zone_down(self, zone: str) -> None:
+            seen.append(fault_max_duration_s.get())
+
+    injector = _injector(BoundCluster())
+    with injector.injected(ZoneOutage("zone-a"), max_duration_s=42):
+        assert fault_max_duration_s.get() is None
+    assert seen == [42]

@@ -18,8 +18,8 @@ TIMINGS = StatedTimings.of(Timings(), ControllerSettings(namespaces=()), source=
 
 
 def _fault(*effect: Effect, targets: tuple[str, ...] = ("a1", "a2"),
-           reverted_at: float | None = 30.0) -> FaultRecord:
-    return FaultRecord("some-fault", effect, targets, 10.0, reverted_at)
+           reverted_at: float | None = 30.0, in_force_at: float | None = None) -> FaultRecord:
+    return FaultRecord("some-fault", effect, targets, 10.0, reverted_at, in_force_at)
 
 
 def test_nodes_not_ready_needs_every_target(timeline_of: TimelineOf) -> None:
@@ -160,6 +160,37 @@ def test_kubelets_stopped_when_their_heartbeats_end_while_others_go_on(
                                TIMINGS) is None, "nobody's heartbeat: the recorder may be dead"
     short = _fault(Effect.KUBELETS_STOPPED, targets=("a1",), reverted_at=11.0)
     assert effects.observed_at(Effect.KUBELETS_STOPPED, short, stopped.events, TIMINGS) is None
+
+
+def test_kubelets_stopped_counts_from_the_fault_in_force(timeline_of: TimelineOf) -> None:
+    """Through a node agent the kubelet stops seconds after the command (zone-outage on a
+    plain kind cluster: a target beat 1.3 s after the injection): its silence is counted
+    from the fault in force, and the bound too; a kubelet still beating after that is not
+    stopped, however late the injection returned."""
+    fault = _fault(Effect.KUBELETS_STOPPED, targets=("a1",), in_force_at=13.0)
+    others = _beats("b1", *range(1, 30))
+    agent = timeline_of([*_beats("a1", 8, 9, 10, 11.3, 12.3, 13.5), *others])  # 13.5: in flight
+    assert effects.observed_at(Effect.KUBELETS_STOPPED, fault, agent.events, TIMINGS) == 17
+    [check] = effects.check([fault], agent.events, TIMINGS)
+    assert check.effective and check.after_s == 7, check.message
+    assert "in force 3.0 s after it" in check.message and "within 9 s" in check.message
+    beating = timeline_of([*_beats("a1", 8, 9, 10, 11.3, 12.3, 14.2), *others])
+    assert effects.observed_at(Effect.KUBELETS_STOPPED, fault, beating.events, TIMINGS) is None
+    at_injection = _fault(Effect.KUBELETS_STOPPED, targets=("a1",))
+    assert effects.observed_at(Effect.KUBELETS_STOPPED, at_injection, agent.events,
+                               TIMINGS) is None, "judged from the injection it beat on"
+
+
+def test_an_effects_bound_counts_from_the_fault_in_force(timeline_of: TimelineOf) -> None:
+    """NotReady 21 s after the injection: late for a fault in force at once (bound 19 s),
+    in time for one an agent confirmed 3 s after the command."""
+    slow = timeline_of([(10 + 21, "node_ready", "a1", {"status": "Unknown"})])
+    [at_once] = effects.check([_fault(Effect.NODES_NOT_READY, targets=("a1",), reverted_at=60.0)],
+                              slow.events, TIMINGS)
+    assert not at_once.effective and "from the fault in force" in at_once.message
+    [agent] = effects.check([_fault(Effect.NODES_NOT_READY, targets=("a1",), reverted_at=60.0,
+                                    in_force_at=13.0)], slow.events, TIMINGS)
+    assert agent.effective and agent.after_s == 21, agent.message
 
 
 def test_etcd_leader_changed_to_another_member(timeline_of: TimelineOf) -> None:

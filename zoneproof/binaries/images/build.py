@@ -166,7 +166,7 @@ def _smoke(docker: list[str], r: recipe.Recipe, progress: Progress) -> None:
                 f"file system: {exc}; a module it imports is probably missing from "
                 "ZONEPROOF_SOURCES or RUNTIME_DISTRIBUTIONS (zoneproof/binaries/images/recipe.py)"
             ) from exc
-    progress("  smoke: both images import their modules and answer --help (uid 65532, read-only)")
+    progress("  smoke: every image imports its modules and answers --help (read-only, no network)")
 
 
 def _save(docker: list[str], r: recipe.Recipe, target: Path, progress: Progress) -> None:

@@ -28,6 +28,8 @@ from packaging.utils import canonicalize_name
 
 __all__ = [
     "ARCHIVE",
+    "AS_ROOT",
+    "COMPONENTS",
     "NOT_AT_RUNTIME",
     "NOT_SHIPPED",
     "DEFAULT_TAG",
@@ -67,7 +69,8 @@ NOT_AT_RUNTIME = {"aiohttp": "kubernetes.aio only (the asyncio client; the compo
 SITE_PRUNE = ("kubernetes/aio",)
 #: zoneproof's files in the image, relative to the package: what the two components import.
 ZONEPROOF_SOURCES = ("__init__.py", "errors.py", "py.typed", "_util/__init__.py", "_util/jsonlog.py",
-                     "_util/kube.py", "specs", "components/__init__.py", "components/reference")
+                     "_util/kube.py", "specs", "components/__init__.py", "components/reference",
+                     "nodeagent")
 #: Files under those sources no component runs: its registry entry (how the harness starts
 #: it on a host) and the unit tests' fakes.
 NOT_SHIPPED = ("component.py", "testing.py")
@@ -75,12 +78,19 @@ NOT_SHIPPED = ("component.py", "testing.py")
 SITE = "/opt/zoneproof/site"
 #: uid:gid the images run as (no user of that id exists: nothing needs a home).
 RUN_AS = "65532:65532"
-#: component → image repository (the manifests in deploy/ name these).
+#: image → repository (the manifests in deploy/ name these): the reference components and
+#: the node agent (deploy/node-agent, installed only for runs that allow node faults).
 REPOSITORIES = {"ha-config-webhook": "localhost/zoneproof/ha-config-webhook",
-                "ha-controller": "localhost/zoneproof/ha-controller"}
-#: component → the module its image runs (``python3 -m``).
+                "ha-controller": "localhost/zoneproof/ha-controller",
+                "node-agent": "localhost/zoneproof/node-agent"}
+#: image → the module it runs (``python3 -m``).
 ENTRYPOINTS = {"ha-config-webhook": "zoneproof.components.reference.ha_config",
-               "ha-controller": "zoneproof.components.reference.ha_controller"}
+               "ha-controller": "zoneproof.components.reference.ha_controller",
+               "node-agent": "zoneproof.nodeagent"}
+#: The reference components' images (deploy/<component>/, deploy/kustomization.yaml).
+COMPONENTS = ("ha-config-webhook", "ha-controller")
+#: Images that run as root: the node agent enters the host's namespaces (nsenter).
+AS_ROOT = frozenset({"node-agent"})
 #: The second tag every build gives its images: the one deploy/ names (zoneproof's version).
 DEFAULT_TAG = metadata.version("zoneproof")
 #: The archive's file name in its cache directory.
@@ -155,8 +165,9 @@ def components_dockerfile(base_ref: str) -> str:
 
 
 def entry_dockerfile(components_ref: str, component: str) -> str:
-    """One component's image: the shared one with its ``python3 -m`` entry point."""
-    return (f"FROM {components_ref}\n"
+    """One image: the shared one with its ``python3 -m`` entry point (as root: ``AS_ROOT``)."""
+    user = "USER 0:0\n" if component in AS_ROOT else ""
+    return (f"FROM {components_ref}\n{user}"
             f'ENTRYPOINT ["python3", "-m", "{ENTRYPOINTS[component]}"]\n')
 
 

@@ -39,7 +39,7 @@ from zoneproof.components.harness.registry import Kind
 from zoneproof.specs.ha_config import keys
 from zoneproof.specs.ha_config import registration as config
 
-__all__ = ["PROBE_NAMESPACE", "RunningWebhook", "release"]
+__all__ = ["PROBE_NAMESPACE", "RunningWebhook", "release", "replacing"]
 
 PROBE_NAMESPACE = "zoneproof-webhook-probe"
 _READY_TIMEOUT_S = 60.0
@@ -195,7 +195,11 @@ class RunningWebhook:
                 raise errors.ProvisionError(
                     f"the API server refused the webhook registration {self.configuration_name} "
                     f"(HTTP {exc.status}): {exc.body}") from None
-            stored = admission.replace_mutating_webhook_configuration(self.configuration_name, body)
+            # one left by an earlier start of ours (same name): replaced as the one read now
+            # (an update must name the resourceVersion it replaces, else HTTP 422)
+            current = admission.read_mutating_webhook_configuration(self.configuration_name)
+            stored = admission.replace_mutating_webhook_configuration(
+                self.configuration_name, replacing(body, current.metadata.resource_version))
         found: dict[str, Any] = self.api.sanitize_for_serialization(stored)
         return found
 
@@ -307,3 +311,10 @@ def release(description: dict[str, Any]) -> None:
         daemons.stop(daemons.DaemonRecord.from_dict(description["process"]), timeout_s=10)
     if description.get("in_cluster"):
         in_cluster.uninstall(description["in_cluster"])
+
+
+def replacing(body: dict[str, Any], resource_version: str) -> dict[str, Any]:
+    """``body`` as the update of the stored object of ``resource_version`` (optimistic
+    concurrency: the API server refuses an update without it, and one of a stale version)."""
+    metadata = {**body.get("metadata", {}), "resourceVersion": resource_version}
+    return {**body, "metadata": metadata}
