@@ -60,8 +60,11 @@ def evaluate(slo: Slo, observed: float | None) -> SloResult:
     """PASS if ``observed`` <= max; NO_DATA fails unless the SLO allows it; NaN is INVALID."""
     if observed is None:
         status = SloStatus.PASS if slo.allow_no_data else SloStatus.NO_DATA
-        message = "no measurement" + (" (allowed)" if slo.allow_no_data else ": the experiment "
-                                      "did not produce this figure")
+        message = "no measurement" + (" (allowed)" if slo.allow_no_data else (
+            ": the experiment did not produce this figure; where the cluster cannot give it "
+            "(e.g. no readable API server audit log), accept that explicitly with "
+            f"'allow_no_data: true' for {slo.name} in an SLO file (qualify --slo, "
+            "--zp-slo-file)"))
         return SloResult(slo.name, status, None, slo.max, slo.unit, message)
     if math.isnan(observed) or observed < 0:
         return SloResult(slo.name, SloStatus.INVALID, observed, slo.max, slo.unit,
