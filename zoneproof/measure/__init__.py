@@ -17,7 +17,6 @@ from zoneproof.measure.attribution import (
 )
 from zoneproof.measure.audit import (
     LeaseRequest,
-    LeaseWrite,
     PodDeletion,
     attempts_after_seen_renewal,
     attempts_by,
@@ -46,7 +45,6 @@ __all__ = [
     "LeaseObservation",
     "LeaseRecorder",
     "LeaseRequest",
-    "LeaseWrite",
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "OpKind",

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from zoneproof.measure.audit import LeaseWrite, PodDeletion
+from zoneproof.measure.audit import LeaseRequest, PodDeletion
 from zoneproof.measure.lease import CLOCK_TOLERANCE_S, LeaseHistory, Tenure, observations
 from zoneproof.measure.timeline import Event
 
@@ -86,7 +86,7 @@ def unfenced_deletes(deletions: Iterable[PodDeletion], events: Iterable[Event], 
 
 
 def deletes_not_after_own_lease_write(deletions: Iterable[PodDeletion],
-                                      writes: Iterable[LeaseWrite], *, users_prefix: str
+                                      writes: Iterable[LeaseRequest], *, users_prefix: str
                                       ) -> list[UnfencedDelete]:
     """Deletes by users starting with ``users_prefix`` whose author did not make the last
     successful Lease write the API server received before the delete (``holder``: who did,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ATTEMPT_VERBS", "POD_NAME_EXTRA", "WRITE_VERBS", "LeaseRequest", "LeaseWrite",
+__all__ = ["ATTEMPT_VERBS", "POD_NAME_EXTRA", "WRITE_VERBS", "LeaseRequest",
            "PodDeletion", "actor", "attempts_after_seen_renewal", "attempts_by",
            "lease_requests", "lease_writes", "pod_deletions"]
 
@@ -60,9 +60,6 @@ class LeaseRequest:
     code: int
 
 
-LeaseWrite = LeaseRequest
-"""A successful write (create, update, patch) of a Lease."""
-
 WRITE_VERBS = ("create", "update", "patch")
 #: What a candidate does to compete for a Lease: read it (a standby finds it held, and
 #: writes nothing), or write it (create, take over, renew, release).
@@ -105,7 +102,7 @@ def lease_requests(audit_log: Path, *, namespace: str, name: str, users_prefix: 
 
 
 def lease_writes(audit_log: Path, *, namespace: str, name: str,
-                 users_prefix: str = "") -> list[LeaseWrite]:
+                 users_prefix: str = "") -> list[LeaseRequest]:
     """Every successful (2xx) write of Lease ``namespace/name`` by a user starting with
     ``users_prefix``, in the order the API server received them."""
     return [r for r in lease_requests(audit_log, namespace=namespace, name=name,
