@@ -13,7 +13,6 @@ Bounds are generous on purpose (the figures, in JUnit properties, tell the real 
 from __future__ import annotations
 
 import datetime
-import os
 import signal
 import time
 from collections.abc import Callable
@@ -209,18 +208,6 @@ def _stop_until_not_ready(injector: Injector, node: str) -> FaultRecord:
 # -- tests (cheap first) ---------------------------------------------------------------
 
 
-def _audit_log_or_skip(bed: Cluster) -> Path:
-    """The bed's audit log, or skip: without it a standby's attempts cannot be seen."""
-    audit = bed.audit_log()
-    if audit is None or (audit.exists() and not os.access(audit, os.R_OK)):
-        where = "none" if audit is None else f"{audit} is not readable"
-        pytest.skip(f"needs the API server's audit log to see the standby compete for the "
-                    f"Lease before the leader is failed (its Lease reads and writes); the "
-                    f"{bed.backend} bed has {where} (a kind bed with several control-plane "
-                    "members has one per member: use one, or the local backend)")
-    return audit
-
-
 def _leader_with_competing_standby(replicas: ControllerReplicas, bed: Cluster,
                                    settings: ControllerSettings) -> str:
     """Start the replicas; the leader, once every other replica has been seen competing for
@@ -228,7 +215,11 @@ def _leader_with_competing_standby(replicas: ControllerReplicas, bed: Cluster,
     after it could have seen the leader renew it: a failover starts only when the standby is
     really in the race, so a standby still starting cannot win it by luck, and one that
     tried once, or stopped on seeing a healthy leader, fails here."""
-    audit = _audit_log_or_skip(bed)
+    if (reason := facets.audit_unmet(bed, what="the standby competing for the Lease before "
+                                     "the leader is failed")) is not None:
+        pytest.skip(reason)
+    audit = bed.audit_log()
+    assert audit is not None
     replicas.start_all()
     leader = replicas.wait_leader(LEADER_TIMEOUT_S)
     standbys = [i for i in replicas.identities if i != leader]
