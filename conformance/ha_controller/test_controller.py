@@ -535,11 +535,9 @@ def _wait_ready_elsewhere(timeline: Timeline, fault: FaultRecord, namespace: str
                           workload: str, *, timeout_s: float) -> float:
     """Seconds from ``fault`` until a pod of ``workload`` is Ready on a node it did not hit."""
     prefix = f"{namespace}/{workload}-"
-    seconds = waiting.wait_for(
-        lambda: ((t := metrics.ready_elsewhere(timeline, fault, prefix)) is not None, t),
-        what=f"{prefix}* Ready off {fault.targets}", timeout_s=timeout_s)
-    assert seconds is not None
-    return seconds
+    return waiting.wait_for_value(lambda: metrics.ready_elsewhere(timeline, fault, prefix),
+                                  what=f"{prefix}* Ready off {fault.targets}",
+                                  timeout_s=timeout_s)
 
 
 def test_workloads_recover_faster_than_without_controller(

@@ -10,7 +10,7 @@ import tenacity
 
 from zoneproof import errors
 
-__all__ = ["WaitTimeout", "wait_for"]
+__all__ = ["WaitTimeout", "wait_for", "wait_for_value"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -62,3 +62,16 @@ def wait_for(
         raise WaitTimeout(
             f"timed out after {timeout_s:g}s waiting for {what}; last observed: {exc.observed}"
         ) from None
+
+
+def wait_for_value(get: Callable[[], T | None], *, what: str, timeout_s: float,
+                   interval_s: float = 0.2) -> T:
+    """Call ``get`` until it returns something other than None (a figure once its event
+    came); return it. Raises WaitTimeout after ``timeout_s``."""
+    def probe() -> tuple[bool, T | None]:
+        value = get()
+        return value is not None, value
+
+    found = wait_for(probe, what=what, timeout_s=timeout_s, interval_s=interval_s)
+    assert found is not None
+    return found

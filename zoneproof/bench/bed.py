@@ -77,11 +77,8 @@ def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> figures
     note = samples.note
 
     for run in range(1, runs + 1):
-        name = f"zp-bench-{uuid.uuid4().hex[:6]}"
-        start = time.monotonic()
-        bed = backend.create(ClusterSpec(name=name), progress=lambda _: None)
-        note("up_seconds", time.monotonic() - start)
-        try:
+        spec = ClusterSpec(name=f"zp-bench-{uuid.uuid4().hex[:6]}")
+        with figures.timed_bed(backend, spec, samples, lambda _: None) as bed:
             rss, cpu = _idle(bed)
             note("idle_rss_mib", rss)
             note("idle_cpu_percent", cpu)
@@ -89,10 +86,6 @@ def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> figures
             election, window = _etcd_failover(bed)
             note("etcd_reelection_seconds", election)
             note("etcd_write_error_window_seconds", window)
-        finally:
-            start = time.monotonic()
-            backend.delete(name, progress=lambda _: None)
-            note("down_seconds", time.monotonic() - start)
-        progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v[-1]:.2f}" for k, v in samples.items()))
+        progress(f"run {run}/{runs}: {samples.last_run()}")
     return figures.summarize(samples, progress, out)
 

@@ -81,11 +81,9 @@ def _populate(api: client.ApiClient, namespace: str, node: str, bare: int) -> No
 def _wait_elsewhere(timeline: Timeline, fault: FaultRecord, namespace: str,
                     workload: str) -> float:
     prefix = f"{namespace}/{workload}-"
-    found = waiting.wait_for(
-        lambda: ((t := metrics.ready_elsewhere(timeline, fault, prefix)) is not None, t),
-        what=f"{prefix}* Ready off {fault.targets}", timeout_s=_TIMEOUT_S)
-    assert found is not None
-    return found
+    return waiting.wait_for_value(lambda: metrics.ready_elsewhere(timeline, fault, prefix),
+                                  what=f"{prefix}* Ready off {fault.targets}",
+                                  timeout_s=_TIMEOUT_S)
 
 
 def _outage(bed: LocalCluster, replicas: ControllerReplicas, node: str, watched: str,

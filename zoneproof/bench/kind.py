@@ -35,17 +35,10 @@ def bench_kind(runs: int, progress: Progress, out: Path | None = None) -> figure
     note = samples.note
 
     for run in range(1, runs + 1):
-        name = f"bench-{uuid.uuid4().hex[:6]}"
-        start = time.monotonic()
-        cluster = backend.create(ClusterSpec(name=name, etcd_members=1), progress=progress)
-        note("up_seconds", time.monotonic() - start)
-        try:
+        spec = ClusterSpec(name=f"bench-{uuid.uuid4().hex[:6]}", etcd_members=1)
+        with figures.timed_bed(backend, spec, samples, progress) as cluster:
             time.sleep(_SETTLE_S)  # let start-up work finish before measuring idle memory
             note("memory_mib", sum(docker.memory_mib(list(cluster.containers())).values()))
             note("not_ready_detection_seconds", _not_ready_detection(cluster))
-        finally:
-            start = time.monotonic()
-            backend.delete(name, progress=lambda _: None)
-            note("down_seconds", time.monotonic() - start)
-        progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v[-1]:.2f}" for k, v in samples.items()))
+        progress(f"run {run}/{runs}: {samples.last_run()}")
     return figures.summarize(samples, progress, out)

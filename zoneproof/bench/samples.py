@@ -7,12 +7,16 @@ import json
 import os
 import statistics
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol, TypeVar
 
-from zoneproof.cluster.interface import Progress
+from zoneproof.cluster.interface import Cluster, Progress
+from zoneproof.cluster.spec import ClusterSpec
 
-__all__ = ["Samples", "Summary", "artefacts_dir", "cpu_seconds", "percentile", "summarize"]
+__all__ = ["Samples", "Summary", "artefacts_dir", "cpu_seconds", "percentile", "summarize",
+           "timed_bed"]
 
 Summary = dict[str, dict[str, float]]
 
@@ -23,6 +27,34 @@ class Samples(dict[str, list[float]]):
     def note(self, key: str, value: float) -> None:
         """Add one measured ``value`` of figure ``key``."""
         self.setdefault(key, []).append(value)
+
+    def last_run(self) -> str:
+        """The latest value of each figure, for a progress line."""
+        return ", ".join(f"{k}={v[-1]:.2f}" for k, v in self.items())
+
+
+C_co = TypeVar("C_co", bound=Cluster, covariant=True)
+
+
+class _MakesBeds(Protocol[C_co]):
+    def create(self, spec: ClusterSpec, *, progress: Progress) -> C_co: ...
+    def delete(self, name: str, *, progress: Progress) -> bool: ...
+
+
+@contextlib.contextmanager
+def timed_bed(backend: _MakesBeds[C_co], spec: ClusterSpec, samples: Samples,
+              progress: Progress) -> Iterator[C_co]:
+    """A fresh bed of ``backend``, deleted after the block; ``up_seconds`` and
+    ``down_seconds`` noted."""
+    start = time.monotonic()
+    bed = backend.create(spec, progress=progress)
+    samples.note("up_seconds", time.monotonic() - start)
+    try:
+        yield bed
+    finally:
+        start = time.monotonic()
+        backend.delete(spec.name, progress=lambda _: None)
+        samples.note("down_seconds", time.monotonic() - start)
 
 
 def summarize(samples: dict[str, list[float]], progress: Progress, out: Path | None = None

@@ -36,3 +36,15 @@ def test_other_exceptions_propagate() -> None:
 
     with pytest.raises(KeyError):
         waiting.wait_for(probe, what="z", timeout_s=1)
+
+
+def test_wait_for_value_returns_the_first_value_that_is_not_none() -> None:
+    answers = iter([None, None, 0.0, 5.0])
+    assert waiting.wait_for_value(lambda: next(answers), what="x", timeout_s=5,
+                                  interval_s=0.001) == 0.0  # 0 is a value, not "not yet"
+
+
+def test_wait_for_value_times_out_naming_what() -> None:
+    with pytest.raises(waiting.WaitTimeout, match="the pod Ready elsewhere"):
+        waiting.wait_for_value(lambda: None, what="the pod Ready elsewhere", timeout_s=0.05,
+                               interval_s=0.01)
