@@ -41,21 +41,30 @@ class Host:
     state: Path
     ports: set[int] = field(default_factory=set)
 
+    @property
+    def tmp(self) -> Path:
+        """The temp directory of everything the test starts (``TMPDIR``): what is left there
+        is a leak like a left process (pytest's own retained ``pytest-of-*`` excepted)."""
+        return self.state.parent / "tmp"
+
     def env(self, **extra: str) -> dict[str, str]:
-        """This environment with the test's state root (and not this session's run)."""
+        """This environment with the test's state root and temp directory (and not this
+        session's run)."""
         base = {k: v for k, v in os.environ.items() if k != reaping.RUN_ENV}
-        return {**base, STATE_ENV: str(self.state), **extra}
+        return {**base, STATE_ENV: str(self.state), "TMPDIR": str(self.tmp), **extra}
 
     def cli(self, *args: str, timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
         """``zoneproof ARGS`` to completion."""
         return subprocess.run([*CLI, *args], capture_output=True, text=True, env=self.env(),
                               timeout=timeout_s, check=False)
 
-    def start(self, argv: list[str], log: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
-        """Start ``argv`` with the test's state root, output to ``<state>/../<log>``."""
+    def start(self, argv: list[str], log: str, cwd: Path | None = None, *,
+              own_group: bool = False) -> subprocess.Popen[bytes]:
+        """Start ``argv`` with the test's state root, output to ``<state>/../<log>``;
+        ``own_group``: in a process group of its own (to be signalled as a group)."""
         sink = (self.state.parent / log).open("wb")
         return subprocess.Popen(argv, env=self.env(), stdout=sink, stderr=subprocess.STDOUT,
-                                cwd=cwd)
+                                cwd=cwd, start_new_session=own_group)
 
     def log(self, name: str) -> str:
         """A log written by ``start``."""
@@ -79,7 +88,7 @@ class Host:
 
     def leftovers(self, *, keep_beds: tuple[str, ...] = ()) -> dict[str, list[str]]:
         """What is still there: processes (of beds not kept), runs, beds, busy ports, files
-        in run directories (certificates, kubeconfigs...)."""
+        in run directories (certificates, kubeconfigs...), temp files."""
         runs = self.state / "runs"
         kept_uids = {str(state.read_json(self.state / "local" / n / "state.json")
                          ["ownership"]["uid"]) for n in keep_beds}
@@ -91,6 +100,8 @@ class Host:
             "ports": [str(p) for p in sorted(self.ports) if not is_free(p)] if not keep_beds
             else [],
             "files": [str(p) for p in runs.rglob("*") if p.is_file()] if runs.is_dir() else [],
+            "temp": sorted(str(p) for p in self.tmp.iterdir()
+                           if not p.name.startswith("pytest-of-")) if self.tmp.is_dir() else [],
         }
         return {k: v for k, v in found.items() if v}
 
@@ -107,6 +118,7 @@ class Host:
 def _own_host() -> Iterator[Host]:
     root = state.state_root() / "t" / uuid.uuid4().hex[:8]
     (root / "state").mkdir(parents=True)
+    (root / "tmp").mkdir()
     found = Host(root / "state")
     try:
         yield found

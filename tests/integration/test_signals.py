@@ -1,12 +1,13 @@
 """SIGINT, SIGTERM and SIGKILL of each zoneproof process at each phase leave nothing behind.
 
 Phases and the process signalled: **up** (``zoneproof up`` while it starts the bed),
-**conformance** (``zoneproof qualify`` alone — not its process group — while its pytest
-runs conformance cases against the registered webhook), **fault active** and **revert**
-(``chaos run`` on a bed kept by ``zoneproof up``, while a kubelet is stopped, and as the
-revert action starts). Afterwards no process, port, run directory, private file (certificate,
-key, kubeconfig) or bed of the run may remain, no object the run labelled in the cluster,
-and no fault: the kept bed runs all its processes and its nodes are Ready again.
+**conformance** (``zoneproof qualify`` alone while its pytest runs conformance cases against
+the registered webhook; and, ``long``, its whole process group with SIGKILL), **fault
+active** and **revert** (``chaos run`` on a bed kept by ``zoneproof up``, while a kubelet is
+stopped, and as the revert action starts). Afterwards no process, port, run directory,
+private file (certificate, key, kubeconfig), temp file (each test gives its own ``TMPDIR``)
+or bed of the run may remain, no object the run labelled in the cluster, and no fault: the
+kept bed runs all its processes and its nodes are Ready again.
 
 Who cleans: SIGINT and SIGTERM take the same path (KeyboardInterrupt: teardowns, the chaos
 control's close, the run's close). SIGKILL leaves it to the run's keeper, which ends the
@@ -21,6 +22,7 @@ One signal per phase runs by default (a representative subset); the others are m
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -103,12 +105,18 @@ def _labelled(api: client.ApiClient) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("sig", _signals("conformance"))
-def test_signal_to_qualify_during_conformance(host, sig: signal.Signals) -> None:
+#: SIGKILL of qualify's whole process group (pytest and its workers at once, as a CI runner
+#: or a terminal's hang-up does): only the keeper, in a session of its own, is left to clean.
+GROUP_KILL = "SIGKILL-group"
+
+
+@pytest.mark.parametrize("sig", [*_signals("conformance"),
+                                 pytest.param(GROUP_KILL, id=GROUP_KILL, marks=pytest.mark.long)])
+def test_signal_to_qualify_during_conformance(host, sig: signal.Signals | str) -> None:
     reports = host.state.parent / "reports"
     qualify = host.start([*CLI, "qualify", "--name", "sigq", "--no-html", "--reports",
                           str(reports), "-n", "1", "--", "-k", "test_case_on_shared_cluster"],
-                         "qualify.log", cwd=ROOT)
+                         "qualify.log", cwd=ROOT, own_group=sig == GROUP_KILL)
 
     def conformance_running() -> tuple[bool, object]:
         if not (host.state / "local" / "sigq" / "kubeconfig").is_file():
@@ -121,8 +129,13 @@ def test_signal_to_qualify_during_conformance(host, sig: signal.Signals) -> None
     waiting.wait_for(conformance_running, what="conformance cases against the webhook",
                      timeout_s=900, interval_s=1.0, ignore=(Exception,))
     host.remember_ports("sigq")
-    code = _ended(qualify, sig)
-    assert code == (-9 if sig is signal.SIGKILL else 130), host.log("qualify.log")[-3000:]
+    if sig == GROUP_KILL:
+        os.killpg(qualify.pid, signal.SIGKILL)
+        code = int(qualify.wait(timeout=600))
+    else:
+        code = _ended(qualify, sig)
+    killed = sig in (signal.SIGKILL, GROUP_KILL)
+    assert code == (-9 if killed else 130), host.log("qualify.log")[-3000:]
     assert host.wait_clean(timeout_s=300) == {}, host.log("qualify.log")[-3000:]
     assert not reports.exists() or any(p.is_file() for p in reports.rglob("*")), \
         "an empty report directory is removed"
