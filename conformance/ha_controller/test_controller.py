@@ -254,8 +254,7 @@ def _leader_with_competing_standby(replicas: ControllerReplicas, bed: Cluster,
     except waiting.WaitTimeout:
         found = requests()
         stopped = [s for s in standbys if not tried_again()[1][s]] or standbys
-        renewals = sum(r.user == leader and r.verb != "get" and 200 <= r.code < 300
-                       for r in found)
+        renewals = sum(r.user == leader and r.renewed for r in found)
         raise AssertionError(
             f"the standby {', '.join(stopped)} stopped competing for the Lease {lease}: "
             f"{attempts_by(found, stopped)} attempt(s) in the audit log, none after one "

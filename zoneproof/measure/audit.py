@@ -59,6 +59,11 @@ class LeaseRequest:
     verb: str
     code: int
 
+    @property
+    def renewed(self) -> bool:
+        """A successful (2xx) write: the Lease as its writer left it."""
+        return self.verb in WRITE_VERBS and 200 <= self.code < 300
+
 
 WRITE_VERBS = ("create", "update", "patch")
 #: What a candidate does to compete for a Lease: read it (a standby finds it held, and
@@ -107,7 +112,7 @@ def lease_writes(audit_log: Path, *, namespace: str, name: str,
     ``users_prefix``, in the order the API server received them."""
     return [r for r in lease_requests(audit_log, namespace=namespace, name=name,
                                       users_prefix=users_prefix, verbs=WRITE_VERBS)
-            if 200 <= r.code < 300]
+            if r.renewed]
 
 
 def attempts_by(requests: list[LeaseRequest], users: list[str]) -> dict[str, int]:
@@ -130,8 +135,7 @@ def attempts_after_seen_renewal(requests: list[LeaseRequest], *, standby: str,
             elif renewed_since:
                 seen = True
             attempted, renewed_since = True, False
-        elif (request.user == leader and attempted and request.verb in WRITE_VERBS
-              and 200 <= request.code < 300):
+        elif request.user == leader and attempted and request.renewed:
             renewed_since = True
     return after
 
