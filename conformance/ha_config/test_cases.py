@@ -22,6 +22,7 @@ from typing import Any
 import allure
 import pytest
 from kubernetes import client
+from zoneproof_fixtures import settings
 
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
@@ -66,19 +67,19 @@ def _check(case: cases.Case, run: Callable[[], live.LiveResult],
                     + "\n  ".join(result.failures), pytrace=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=settings.registration_scope)
 def shared_api(kube_api: client.ApiClient, webhook_under_test: dict[str, Any]) -> client.ApiClient:
     """The shared cluster's client, once the webhook under test is registered there."""
     return kube_api
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=settings.registration_scope)
 def shared_node_count(shared_api: client.ApiClient) -> int:
     """Nodes of the shared cluster (the handler only tells 0, 1 and more apart)."""
     return len(live.NodeSet(shared_api).names())
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=settings.registration_scope)
 def shared_poster(webhook_under_test: dict[str, Any]) -> Iterator[direct.Poster]:
     """Posts AdmissionReviews to the shared webhook under test (its URL and CA)."""
     if not webhook_under_test["url"]:

@@ -14,13 +14,14 @@ from typing import Any
 import allure
 import pytest
 from kubernetes import client
+from zoneproof_fixtures import settings
 
 from zoneproof.conformance.ha_config import registration_checks
 
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=settings.registration_scope)
 def stored_registration(kube_api: client.ApiClient, webhook_under_test: dict[str, Any]) -> dict[str, Any]:
     """The configuration of the webhook under test, read back from the API server."""
     stored = client.AdmissionregistrationV1Api(kube_api).read_mutating_webhook_configuration(

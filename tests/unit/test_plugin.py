@@ -264,7 +264,9 @@ def test_on_a_users_cluster_every_destructive_test_runs_on_one_worker(
         pytester: pytest.Pytester) -> None:
     """With --zp-allow-destructive on a backend that makes no clusters, the user's cluster is
     every bed: destructive tests of any xdist group (or none) share one worker, one after the
-    other (chaos's two groups and ungrouped faults alike); the others still spread."""
+    other (chaos's two groups and ungrouped faults alike), and so do the tests of the run's
+    webhook registration, then module-scoped (an experiment registers the webhook again and
+    must see its own registration mutate its probe); the others still spread."""
     kubeconfig = pytester.path / "users.kubeconfig"
     kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
     record = """
@@ -290,6 +292,18 @@ def test_on_a_users_cluster_every_destructive_test_runs_on_one_worker(
 
         @pytest.mark.parametrize("i", range(4))
         def test_harmless(i, record_property): _ran(record_property)
+    """, test_registered=record + """
+        from zoneproof_fixtures import settings
+
+        @pytest.fixture
+        def webhook_under_test(): return {}  # stands in for the plugin's (no cluster here)
+
+        @pytest.mark.parametrize("i", range(3))
+        def test_case(i, webhook_under_test, record_property): _ran(record_property)
+
+        def test_registration_scope(request, record_property):
+            assert settings.registration_scope("webhook_under_test", request.config) == "module"
+            _ran(record_property)
     """)
 
     junit = pytester.path / "junit.xml"
@@ -302,6 +316,24 @@ def test_on_a_users_cluster_every_destructive_test_runs_on_one_worker(
         worker = case.find("properties/property[@name='worker']")
         assert worker is not None, ElementTree.tostring(case)
         ran.setdefault(case.get("name", "").split("[")[0], set()).add(worker.get("value", ""))
-    destructive = set().union(*(ran[t] for t in ("test_experiment", "test_twin", "test_fault")))
+    destructive = set().union(*(ran[t] for t in ("test_experiment", "test_twin", "test_fault",
+                                                  "test_case")))
     assert len(destructive) == 1, ran
     assert ran["test_harmless"] - destructive, ran  # the other worker took those
+
+
+def test_the_webhook_registration_is_run_wide_unless_the_users_cluster_is_every_bed(
+        pytester: pytest.Pytester) -> None:
+    """Without --zp-allow-destructive a user's cluster is not every bed: the run registers the
+    webhook under test once for all its tests (the experiments run on beds of their own)."""
+    kubeconfig = pytester.path / "users.kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    pytester.makepyfile(test_scope="""
+        from zoneproof_fixtures import settings
+
+        def test_registration_scope(request):
+            assert settings.registration_scope("webhook_under_test", request.config) == "session"
+    """)
+    result = pytester.runpytest_subprocess("--zp-backend", "existing", "--zp-kubeconfig",
+                                           str(kubeconfig))
+    assert result.ret == 0, result.stdout.str()
