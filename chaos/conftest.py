@@ -9,13 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from kubernetes import client
 from zoneproof_fixtures import settings
 
 from zoneproof import faults
 from zoneproof._util import kube, waiting
-from zoneproof.chaos import actions
+from zoneproof.chaos import actions, catalog
 from zoneproof.chaos.settings import Settings as ChaosSettings
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
@@ -83,19 +82,12 @@ def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) 
                     reason=f"no broken twin to prove {case[0]} can fail: {reason}"))
 
 
-IN_CLUSTER_TAG = "in-cluster"
-"""An experiment so tagged is about the components' own pods: in-cluster components only."""
-
-
 def _skip_in_cluster_experiments(s: settings.Settings, items: list[pytest.Item]) -> None:
-    """An experiment tagged ``in-cluster`` is skipped, saying how to run it, unless both
-    components under test run in the cluster."""
-    if all(c.mode == component.IN_CLUSTER for c in (s.components.webhook, s.components.controller)):
-        return
-    tagged = {p.stem for p in Path(__file__).parent.glob("*.yaml")
-              if IN_CLUSTER_TAG in (yaml.safe_load(p.read_text()).get("tags") or [])}
+    """An experiment that does not apply to the components under test (``catalog``: tagged
+    ``in-cluster`` and they do not both run in the cluster) is skipped, saying how to run it."""
+    excluded = catalog.not_applicable(Path(__file__).parent, s.components)
     for item in items:
-        if experiment_of(item) in tagged:
+        if experiment_of(item) in excluded:
             item.add_marker(pytest.mark.skip(
                 reason=f"{experiment_of(item)} takes down the components' own pods: run it with "
                        f"--zp-backend kind --zp-components {component.IN_CLUSTER}"))
@@ -110,7 +102,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     _skip_in_cluster_experiments(s, items)
     if not s.experiments and not s.skip_experiments:
         return
-    known = sorted(p.stem for p in Path(__file__).parent.glob("*.yaml"))
+    known = catalog.names(Path(__file__).parent)
     unknown = sorted(set(s.experiments + s.skip_experiments) - set(known))
     if unknown:
         raise pytest.UsageError(f"unknown chaos experiment(s) {', '.join(unknown)}: choose from "

@@ -22,13 +22,15 @@ import yaml
 from zoneproof.binaries import PINS
 from zoneproof.report.summary import Summary
 
-__all__ = ["API_VERSION", "KIND", "SUITES", "Vendor", "document", "experiment_verdicts",
+__all__ = ["API_VERSION", "KIND", "NOT_APPLICABLE", "SUITES", "Vendor", "document", "experiment_verdicts",
            "load_json", "predicate", "slo_verdicts", "suite_verdicts", "to_yaml"]
 
 API_VERSION = "zoneproof.dev/v1"
 KIND = "Certification"
 #: Suite name → the test id prefix of its tests (qualify's SUITES).
 SUITES = {"conformance": "conformance/", "chaos": "chaos/", "integration": "tests/integration/"}
+NOT_APPLICABLE = "NOT_APPLICABLE"
+"""An experiment's verdict when it does not apply to the components certified (with why)."""
 _CHAOS_TEST = "chaos/test_experiments.py::test_experiment["
 
 
@@ -64,12 +66,16 @@ def suite_verdicts(summary: Summary) -> dict[str, dict[str, Any]]:
     return out
 
 
-def experiment_verdicts(summary: Summary, experiments: Sequence[str]
+def experiment_verdicts(summary: Summary, experiments: Sequence[str],
+                        not_applicable: Mapping[str, str] | None = None
                         ) -> dict[str, dict[str, Any]]:
-    """Each chaos experiment → {verdict, outcome, duration_s}; one that did not run is NOT_RUN."""
+    """Each chaos experiment → {verdict, outcome, duration_s}; one that did not run is NOT_RUN,
+    one of ``not_applicable`` (name → why) is NOT_APPLICABLE with its reason."""
     ran = {t.nodeid[len(_CHAOS_TEST):-1]: t for t in summary.outcomes
            if t.nodeid.startswith(_CHAOS_TEST)}
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, Any]] = {
+        name: {"verdict": NOT_APPLICABLE, "outcome": why}
+        for name, why in (not_applicable or {}).items()}
     for name in experiments:
         test = ran.get(name)
         if test is None:
@@ -90,25 +96,28 @@ def slo_verdicts(summary: Summary) -> list[dict[str, Any]]:
 def document(vendor: Vendor, *, summary: Summary | None, experiments: Sequence[str],
              backend: Mapping[str, Any], cluster: Mapping[str, Any] | None,
              registrations: Sequence[str], files: Mapping[str, str], started: str,
-             finished: str, problems: Sequence[str]) -> dict[str, Any]:
+             finished: str, problems: Sequence[str],
+             not_applicable: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The certification document (``certification.yaml``).
 
     ``files``: role → bundle path of the evidence (summary, junit, allure, ...);
     ``problems``: evidence found missing while packing (each fails the verdict);
-    ``summary`` None: summary.json was missing or unreadable (fails the verdict).
+    ``summary`` None: summary.json was missing or unreadable (fails the verdict);
+    ``not_applicable``: experiment → why it does not apply to the components certified
+    (listed as such; ``experiments`` are the ones that apply, each must pass).
     """
     found = list(problems)
     if summary is None:
         found.append("the run wrote no readable summary.json")
         summary = Summary("FAIL", -1, "", "", 0.0, (), {})
     suites = suite_verdicts(summary)
-    experiment_rows = experiment_verdicts(summary, experiments)
+    experiment_rows = experiment_verdicts(summary, experiments, not_applicable)
     slos = slo_verdicts(summary)
     if summary.outcomes and not summary.passed:
         found.append(f"the run's verdict (summary.json) is {summary.verdict}")
     found += [f"suite {name}: {s['verdict']}" for name, s in suites.items() if s["verdict"] != "PASS"]
     found += [f"chaos experiment {name}: {e['verdict']} ({e['outcome']})"
-              for name, e in experiment_rows.items() if e["verdict"] != "PASS"]
+              for name, e in experiment_rows.items() if e["verdict"] not in ("PASS", NOT_APPLICABLE)]
     found += [f"SLO {r['name']} of {r['experiment']}: {r['status']}" for r in slos if not r["pass"]]
     if cluster is None:
         found.append("the cluster's versions were not measured (evidence/cluster.json missing)")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zoneproof import cluster, errors
+from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.report import attestation, browser, bundle, certification, evidence, summary
@@ -148,7 +149,8 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         run = qualify.execute(backend, spec, options, kubeconfig=choice.kubeconfig,
                               progress=progress)
         collect_logs(basetemp, run.reports)
-    experiments = qualify.experiments(qualify.repo_root())
+    chaos = qualify.repo_root() / "chaos"
+    experiments = catalog.applicable(chaos, profile.components)
     browser_problems = look_in_browser(run.reports, experiments, progress)
     files, problems = contents(run.reports, experiments)
     problems += browser_problems
@@ -169,7 +171,8 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         registrations=[p.relative_to(run.reports).as_posix()
                        for p in evidence.registrations(run.reports)],
         files={role: name for role, name in _REQUIRED.items() if name in files},
-        started=started.isoformat(), finished=finished.isoformat(), problems=problems)
+        started=started.isoformat(), finished=finished.isoformat(), problems=problems,
+        not_applicable=catalog.not_applicable(chaos, profile.components))
     if run.code != 0 and document["verdict"] == "PASS":  # the run itself failed (e.g. no report)
         document["problems"].append(f"the qualification exited {run.code}")
         document["verdict"] = "FAIL"

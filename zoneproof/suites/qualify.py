@@ -25,6 +25,7 @@ from typing import Any
 
 from zoneproof import cluster, errors
 from zoneproof._util import reaping
+from zoneproof.chaos import catalog
 from zoneproof.cluster import identity, ownership
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
@@ -72,7 +73,7 @@ def repo_root() -> Path:
 
 def experiments(root: Path) -> list[str]:
     """Names of the chaos experiments (chaos/*.yaml stems)."""
-    return sorted(p.stem for p in (root / "chaos").glob("*.yaml"))
+    return catalog.names(root / "chaos")
 
 
 def _check(options: Options, root: Path, backend: Backend) -> None:

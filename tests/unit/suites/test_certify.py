@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from zoneproof import errors
+from zoneproof.chaos import catalog
 from zoneproof.cli import main as cli
 from zoneproof.report import browser, bundle, certification, evidence, summary
 from zoneproof.suites import certify, profile, qualify
@@ -22,6 +23,8 @@ if TYPE_CHECKING:  # the fixtures' types (tests/unit/conftest.py)
 
 SAMPLE = qualify.repo_root() / "certification" / "profile.example.yaml"
 EXPERIMENTS = qualify.experiments(qualify.repo_root())
+#: Skipped in a run of the sample's (host) components, as chaos/conftest.py skips them.
+IN_CLUSTER_ONLY = catalog.in_cluster_only(qualify.repo_root() / "chaos")
 
 
 @pytest.fixture
@@ -34,7 +37,8 @@ def _summary(*, failing: str = "", skipped: str = "", slo_pass: bool = True) -> 
               "duration_s": 1.0},
              {"test": "tests/integration/test_bed.py::test_up", "outcome": "passed", "duration_s": 1.0}]
     for name in EXPERIMENTS:
-        outcome = "failed" if name == failing else "skipped" if name == skipped else "passed"
+        outcome = ("failed" if name == failing else
+                   "skipped" if name == skipped or name in IN_CLUSTER_ONLY else "passed")
         tests.append({"test": f"chaos/test_experiments.py::test_experiment[{name}]",
                       "outcome": outcome, "duration_s": 30.0})
     slos = [{"test": "chaos/test_experiments.py::test_experiment[zone-outage]",
@@ -58,7 +62,7 @@ def _reports(root: Path, summary: dict[str, Any], *, registration: bool = True) 
     (reports / "allure-report" / "index.html").write_text("<html></html>")
     (reports / "summary.json").write_text(json.dumps(summary))
     (reports / "junit.xml").write_text("<testsuites/>")
-    for name in EXPERIMENTS:
+    for name in set(EXPERIMENTS) - IN_CLUSTER_ONLY:
         work = reports / "chaos" / name
         (work / "controller").mkdir(parents=True)
         for file in ("journal.json", "timeline.json", "faults.json", "timeline.png", "timeline.svg"):
@@ -131,6 +135,10 @@ def test_a_passing_run_certifies_and_verifies(monkeypatch: pytest.MonkeyPatch, t
     assert document["components"]["webhook"]["ran"][0]["sha256"] == "ab" * 32
     assert document["zoneproof"]["pins"]["kubernetes"].startswith("v1.")
     assert set(document["experiments"]) == set(EXPERIMENTS)
+    assert IN_CLUSTER_ONLY, "the checkout has in-cluster experiments: this test needs one"
+    for name in IN_CLUSTER_ONLY:  # skipped for host components: not a missing result
+        assert document["experiments"][name]["verdict"] == certification.NOT_APPLICABLE
+        assert "in-cluster" in document["experiments"][name]["outcome"]
     assert document["slos"][0]["threshold"] == 5.0
     verified = certify.verify(done.bundle, keys.public)
     assert verified.verdict == "PASS"

@@ -1,0 +1,41 @@
+"""Which chaos experiments apply to a run: the in-cluster ones only to in-cluster components."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zoneproof.chaos import catalog
+from zoneproof.components.harness.component import Component, Components, InCluster
+from zoneproof.components.harness.registry import Kind
+
+
+@pytest.fixture
+def directory(tmp_path: Path) -> Path:
+    (tmp_path / "zone-outage.yaml").write_text("title: t\ntags: [zoneproof, zone-outage]\n")
+    (tmp_path / "pods-down.yaml").write_text("title: t\ntags: [zoneproof, in-cluster]\n")
+    (tmp_path / "untagged.yaml").write_text("title: t\n")
+    return tmp_path
+
+
+def _in_cluster(kind: Kind) -> Component:
+    return Component(kind, source=InCluster(Path("deploy") / kind.value))
+
+
+@pytest.mark.parametrize(("components", "excluded"), [
+    (Components(), {"pods-down"}),
+    (Components(webhook=_in_cluster(Kind.WEBHOOK)), {"pods-down"}),  # one of two is not enough
+    (Components(_in_cluster(Kind.WEBHOOK), _in_cluster(Kind.CONTROLLER)), set()),
+])
+def test_in_cluster_experiments_apply_only_when_both_components_run_in_the_cluster(
+        directory: Path, components: Components, excluded: set[str]) -> None:
+    assert catalog.names(directory) == ["pods-down", "untagged", "zone-outage"]
+    assert set(catalog.not_applicable(directory, components)) == excluded
+    assert catalog.applicable(directory, components) == sorted(
+        {"pods-down", "untagged", "zone-outage"} - excluded)
+
+
+def test_the_reason_names_what_the_components_run_as(directory: Path) -> None:
+    why = catalog.not_applicable(directory, Components())["pods-down"]
+    assert "in-cluster" in why and "host" in why
