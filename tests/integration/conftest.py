@@ -34,6 +34,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.cluster)
 
 
+#: Runs a command with SIGINT at its default (coreutils env execs it: same pid).
+_INTERRUPTIBLE = ("env", "--default-signal=INT")
+
+
 @dataclass
 class Host:
     """One test's state root, and what zoneproof left under it."""
@@ -61,10 +65,12 @@ class Host:
     def start(self, argv: list[str], log: str, cwd: Path | None = None, *,
               own_group: bool = False) -> subprocess.Popen[bytes]:
         """Start ``argv`` with the test's state root, output to ``<state>/../<log>``;
-        ``own_group``: in a process group of its own (to be signalled as a group)."""
+        ``own_group``: in a process group of its own (to be signalled as a group). SIGINT
+        acts as it does on a command typed in a shell, also when these tests run in the
+        background (``nohup make test &``), whose children would inherit it ignored."""
         sink = (self.state.parent / log).open("wb")
-        return subprocess.Popen(argv, env=self.env(), stdout=sink, stderr=subprocess.STDOUT,
-                                cwd=cwd, start_new_session=own_group)
+        return subprocess.Popen([*_INTERRUPTIBLE, *argv], env=self.env(), stdout=sink,
+                                stderr=subprocess.STDOUT, cwd=cwd, start_new_session=own_group)
 
     def log(self, name: str) -> str:
         """A log written by ``start``."""
