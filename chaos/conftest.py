@@ -87,10 +87,10 @@ def _skip_in_cluster_experiments(s: settings.Settings, items: list[pytest.Item])
     ``in-cluster`` and they do not both run in the cluster) is skipped, saying how to run it."""
     excluded = catalog.not_applicable(Path(__file__).parent, s.components)
     for item in items:
-        if experiment_of(item) in excluded:
+        if (name := experiment_of(item)) in excluded:
             item.add_marker(pytest.mark.skip(
-                reason=f"{experiment_of(item)} takes down the components' own pods: run it with "
-                       f"--zp-backend kind --zp-components {component.IN_CLUSTER}"))
+                reason=f"{name} {excluded[name]}: run it with --zp-backend kind "
+                       f"--zp-components {component.IN_CLUSTER}"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
