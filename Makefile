@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build browser test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify certify down clean
+.PHONY: setup build browser test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify qualify-scale bench-ceiling certify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,18 @@ test-kind-chaos: setup
 # The release gate on the default local backend: build, up, suite, reports, down.
 qualify: build browser
 	$(BIN)/zoneproof qualify
+
+# Heavy runs outside `make test`, each needing the machine to itself: the scale profile
+# (SCALE kwok nodes per zone, SCALE_PODS pods: 300 nodes and 10,000 pods by default) and the
+# bed's ceiling (1,002 nodes and 100,000 pods: the controller's figures and every bed
+# process's memory and CPU at that size).
+SCALE ?= 100
+SCALE_PODS ?= 10000
+qualify-scale: build
+	$(BIN)/zoneproof qualify --scale $(SCALE) --scale-pods $(SCALE_PODS)
+
+bench-ceiling: build
+	$(BIN)/zoneproof bench bed-ceiling --runs 1
 
 # Certify the components a profile names; signs with KEY (a PEM private key).
 PROFILE ?= certification/profile.example.yaml

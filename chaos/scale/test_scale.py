@@ -1,12 +1,13 @@
 """The scale profile: the HA controller under test at a stated size, judged by SLOs.
 
 Runs only when asked (``--zp-scale N``, ``zoneproof qualify --scale N``): a fresh
-kwok-per-zone bed of N nodes in each of 3 zones and 100 pods per zone node (half matching
-the selector), the controller under test leading with client-go's Lease timings, zone a
-down. Judged: ``scale-first-delete`` (p99 of each node's first force-delete after its
-NotReady) and ``scale-zone-completion`` (the zone's last force-delete as a multiple of the
-earliest any controller could finish at the raw parallel delete rate the API server gave,
-measured on the same bed right after). Every other figure goes to the JUnit properties.
+kwok-per-zone bed of N nodes in each of 3 zones and ``--zp-scale-pods`` pods dealt over them
+(default 100 × N; half matching the selector), the controller under test leading with
+client-go's Lease timings, zone a down. Judged: ``scale-first-delete`` (p99 of each node's
+first force-delete after its NotReady) and ``scale-zone-completion`` (the zone's last
+force-delete as a multiple of the earliest any controller could finish at the raw parallel
+delete rate the API server gave, measured on the same bed right after). Every other figure
+goes to the JUnit properties.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def test_zone_outage_at_scale(profile: str, zp_settings: Settings, tmp_path: Pat
         pytest.skip("the scale profile runs only when asked: --zp-scale NODES_PER_ZONE "
                     "(zoneproof qualify --scale N)")
     workdir = zp_settings.report_dir / "chaos" / profile if zp_settings.report_dir else tmp_path
-    pods = scale.PODS_PER_ZONE_NODE * n
+    pods = zp_settings.scale_pods
     record_property("scale bed", f"{3 * n} kwok nodes (3 zones), {pods} pods")
     measured = scale.outage_at_scale(n, pods, print, workdir, controller=zp_settings.controller)
     for name, value in sorted(measured.items()):

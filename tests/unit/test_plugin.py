@@ -44,12 +44,26 @@ def test_etcd_members_are_validated(pytester: pytest.Pytester, value: str, messa
     (("--zp-scale", "0"), "--zp-scale takes a whole number of nodes per zone >= 1"),
     (("--zp-scale", "10", "--zp-backend", "kind"),
      "--zp-scale needs a backend whose beds hold nodes at scale (local), not kind"),
+    (("--zp-scale-pods", "1000"), "--zp-scale-pods sizes the scale profile: pass --zp-scale"),
+    (("--zp-scale", "10", "--zp-scale-pods", "0"),
+     "--zp-scale-pods takes a whole number of pods >= 1, got '0'"),
 ])
 def test_scale_profile_option_is_validated(pytester: pytest.Pytester, args: tuple[str, ...],
                                            message: str) -> None:
     result = pytester.runpytest_subprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+@pytest.mark.parametrize(("args", "pods"), [((), 0), (("--zp-scale", "3"), 300),
+                                            (("--zp-scale", "3", "--zp-scale-pods", "2000"), 2000)])
+def test_scale_profile_pods(pytester: pytest.Pytester, args: tuple[str, ...], pods: int) -> None:
+    pytester.makepyfile(f"""
+        def test_pods(zp_settings):
+            assert zp_settings.scale_pods == {pods}
+    """)
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == 0, result.stdout.str()
 
 
 def test_etcd_members_shape_the_runs_clusters(pytester: pytest.Pytester) -> None:

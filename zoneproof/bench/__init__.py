@@ -12,7 +12,7 @@ from zoneproof.bench.chaos import bench_chaos
 from zoneproof.bench.controller import bench_controller
 from zoneproof.bench.kind import bench_kind
 from zoneproof.bench.nodeagent import bench_node_agent
-from zoneproof.bench.scale import bench_controller_scale, bench_controller_scale_30
+from zoneproof.bench.scale import bench_bed_ceiling, bench_controller_scale, bench_controller_scale_30
 from zoneproof.bench.traffic import bench_traffic_overhead
 from zoneproof.bench.webhook import bench_webhook
 from zoneproof.cluster.interface import Progress
@@ -20,7 +20,8 @@ from zoneproof.cluster.interface import Progress
 __all__ = ["BENCHES", "Bench"]
 
 Bench = Callable[[int, Progress, Path | None], dict[str, dict[str, float]]]
-BENCHES: dict[str, Bench] = {"bed": bench_bed, "chaos": bench_chaos, "controller": bench_controller,
+BENCHES: dict[str, Bench] = {"bed": bench_bed, "bed-ceiling": bench_bed_ceiling,
+                             "chaos": bench_chaos, "controller": bench_controller,
                              "controller-scale": bench_controller_scale,
                              "controller-scale-30": bench_controller_scale_30, "kind": bench_kind,
                              "node-agent": bench_node_agent,

@@ -7,7 +7,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["cpu_by_name", "cpu_seconds", "cpu_used_by_group", "group_of", "rss_mib"]
+__all__ = ["cpu_by_name", "cpu_seconds", "cpu_used_by_group", "group_of", "peak_rss_mib",
+           "rss_mib"]
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -18,12 +19,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
-def rss_mib(pid: int) -> float:
-    """Resident memory of ``pid`` now, MiB (0.0 if unknown)."""
+def _status_mib(pid: int, field: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of ``pid`` now, MiB (0.0 if unknown)."""
+    return _status_mib(pid, "VmRSS")
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The most resident memory ``pid`` has had so far (its high-water mark), MiB."""
+    return _status_mib(pid, "VmHWM")
 
 
 def group_of(name: str) -> str:

@@ -24,6 +24,8 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from kubernetes.client.exceptions import ApiException
+
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.bench import parallel, procstat
@@ -34,7 +36,7 @@ from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 from zoneproof.measure import NodeReadyRecorder, Timeline, pod_deletions, recording
 
-__all__ = ["NAMESPACE", "PODS_PER_ZONE_NODE", "bench_controller_scale",
+__all__ = ["NAMESPACE", "bench_bed_ceiling", "bench_controller_scale",
            "bench_controller_scale_30", "outage_at_scale", "scale_figures", "scale_settings"]
 
 NAMESPACE = "scale"
@@ -43,9 +45,9 @@ _DELETE_TIMEOUT_S = 600.0
 #: this measures reaction, and a loaded 2-core machine must not cost the leader its Lease.
 _SETTINGS = ControllerSettings(namespaces=(NAMESPACE,), lease_duration_s=15,
                                renew_deadline_s=10.0, retry_period_s=2.0)
-PODS_PER_ZONE_NODE = 100
-"""Pods per node of a zone: 100 nodes per zone → 300 nodes, 10,000 pods (~33 per node)."""
 _SYNC_TIMEOUT_S = 180.0
+#: kwok marks pods Running at its own pace: ~100,000 pods take minutes on 2 cores.
+_RUNNING_TIMEOUT_S = 1800.0
 
 
 def scale_figures(not_ready: Mapping[str, dt.datetime],
@@ -107,6 +109,40 @@ def _cost_figures(before: dict[str, float], after: dict[str, float],
     used = {f"outage_cpu_{group}_percent": cpu / seconds * 100
             for group, cpu in procstat.cpu_used_by_group(before, after).items()}
     return {**used, "outage_seconds": seconds, "load_average_1m": os.getloadavg()[0]}
+
+
+def _footprint(bed: LocalCluster) -> dict[str, float]:
+    """What the bed costs at its size: each process's resident memory now and at its peak,
+    MiB, and CPU seconds since it started; the largest etcd member's database file, MiB."""
+    found: dict[str, float] = {}
+    for name, record in bed.records().items():
+        try:
+            found.update({f"rss_mib_{name}": procstat.rss_mib(record.pid),
+                          f"peak_rss_mib_{name}": procstat.peak_rss_mib(record.pid),
+                          f"cpu_seconds_{name}": procstat.cpu_seconds(record.pid)})
+        except OSError:
+            continue  # gone (a kwok the outage stopped)
+    dbs = [p.stat().st_size for p in (bed.paths.root / "etcd").glob("*/member/snap/db")]
+    found["etcd_db_mib"] = max(dbs, default=0) / 2**20
+    return found
+
+
+def _wait_running(c: parallel.Client, count: int, progress: Progress) -> float:
+    """Seconds until kwok has marked every pod of the namespace Running. Each poll asks
+    for one pod not Running (a paginated list stops at the first; ``resource_version="0"``
+    would ignore the limit and send every one)."""
+    start = time.monotonic()
+
+    def running() -> tuple[bool, int]:
+        left = c.core.list_namespaced_pod(NAMESPACE, field_selector="status.phase!=Running",
+                                          limit=1).items
+        return not left, len(left)
+
+    waiting.wait_for(running, what=f"kwok to mark {count} pods Running",
+                     timeout_s=_RUNNING_TIMEOUT_S, interval_s=2.0, ignore=(ApiException,))
+    seconds = time.monotonic() - start
+    progress(f"{count} pods Running {seconds:.1f}s after their creation")
+    return seconds
 
 
 def _pods(nodes: list[str], count: int) -> list[parallel.BarePod]:
@@ -202,21 +238,30 @@ def outage_at_scale(nodes_per_zone: int, count: int, progress: Progress, workdir
     backend = LocalBackend(LocalOptions(kwok_per="zone"))
     spec = ClusterSpec(name=f"zp-scale-{uuid.uuid4().hex[:6]}", nodes_per_zone=nodes_per_zone,
                        timings=Timings(node_monitor_grace_period_s=20, node_lease_duration_s=10))
+    up_started = time.monotonic()
     bed = backend.create(spec, progress=progress)
+    bed_up_s = time.monotonic() - up_started
     c = parallel.Client(bed.kubeconfig)
     try:
         c.core.create_namespace({"metadata": {"name": NAMESPACE}})
         all_nodes = [n for ns in spec.nodes_by_zone().values() for n in ns]
         pods = _pods(all_nodes, count)
         rate, _ = _create(c, pods, progress, "pods")
+        running_s = _wait_running(c, count, progress)
+        at_size = _footprint(bed)
+        progress("at size: " + ", ".join(f"{k}={v:.0f}" for k, v in at_size.items()
+                                          if not k.startswith("peak_")))
         measured, deleted, identity, not_ready = _outage(
             bed, spec, c, pods, progress, workdir=workdir, settings=scale_settings(controller))
+        measured.update({"bed_up_seconds": bed_up_s, "pods_running_seconds": running_s,
+                         **at_size})
         _, uids = _create(c, deleted, progress, "pods again (the ones force-deleted)")
         as_controller = parallel.Client(identity)  # its API priority level, not the admin's
         try:
             raw_s = parallel.force_delete(as_controller, uids)
         finally:
             as_controller.close()
+        measured.update({k: v for k, v in _footprint(bed).items() if k.startswith("peak_")})
         progress(f"raw parallel force delete of {len(uids)} pods as the controller's user: "
                  f"{raw_s:.2f}s ({len(uids) / raw_s:.0f}/s, {as_controller.threads} threads)")
         per_node = collections.Counter(p.node for p in deleted)
@@ -253,3 +298,6 @@ def bench_controller_scale(runs: int, progress: Progress, out: Path | None = Non
 bench_controller_scale_30 = functools.partial(bench_controller_scale, nodes_per_zone=10,
                                               pods=1_000)
 """The same at 30 nodes and 1,000 pods (the same pods per node)."""
+bench_bed_ceiling = functools.partial(bench_controller_scale, nodes_per_zone=334, pods=100_000)
+"""The same at kwok's claim for one machine: 1,002 nodes and 100,000 pods (~100 per node);
+every bed process's memory and CPU at that size (``_footprint``)."""

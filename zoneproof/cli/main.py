@@ -143,8 +143,12 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       "qualification still runs)")
     qual.add_argument("--scale", type=int, default=0, metavar="NODES_PER_ZONE",
                       help="run the scale profile alone instead: the HA controller under test "
-                      "on a bed of its own with this many kwok nodes per zone and 100 pods per "
-                      "zone node, zone a down, judged by the scale-* SLOs")
+                      "on a bed of its own with this many kwok nodes per zone, zone a down, "
+                      "judged by the scale-* SLOs")
+    qual.add_argument("--scale-pods", type=int, default=0, metavar="PODS",
+                      help="pods of the scale profile, dealt evenly over its nodes (default: "
+                      "100 × --scale, e.g. 10,000 on 300 nodes; 1,000 nodes and 100,000 pods: "
+                      "--scale 334 --scale-pods 100000)")
     qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
     qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
                       "(default: reports/ in the checkout)")
@@ -383,7 +387,8 @@ def _run(args: argparse.Namespace) -> int:
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
             reports=args.reports, allow_destructive=args.allow_destructive,
-            components=_components(args), pytest_args=list(args.pytest_args), scale=args.scale)
+            components=_components(args), pytest_args=list(args.pytest_args), scale=args.scale,
+            scale_pods=args.scale_pods)
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         with _opened("qualify"):
             return qualify.qualify(backend, spec, options,

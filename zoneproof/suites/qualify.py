@@ -60,6 +60,8 @@ class Options:
     scale: int = 0
     """Nodes per zone: run the scale profile (``SCALE_SUITE``) alone, on a bed of its own,
     instead of the qualification (0: the qualification)."""
+    scale_pods: int = 0
+    """Pods of the scale profile (0: its default, 100 × ``scale``)."""
 
 
 def repo_root() -> Path:
@@ -90,6 +92,10 @@ def _check(options: Options, root: Path, backend: Backend) -> None:
     if options.scale < 0:
         raise errors.ConfigError(f"--scale takes a number of nodes per zone >= 1, got "
                                  f"{options.scale}")
+    if options.scale_pods < 0 or (options.scale_pods and not options.scale):
+        raise errors.ConfigError(f"--scale-pods takes a number of pods >= 1 and goes with "
+                                 f"--scale NODES_PER_ZONE, got --scale-pods "
+                                 f"{options.scale_pods} --scale {options.scale}")
     if options.scale:
         if options.only or options.skip:
             raise errors.ConfigError("--scale runs the scale profile alone: drop --only/--skip "
@@ -135,7 +141,8 @@ def _markers(backend: Backend) -> str:
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
                  kubeconfig: Path | None) -> list[str]:
-    suites = [SCALE_SUITE, "-n", "0", f"--zp-scale={options.scale}"] if options.scale \
+    sized = [f"--zp-scale-pods={options.scale_pods}"] if options.scale_pods else []
+    suites = [SCALE_SUITE, "-n", "0", f"--zp-scale={options.scale}", *sized] if options.scale \
         else [*SUITES, "-n", str(options.workers)]
     argv = [sys.executable, "-m", "pytest", *suites,
             "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",
@@ -233,8 +240,9 @@ class Run:
 def _scale_profile(backend: Backend, spec: ClusterSpec, options: Options, reports: Path,
                    progress: Progress) -> Run:
     """The scale profile alone: its test makes (and deletes) a bed of its own."""
-    bed = (f"a {backend.name} bed of {options.scale} nodes in each of 3 zones, made by the "
-           "scale profile")
+    pods = f"{options.scale_pods} pods" if options.scale_pods else "its default pods"
+    bed = (f"a {backend.name} bed of {options.scale} nodes in each of 3 zones and {pods}, made "
+           "by the scale profile")
     progress(f"scale profile on {bed}; reports in {reports}")
     code = reaping.run_child(_pytest_argv(backend, spec, reports, options, None),
                              cwd=repo_root())

@@ -11,6 +11,7 @@ from zoneproof.bench.scale import _cost_figures
 def test_own_process_has_cpu_and_memory() -> None:
     assert procstat.cpu_seconds(os.getpid()) > 0
     assert procstat.rss_mib(os.getpid()) > 1
+    assert procstat.peak_rss_mib(os.getpid()) >= procstat.rss_mib(os.getpid())
 
 
 def test_groups() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,21 @@ def test_scale_profile_runs_alone_in_one_process(tmp_path: Path) -> None:
                                 qualify.Options(scale=10), kubeconfig=None)
     assert argv[3:7] == [qualify.SCALE_SUITE, "-n", "0", "--zp-scale=10"]
     assert not set(qualify.SUITES) & set(argv)
+    assert not [a for a in argv if a.startswith("--zp-scale-pods")], "the profile's default"
+    sized = qualify._pytest_argv(cluster.get_backend("local"), ClusterSpec(name="zp"), tmp_path,
+                                 qualify.Options(scale=334, scale_pods=100_000), kubeconfig=None)
+    assert sized[6:8] == ["--zp-scale=334", "--zp-scale-pods=100000"]
+
+
+@pytest.mark.parametrize("options", [qualify.Options(scale_pods=1000),
+                                     qualify.Options(scale=3, scale_pods=-1)])
+def test_scale_pods_go_with_scale(options: qualify.Options, tmp_path: Path) -> None:
+    local = cluster.get_backend("local")
+    with pytest.raises(errors.ConfigError, match="--scale-pods takes a number of pods >= 1 and "
+                                                 "goes with --scale NODES_PER_ZONE"):
+        qualify.qualify(local, ClusterSpec(name="never-made"),
+                        dataclasses.replace(options, reports=tmp_path), kubeconfig=None,
+                        progress=print)
 
 
 def _summary(*outcomes: summary.Outcome) -> summary.Summary:
