@@ -76,7 +76,7 @@ qualify: build browser
 # Heavy runs outside `make test`, each needing the machine to itself: the scale profile
 # (SCALE kwok nodes per zone, SCALE_PODS pods: 300 nodes and 10,000 pods by default) and the
 # bed's ceiling (1,002 nodes and 100,000 pods: the controller's figures and every bed
-# process's memory and CPU at that size).
+# process's memory and CPU at that size; about 90 minutes on 2 cores, most of it the fill).
 SCALE ?= 100
 SCALE_PODS ?= 10000
 qualify-scale: build

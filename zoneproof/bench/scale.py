@@ -116,6 +116,7 @@ def _footprint(bed: LocalCluster) -> dict[str, float]:
     """What the bed costs at its size: each process's resident memory now and at its peak,
     MiB, and CPU seconds since it started; the largest etcd member's database file, MiB."""
     found: dict[str, float] = {}
+    dbs = [0]
     for name, record in bed.records().items():
         try:
             found.update({f"rss_mib_{name}": procstat.rss_mib(record.pid),
@@ -123,8 +124,9 @@ def _footprint(bed: LocalCluster) -> dict[str, float]:
                           f"cpu_seconds_{name}": procstat.cpu_seconds(record.pid)})
         except OSError:
             continue  # gone (a kwok the outage stopped)
-    dbs = [p.stat().st_size for p in (bed.paths.root / "etcd").glob("*/member/snap/db")]
-    found["etcd_db_mib"] = max(dbs, default=0) / 2**20
+        if procstat.group_of(name) == "etcd":
+            dbs.append((bed.paths.etcd_data(name) / "member" / "snap" / "db").stat().st_size)
+    found["etcd_db_mib"] = max(dbs) / 2**20
     return found
 
 
@@ -134,10 +136,10 @@ def _wait_running(c: parallel.Client, count: int, progress: Progress) -> float:
     would ignore the limit and send every one)."""
     start = time.monotonic()
 
-    def running() -> tuple[bool, int]:
+    def running() -> tuple[bool, str]:
         left = c.core.list_namespaced_pod(NAMESPACE, field_selector="status.phase!=Running",
                                           limit=1).items
-        return not left, len(left)
+        return not left, f"{left[0].metadata.name} {left[0].status.phase}" if left else ""
 
     waiting.wait_for(running, what=f"kwok to mark {count} pods Running",
                      timeout_s=_RUNNING_TIMEOUT_S, interval_s=2.0, ignore=(ApiException,))
