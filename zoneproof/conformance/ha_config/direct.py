@@ -29,7 +29,7 @@ import jsonpointer
 import urllib3
 
 from zoneproof.conformance.ha_config import cases, expectations, selection
-from zoneproof.specs.ha_config.payloads import JsonObject
+from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
 __all__ = ["API_VERSIONS", "Answer", "DirectStep", "Poster", "Send", "judge_answer", "review_body",
            "run_steps"]
@@ -41,11 +41,13 @@ _BODY_CHARS = 300
 
 
 def review_body(api_version: str, *, uid: str, kind: str, namespace: str, name: str,
-                operation: str, obj: JsonObject, old: JsonObject | None = None) -> bytes:
-    """An AdmissionReview request as the API server sends it for ``obj``."""
-    group, version, resource = selection.RESOURCES[kind]
+                operation: str, obj: JsonValue, old: JsonValue = None,
+                resource: tuple[str, str, str] | None = None) -> bytes:
+    """An AdmissionReview request as the API server sends it for ``obj`` (``resource``: group,
+    version and resource, given for kinds other than the three the webhook handles)."""
+    group, version, plural = resource or selection.RESOURCES[kind]
     gvk: JsonObject = {"group": group, "version": version, "kind": kind}
-    gvr: JsonObject = {"group": group, "version": version, "resource": resource}
+    gvr: JsonObject = {"group": group, "version": version, "resource": plural}
     request: JsonObject = {
         "uid": uid, "kind": gvk, "resource": gvr, "requestKind": dict(gvk),
         "requestResource": dict(gvr), "name": name, "namespace": namespace,
@@ -152,7 +154,8 @@ def run_steps(case: cases.Case, namespace: str, send: Send, api_version: str) ->
     stored: JsonObject | None = None
     results: list[DirectStep] = []
     for index, step in enumerate(case.steps):
-        old = stored if step.operation == "UPDATE" else None
+        old = step.old_object if step.old_object is not None else \
+            stored if step.operation == "UPDATE" else None
         if step.operation == "CREATE" or stored is None:
             submitted = copy.deepcopy(case.object)
         else:
