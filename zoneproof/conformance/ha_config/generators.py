@@ -28,11 +28,12 @@ import functools
 import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TypeVar
 
 from hypothesis import strategies as st
 
-from zoneproof.conformance.ha_config import differential, direct, model
+from zoneproof.conformance.ha_config import cases, differential, direct, model
 from zoneproof.specs.ha_config import configuration, facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
@@ -52,8 +53,13 @@ __all__ = [
     "draw_namespace",
     "draw_request",
     "draw_settings",
+    "draw_scenario",
+    "draw_world",
+    "draw_world_edit",
     "examples",
     "requests",
+    "sample",
+    "scenarios",
 ]
 
 T = TypeVar("T")
@@ -134,8 +140,11 @@ def _index(size: int) -> st.SearchStrategy[int]:
     return st.integers(0, size - 1)
 
 
-def _pick(draw: st.DrawFn, values: Sequence[T]) -> T:
-    """One of ``values``; shrinks towards the first."""
+def _pick(draw: st.DrawFn, values: Sequence[T], common: int = 0) -> T:
+    """One of ``values``; half of the time one of the first ``common`` (the usual ones);
+    shrinks towards the first."""
+    if common and not _chance(draw, 2):
+        return values[draw(_index(common))]
     return values[draw(_index(len(values)))]
 
 
@@ -144,9 +153,10 @@ def _chance(draw: st.DrawFn, one_in: int) -> bool:
     return draw(_index(one_in)) == one_in - 1
 
 
-def _text(draw: st.DrawFn, table: Sequence[str | None]) -> str | None:
-    """A value of ``table`` (simplest first), now and then free text."""
-    return draw(_ODD_TEXT) if _chance(draw, 8) else _pick(draw, table)
+def _text(draw: st.DrawFn, table: Sequence[str | None], common: int) -> str | None:
+    """A value of ``table`` (simplest first; half of the time one of the first ``common``),
+    now and then free text."""
+    return draw(_ODD_TEXT) if _chance(draw, 10) else _pick(draw, table, common)
 
 
 @functools.cache
@@ -164,6 +174,13 @@ def _put(target: dict[str, str], key: str, value: str | None) -> None:
         target[key] = value
 
 
+def _fresh(obj: JsonObject) -> JsonObject:
+    """``obj`` with no sub-object shared (the tables' entries are reused across draws)."""
+    copied = _json(obj)
+    assert isinstance(copied, dict)
+    return copied
+
+
 def _json(value: JsonValue) -> JsonValue:
     """``value`` as JSON carries it: no sub-object shared between two places."""
     copied: JsonValue = json.loads(json.dumps(value))
@@ -177,10 +194,10 @@ def draw_namespace(draw: st.DrawFn, name: str) -> facts.NamespaceInfo:
     keys as labels and host-spread/replicas as namespace annotations (never read there)."""
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
-    _put(labels, keys.LABEL_CONSIDER, _pick(draw, CONSIDER_VALUES))
-    _put(annotations, keys.ANNOTATION_FAILURE_TOLERANCE_TYPE, _text(draw, FTT_VALUES))
-    _put(annotations, keys.ANNOTATION_ZONES, _text(draw, ZONES_VALUES))
-    _put(annotations, keys.ANNOTATION_ZONE_PINNING, _text(draw, BOOL_TEXTS))
+    _put(labels, keys.LABEL_CONSIDER, _pick(draw, CONSIDER_VALUES, 1))
+    _put(annotations, keys.ANNOTATION_FAILURE_TOLERANCE_TYPE, _text(draw, FTT_VALUES, 4))
+    _put(annotations, keys.ANNOTATION_ZONES, _text(draw, ZONES_VALUES, 5))
+    _put(annotations, keys.ANNOTATION_ZONE_PINNING, _text(draw, BOOL_TEXTS, 3))
     if _chance(draw, 3):
         _put(labels, keys.ANNOTATION_FAILURE_TOLERANCE_TYPE, _pick(draw, _valid_label(FTT_VALUES)))
         _put(labels, keys.ANNOTATION_ZONES, _pick(draw, (None, "z1", "z2", "zone-a")))
@@ -221,14 +238,14 @@ def draw_facts(draw: st.DrawFn, namespace: str = "team") -> model.Facts:
 def _object_meta(draw: st.DrawFn, name: str, *, api_valid: bool, workload: bool) -> JsonObject:
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
-    _put(labels, keys.LABEL_TYPE, _pick(draw, _valid_label(TYPE_VALUES) if api_valid else TYPE_VALUES))
+    _put(labels, keys.LABEL_TYPE, _pick(draw, _valid_label(TYPE_VALUES) if api_valid else TYPE_VALUES, 3))
     if _chance(draw, 5):
         labels[keys.LABEL_SKIP] = _pick(draw, ("true", "false", ""))
     if _chance(draw, 2):
         labels["team"] = _pick(draw, _LABEL_VALUES)
-    _put(annotations, keys.ANNOTATION_REPLICAS, _text(draw, REPLICAS_ANNOTATIONS))
+    _put(annotations, keys.ANNOTATION_REPLICAS, _text(draw, REPLICAS_ANNOTATIONS, 1))
     if workload:
-        _put(annotations, keys.ANNOTATION_HOST_SPREAD, _text(draw, BOOL_TEXTS))
+        _put(annotations, keys.ANNOTATION_HOST_SPREAD, _text(draw, BOOL_TEXTS, 2))
     meta: JsonObject = {"name": name}
     if labels or _chance(draw, 2):
         meta["labels"] = dict(labels)
@@ -337,7 +354,7 @@ def draw_workload(draw: st.DrawFn, kind: str, name: str, *, api_valid: bool = Fa
     if tolerations:
         pod["tolerations"] = tolerations
     spec: JsonObject = {"template": {"metadata": template_meta, "spec": pod}}
-    replicas = _pick(draw, _REPLICAS if api_valid else _DIRECT_REPLICAS)
+    replicas = _pick(draw, _REPLICAS if api_valid else _DIRECT_REPLICAS, 4)
     if replicas is not None:
         spec["replicas"] = replicas
     if api_valid or not _chance(draw, 12):
@@ -346,7 +363,7 @@ def draw_workload(draw: st.DrawFn, kind: str, name: str, *, api_valid: bool = Fa
         spec["serviceName"] = name
     elif api_valid:
         spec["paused"] = True  # no ReplicaSets or Pods from the objects a run stores
-    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec}
+    return _fresh({"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec})
 
 
 def draw_hpa(draw: st.DrawFn, name: str, *, api_valid: bool = False) -> JsonObject:
@@ -360,7 +377,8 @@ def draw_hpa(draw: st.DrawFn, name: str, *, api_valid: bool = False) -> JsonObje
         draw, ("Deployment", "StatefulSet")), "name": _pick(draw, NAMES)}, "maxReplicas": high}
     if low is not None:
         spec["minReplicas"] = low
-    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": meta, "spec": spec}
+    return _fresh({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": meta,
+                   "spec": spec})
 
 
 def _undecodable(draw: st.DrawFn, obj: JsonObject) -> JsonValue:
@@ -423,3 +441,138 @@ def examples(draw: st.DrawFn, worlds: Sequence[model.Facts] | None = None, *,
     name = facts_.namespace.name if facts_.namespace else "team"
     return differential.Example(draw_request(draw, name, api_valid=api_valid), facts_,
                                 _pick(draw, direct.API_VERSIONS))
+
+
+# --- scenarios: a stored object while the facts change ----------------------------------------
+
+_PATCHABLE: tuple[tuple[str, ...], ...] = (
+    ("metadata", "labels"), ("metadata", "annotations"), ("spec", "replicas"),
+    ("spec", "template", "spec", "affinity"), ("spec", "template", "spec", "topologySpreadConstraints"),
+    ("spec", "template", "spec", "tolerations"), ("spec", "minReplicas"), ("spec", "maxReplicas"))
+
+
+def _merge_patch(draw: st.DrawFn, kind: str, name: str) -> JsonObject:
+    """A JSON merge patch setting some fields to those of another object of the kind (an
+    absent field removed with null; lists replaced whole, maps merged)."""
+    other = draw_hpa(draw, name, api_valid=True) if kind == "HorizontalPodAutoscaler" else \
+        draw_workload(draw, kind, name, api_valid=True)
+    paths = [p for p in _PATCHABLE if (p[-1] in ("minReplicas", "maxReplicas"))
+             == (kind == "HorizontalPodAutoscaler")]
+    patch: JsonObject = {}
+    for path in sorted({_pick(draw, paths) for _ in range(1 + draw(_index(3)))}):
+        node: JsonValue = other
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        target = patch
+        for key in path[:-1]:
+            child = target.setdefault(key, {})
+            assert isinstance(child, dict)
+            target = child
+        target[path[-1]] = node
+    return patch
+
+
+def _annotation_change(draw: st.DrawFn) -> dict[str, str | None]:
+    """New values (None: removed) for some of the namespace's annotations (§2)."""
+    tables: tuple[tuple[str, tuple[str | None, ...]], ...] = (
+        (keys.ANNOTATION_FAILURE_TOLERANCE_TYPE, FTT_VALUES), (keys.ANNOTATION_ZONES, ZONES_VALUES),
+        (keys.ANNOTATION_ZONE_PINNING, BOOL_TEXTS))
+    chosen = {_pick(draw, range(len(tables))) for _ in range(1 + draw(_index(3)))}
+    return {tables[i][0]: _pick(draw, tables[i][1]) for i in sorted(chosen)}
+
+
+def draw_scenario(draw: st.DrawFn, *, case_id: str = "generated", node_steps: bool = False,
+                  settings_: bool = False) -> cases.Case:
+    """A case without expectations: an object CREATEd through the API server, then UPDATEs
+    while the facts change: namespace annotations edited, HPAs created, retargeted and
+    deleted, and (``node_steps``) the Node count crossing 1 with or without a webhook restart
+    (§11). ``casegen.with_expectations`` fills the expectations in from the model."""
+    kind = _pick(draw, ("Deployment", "StatefulSet", "HorizontalPodAutoscaler"))
+    name = _pick(draw, NAMES)
+    obj = draw_hpa(draw, name, api_valid=True) if kind == "HorizontalPodAutoscaler" else \
+        draw_workload(draw, kind, name, api_valid=True)
+    namespace = draw_namespace(draw, f"hac-{case_id}")
+    hpas = [h for h in draw_hpas(draw, 2) if h.target_kind and h.target_name]
+    nodes = _pick(draw, (1, 3) if node_steps else (3,))
+    steps: list[cases.Step] = [cases.Step("CREATE", None, None, cases.Expectation())]
+    names = [h.name for h in hpas]
+    for index in range(1 + draw(_index(5))):
+        choice = _pick(draw, ("update", "annotate", "put_hpa", "delete_hpa", "nodes") if node_steps
+                       else ("update", "annotate", "put_hpa", "delete_hpa"))
+        if choice == "annotate":
+            steps.append(cases.Step(None, None, None, cases.Expectation(), annotate=_annotation_change(draw)))
+        elif choice == "put_hpa":
+            target = _pick(draw, names) if names and _chance(draw, 2) else f"hpa-new-{index}"
+            exact = not _chance(draw, 3)
+            hpa = facts.HpaInfo(target, "apps/v1" if exact else _pick(draw, _TARGET_VERSIONS),
+                                kind if exact and kind != "HorizontalPodAutoscaler" else
+                                _pick(draw, ("Deployment", "StatefulSet")),
+                                name if exact else _pick(draw, (*NAMES, "other")), _pick(draw, HPA_MAXIMA))
+            names = [*dict.fromkeys([*names, target])]
+            steps.append(cases.Step(None, None, None, cases.Expectation(), put_hpa=hpa))
+        elif choice == "delete_hpa" and names:
+            gone = _pick(draw, names)
+            names = [n for n in names if n != gone]
+            steps.append(cases.Step(None, None, None, cases.Expectation(), delete_hpa=gone))
+        elif choice == "nodes" and kind != "HorizontalPodAutoscaler":
+            nodes = 3 if nodes == 1 else 1
+            steps.append(cases.Step(None, None, nodes, cases.Expectation(), restart=_chance(draw, 3)))
+        else:
+            steps.append(cases.Step("UPDATE", _merge_patch(draw, kind, name), None, cases.Expectation()))
+    settings = draw_settings(draw) if settings_ else configuration.Settings()
+    return cases.Case(
+        id=case_id, description="generated scenario", spec="§4–§11 (generated; expectations from the model)",
+        namespace=namespace, cluster=cases.ClusterShape(_first_nodes(steps, nodes)),
+        hpas=tuple(hpas), settings=settings, object=obj, steps=tuple(steps), path=Path(f"{case_id}.yaml"))
+
+
+def _first_nodes(steps: Sequence[cases.Step], last: int) -> int:
+    """The Node count before the first ``nodes`` step (counts alternate between 1 and 3)."""
+    flips = sum(step.nodes is not None for step in steps)
+    return last if flips % 2 == 0 else (1 if last == 3 else 3)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, *, node_steps: bool = False, settings_: bool = False) -> cases.Case:
+    """Strategy: ``draw_scenario``."""
+    return draw_scenario(draw, node_steps=node_steps, settings_=settings_)
+
+
+# --- worlds: facts made real in a cluster -------------------------------------------------------
+
+def draw_world(draw: st.DrawFn) -> tuple[facts.NamespaceInfo, tuple[facts.HpaInfo, ...]]:
+    """A namespace (its name is the cluster's to give) and its HPAs."""
+    return draw_namespace(draw, "world"), draw_hpas(draw)
+
+
+def draw_world_edit(draw: st.DrawFn, current: model.Facts
+                    ) -> tuple[dict[str, str | None], tuple[facts.HpaInfo, ...], tuple[str, ...]]:
+    """A change of a world: annotations set or removed, HPAs created or retargeted or resized
+    (``put``), HPAs deleted."""
+    names = [h.name for h in current.hpas if h.name != "zoneproof-sync"]
+    deleted = tuple(sorted({_pick(draw, names) for _ in range(draw(_index(2)))})) if names else ()
+    put = [h for h in draw_hpas(draw, 2, prefix="hpa-new")]
+    for hpa in draw_hpas(draw, 2):
+        if names and _chance(draw, 2):  # an existing HPA retargeted or resized
+            put.append(facts.HpaInfo(_pick(draw, names), hpa.target_api_version, hpa.target_kind,
+                                     hpa.target_name, hpa.max_replicas))
+    kept = tuple(h for h in put if h.name not in deleted)
+    return _annotation_change(draw), tuple({h.name: h for h in kept}.values()), deleted
+
+
+def sample(strategy: st.SearchStrategy[T], count: int, seed: int) -> list[T]:
+    """``count`` values of ``strategy`` drawn with ``seed`` (the same seed, the same values)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as seeded
+
+    found: list[T] = []
+
+    @settings(max_examples=count, phases=(Phase.generate,), database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @seeded(seed)
+    @given(strategy)
+    def collect(value: T) -> None:
+        found.append(value)
+
+    collect()
+    return found[:count]

@@ -6,8 +6,7 @@ every outcome the spec allows: the resulting object, a denial with its code, rea
 message, or "allowed, unexpected resource". Usually one; more where the spec leaves a
 choice open (several HPAs target the object with different maxima: "the first in list
 order wins, and that order is unspecified" §4 step 3; a replicas annotation beyond int32,
-which Go truncates and another language might not; a StatefulSet without ``spec.selector``
-and at most one replica, whose panic §8 states only inside the ``r > 1`` branch).
+which Go truncates and another language might not).
 
 Every decision cites its section (``Outcome.notes``: field → why). The model is written
 from the spec alone: it imports nothing of the reference implementation (import-linter
@@ -374,8 +373,8 @@ def _spread(obj: JsonObject, kind: str, ns: _Namespace, scaling: _Scaling, multi
     """§8: the hostname/zone constraints merged into the pod template; why."""
     replicas = _count(obj, "spec", "replicas")
     existing = _items(obj, *_POD, "topologySpreadConstraints")
-    if kind == "StatefulSet" and _at(obj, "spec", "selector") is None and replicas > 1:
-        raise _Panic
+    if kind == "StatefulSet" and _at(obj, "spec", "selector") is None:
+        raise _Panic  # §8 "a StatefulSet without spec.selector makes the real handler panic"
     if replicas <= 1:
         why = f"§8: replicas {replicas} <= 1: existing constraints left exactly as they are"
         constraints = existing
@@ -504,9 +503,6 @@ def _workload(request: Request, ns: _Namespace, scaling: _Scaling, multi_node: b
             continue
         notes["tolerations"] = _tolerate(obj, settings)
         outcomes.append(Outcome(True, obj=obj, rule="§4 step 8: allowed", notes=notes))
-        if request.kind == "StatefulSet" and _at(obj, "spec", "selector") is None:
-            outcomes.append(_errored("§8/§10: a StatefulSet without spec.selector may panic at any "
-                                     "replicas (the spec states it for r > 1)", r"panic: .* \[recovered\]"))
     return outcomes
 
 

@@ -10,25 +10,20 @@ it with ``expectations.check_expectation``. A review case (``via: review``) is p
 implementation's own AdmissionReview handler instead, in each AdmissionReview version
 (``direct``), exactly as the live runner posts it over HTTPS.
 
-Two implementations run here: a variant of the reference (``Reference``: its handler, its
-JSON Patch applied as the API server applies it, its companion, its registration) and the
-executable specification (``MODEL``: ``model.admit``, ``model.companion_due`` and
-``companion_targets``, the spec's registration), so that the hand cases check the model
-too and the model's runs become cases (``casegen``).
+The executable specification runs here as ``MODEL`` (``model.admit``,
+``model.companion_due`` and ``companion_targets``, the spec's registration): the hand cases
+check the model, and the model's runs become cases (``casegen``). The reference webhook
+and its variants run here through ``reference.Reference`` (unit tests and in-process
+mutant figures; nothing a run judges a component by imports it).
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import itertools
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from zoneproof.components.reference import _variants
-from zoneproof.components.reference.ha_config import companion, mutation, patches, review, variants
-from zoneproof.components.reference.ha_config.variants import REFERENCE, Variant
 from zoneproof.conformance.ha_config import (
     cases,
     differential,
@@ -38,11 +33,11 @@ from zoneproof.conformance.ha_config import (
     selection,
     validation,
 )
-from zoneproof.specs.ha_config import facts, keys
+from zoneproof.specs.ha_config import facts
 from zoneproof.specs.ha_config import registration as config
-from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue, PatchOp
+from zoneproof.specs.ha_config.payloads import JsonObject
 
-__all__ = ["MODEL", "CaseResult", "Implementation", "Reference", "Reply", "StepResult", "run_case"]
+__all__ = ["MODEL", "CaseResult", "Implementation", "Reply", "StepResult", "Tracker", "run_case"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,62 +79,6 @@ class Implementation(Protocol):
 
     def retriggers(self, stored: model.StoredObject, node_count: int) -> bool:
         """Does an acting companion patch ``stored``?"""
-
-
-def _static(cluster: model.Facts, namespace: str) -> facts.StaticFacts:
-    ns = cluster.namespace
-    return facts.StaticFacts(namespaces={ns.name: ns} if ns else {}, hpa_list={namespace: cluster.hpas},
-                             nodes=cluster.nodes)
-
-
-class Reference:
-    """A variant of the reference webhook, run in-process."""
-
-    def __init__(self, variant: Variant = REFERENCE) -> None:
-        self.variant = variant
-        self.name = variant.name
-        self.webhooks = config.render_webhooks(ca_bundle=b"in-process", url="https://in-process",
-                                               selection=variants.selection(variant))
-        self.forgets_deleted_hpas = variant.behaviour.hpa_cache_deletes
-        self._uids = itertools.count(1)
-
-    def admit(self, request: model.Request, cluster: model.Facts) -> Reply:
-        """``mutation.admit``, its JSON Patch applied as kube-apiserver applies it."""
-        verdict = mutation.admit(
-            mutation.Request(uid=f"in-process-{next(self._uids)}", group=request.group,
-                             version=request.version, kind=request.kind, namespace=request.namespace,
-                             name=request.name, operation=request.operation, obj=request.obj,
-                             old=request.old),
-            _static(cluster, request.namespace), settings=cluster.settings,
-            behaviour=self.variant.behaviour)
-        if not verdict.allowed:
-            return Reply(False, verdict.code, verdict.message, None)
-        assert isinstance(request.obj, dict)
-        return Reply(True, verdict.code, verdict.message, _apply_as_api_server(request.obj, verdict.patch))
-
-    def review(self, body: bytes, cluster: model.Facts) -> tuple[int, bytes]:
-        """``review.answer_review``."""
-        namespace = cluster.namespace.name if cluster.namespace else ""
-        answer = review.answer_review(body, _static(cluster, namespace), settings=cluster.settings,
-                                      behaviour=self.variant.behaviour)
-        return answer.status, answer.body
-
-    def tracker(self) -> Tracker:
-        """``companion.MultiNodeTracker``."""
-        return companion.MultiNodeTracker(at_start=self.variant.behaviour.companion_at_start)
-
-    def retriggers(self, stored: model.StoredObject, node_count: int) -> bool:
-        """What ``companion.Companion.reconcile`` patches."""
-        if not self.variant.behaviour.companion:
-            return False
-        considered = stored.namespace_labels.get(keys.LABEL_CONSIDER) == "true"
-        if not considered or keys.LABEL_SKIP in _labels(stored.obj):
-            return False
-        constraints = expectations.normalise(stored.obj)
-        for key in ("spec", "template", "spec", "topologySpreadConstraints"):
-            constraints = constraints.get(key) if isinstance(constraints, dict) else None
-        return companion.needs_retrigger(companion.hostname_policies(
-            constraints if isinstance(constraints, list) else []), node_count > 1)
 
 
 class _ModelTracker:
@@ -284,22 +223,6 @@ class _World:
         self.cluster = dataclasses.replace(self.cluster, namespace=annotated)
 
 
-def _apply_as_api_server(obj: JsonObject, ops: Sequence[PatchOp]) -> JsonObject:
-    """Apply a webhook's patch as kube-apiserver does (evanphx/json-patch v4): RFC 6902, except
-    that ``replace`` of an absent member of an existing object adds it."""
-    result: JsonValue = obj
-    for op in ops:
-        try:
-            result = patches.apply(result, [op])
-        except patches.PatchError:
-            if op["op"] != "replace":
-                raise
-            added: PatchOp = {"op": "add", "path": op["path"], "value": op.get("value")}
-            result = patches.apply(result, [added])
-    assert isinstance(result, dict)
-    return result
-
-
 def _companion_acts(world: _World, nodes: int) -> bool:
     """Would the §11 controller patch the stored object after the Node count became ``nodes``?"""
     due = world.tracker.observe(nodes)
@@ -355,9 +278,8 @@ def _run_review_case(case: cases.Case, implementation: Implementation) -> CaseRe
     return CaseResult(case.id, implementation.name, tuple(steps))
 
 
-def run_case(case: cases.Case, variant: Variant | Implementation = REFERENCE) -> CaseResult:
-    """Run every step of ``case`` against a reference ``variant`` or another implementation."""
-    implementation = Reference(variant) if isinstance(variant, _variants.Variant) else variant
+def run_case(case: cases.Case, implementation: Implementation = MODEL) -> CaseResult:
+    """Run every step of ``case`` against ``implementation``."""
     if case.direct:
         return _run_review_case(case, implementation)
     world = _World(case, implementation, _facts(case), implementation.tracker())
