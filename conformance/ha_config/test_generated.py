@@ -77,10 +77,9 @@ def run(zp_seed: int, report_dir: Path | None, tmp_path: Path,
         if phase.failure is not None and phase.failure.case_file is not None:
             allure.attach.file(str(phase.failure.case_file), name=f"case {phase.failure.case_file.name}",
                                attachment_type=allure.attachment_type.YAML)
-    print("\n".join([f"seed {report.seed}", *report.lines()]))
     if report.failures:
-        pytest.fail(f"seed {report.seed} (replay: {current.replay}):\n" + "\n\n".join(report.failures),
-                    pytrace=False)
+        pytest.fail("\n".join([f"seed {report.seed} (replay: {current.replay})", *report.lines(), "",
+                               "\n\n".join(report.failures)]), pytrace=False)
 
 
 def _designs(seed: int, count: int) -> list[worlds.Design]:

@@ -23,11 +23,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from zoneproof.conformance.ha_config import model
+from zoneproof.conformance.ha_config import model, selection
 from zoneproof.specs.ha_config import facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["PROBES", "SYNC_HPA", "SYNC_NAME", "SYNC_PROBE", "Pending", "Post", "answer_of", "created",
+__all__ = ["PROBES", "SYNC_HPA", "SYNC_NAME", "SYNC_PROBE", "Pending", "Post", "answer_of", "called",
+           "created",
            "facts_changed", "hpas_changed", "probe_request", "sees_sync_hpa", "wait"]
 
 Post = Callable[[str, JsonObject], JsonValue]
@@ -138,22 +139,33 @@ def _name(probe: JsonObject) -> str:
     return str(meta.get("name")) if isinstance(meta, dict) else "?"
 
 
-def created(namespace: str) -> Pending:
-    """A namespace just created: reflected once the sync probe is answered."""
-    return Pending(namespace, "the new namespace", [SYNC_PROBE], lambda _probe, seen: seen is not None)
+def called(labels: Mapping[str, str], namespace: str) -> bool:
+    """Does the API server call the webhook for a probe in a namespace with ``labels`` (§3)?
+    Through the API server nothing shows where it does not: no change needs awaiting there."""
+    call = selection.Call("apps", "v1", "deployments", "CREATE", namespace, labels, {})
+    return model.selected(call)
 
 
-def hpas_changed(namespace: str, sync_present: bool) -> Pending:
+def created(namespace: str, *, shows: bool = True) -> Pending:
+    """A namespace just created: reflected once the sync probe is answered (``shows``: the
+    webhook is asked for it at all)."""
+    return Pending(namespace, "the new namespace", [SYNC_PROBE] if shows else [],
+                   lambda _probe, seen: seen is not None)
+
+
+def hpas_changed(namespace: str, sync_present: bool, *, shows: bool = True) -> Pending:
     """HPAs changed, then the sync HPA created (``sync_present``) or deleted last."""
     state = "created" if sync_present else "deleted"
-    return Pending(namespace, f"its HPA changes (sync HPA {SYNC_NAME} {state} last)", [SYNC_PROBE],
+    return Pending(namespace, f"its HPA changes (sync HPA {SYNC_NAME} {state} last)",
+                   [SYNC_PROBE] if shows else [],
                    lambda _probe, seen: seen is not None and sees_sync_hpa(seen) == sync_present)
 
 
-def facts_changed(namespace: str, old: model.Facts, new: model.Facts, before: Post, *, what: str) -> Pending:
+def facts_changed(namespace: str, old: model.Facts, new: model.Facts, before: Post, *, what: str,
+                  shows: bool = True) -> Pending:
     """The namespace's annotations or the Node count changed from ``old`` to ``new``; call it
     before making the change (``before`` posts the probes the model says tell them apart)."""
-    probes = [p for p in PROBES if _expected(old, p) != _expected(new, p)]
+    probes = [p for p in PROBES if _expected(old, p) != _expected(new, p)] if shows else []
     earlier = {json.dumps(p, sort_keys=True): before(namespace, p) for p in probes}
 
     def check(probe: JsonObject, seen: JsonValue) -> bool:

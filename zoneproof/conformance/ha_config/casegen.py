@@ -163,12 +163,15 @@ def review_case(example: differential.Example, *, description: str, prefix: str 
 def with_expectations(case: cases.Case) -> tuple[cases.Case, bool]:
     """``case`` with every step's expectation from the model's run; False when the case
     cannot judge a component: the spec leaves some step's answer open (several allowed
-    outcomes), or a step after the first finds nothing stored (the CREATE was refused)."""
+    outcomes), or a step after the CREATE finds nothing stored (the CREATE was refused)."""
     result = simulation.run_case(case, simulation.MODEL)
     steps = []
     settled = True
+    stored_before = False
     for step, ran in zip(case.steps, result.steps, strict=True):
         settled &= ran.reply is None or ran.reply.alternatives == 1
+        settled &= stored_before or step.operation == "CREATE"
+        stored_before |= ran.stored is not None
         if ran.denial is not None:
             raw: dict[str, JsonValue] = {"denied": ran.denial, "code": ran.code}
         elif ran.stored is None:

@@ -16,7 +16,6 @@ judge's own unit tests, and model runs of review cases).
 from __future__ import annotations
 
 import base64
-import binascii
 import copy
 import json
 import re
@@ -25,7 +24,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import jsonpatch
-import jsonpointer
 
 from zoneproof.conformance.ha_config import direct, expectations, model
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
@@ -187,30 +185,10 @@ def compare_objects(expected: JsonObject, observed: JsonObject, outcome: model.O
 
 
 def _envelope(example: Example, status: int, body: bytes) -> tuple[JsonObject | None, list[Difference]]:
-    """The ``response`` of a well-formed answer, and what is wrong with the envelope."""
-    envelope = "§15 responses"
-    if status != 200:
-        return None, [Difference("HTTP status", "200 with an AdmissionReview", f"{status}: "
-                                 f"{body[:_SHOWN].decode(errors='replace')}", envelope)]
-    try:
-        review = json.loads(body)
-    except ValueError:
-        review = None
-    response = review.get("response") if isinstance(review, dict) else None
-    if not isinstance(review, dict) or not isinstance(response, dict):
-        return None, [Difference("body", "an AdmissionReview with a response",
-                                 body[:_SHOWN].decode(errors="replace"), envelope)]
-    found = []
-    if (review.get("apiVersion"), review.get("kind")) != (example.api_version, "AdmissionReview"):
-        found.append(Difference("apiVersion/kind", f"{example.api_version} AdmissionReview (the version "
-                                "asked)", f"{review.get('apiVersion')} {review.get('kind')}", envelope))
-    if response.get("uid") != example.uid:
-        found.append(Difference("response.uid", f"{example.uid!r} (request.uid echoed)",
-                                repr(response.get("uid")), envelope))
-    if not isinstance(response.get("allowed"), bool):
-        found.append(Difference("response.allowed", "true or false", repr(response.get("allowed")), envelope))
-        return None, found
-    return response, found
+    """The ``response`` of a well-formed answer, and what is wrong with the envelope (§15)."""
+    response, failures = direct.parse_answer(example.api_version, example.uid, status, body)
+    return response, [Difference("the AdmissionReview answer", "HTTP 200, the version asked, uid echoed, "
+                                 "allowed a boolean", failure, "§15 responses") for failure in failures]
 
 
 def _status_differences(response: JsonObject, outcome: model.Outcome) -> list[Difference]:
@@ -236,31 +214,23 @@ def _status_differences(response: JsonObject, outcome: model.Outcome) -> list[Di
 
 def _patched(response: JsonObject, submitted: JsonValue) -> tuple[JsonObject | None, list[Difference]]:
     """The submitted object with the answer's patch applied strictly (RFC 6902)."""
-    patch, patch_type = response.get("patch"), response.get("patchType")
     rule = "§4 step 8, §10, §15: a JSONPatch (RFC 6902) from the request object"
-    if patch is None:
-        if patch_type is not None:
-            return None, [Difference("response.patchType", "absent without a patch", repr(patch_type), rule)]
-        return copy.deepcopy(submitted) if isinstance(submitted, dict) else None, []
-    if patch_type != "JSONPatch":
-        return None, [Difference("response.patchType", "JSONPatch", repr(patch_type), rule)]
+    patched, problem = direct.apply_patch(response, submitted)
+    if problem is None and response.get("patch") is not None and _operations(response) == []:
+        return None, [Difference("response.patch", "no patch when nothing changes (§4 step 8)",
+                                 "an empty JSON Patch", rule)]
+    if problem is not None:
+        return None, [Difference("response.patch", "a JSONPatch applying to the submitted object", problem,
+                                 rule)]
+    return patched, []
+
+
+def _operations(response: JsonObject) -> JsonValue:
     try:
-        ops = json.loads(base64.b64decode(str(patch), validate=True))
-    except (binascii.Error, ValueError) as exc:
-        return None, [Difference("response.patch", "base64 of a JSON Patch", f"{exc}", rule)]
-    if not isinstance(ops, list):
-        return None, [Difference("response.patch", "a list of operations", _shown(ops), rule)]
-    if not ops:
-        return None, [Difference("response.patch", "no patch when nothing changes (§4 step 8)", "[]", rule)]
-    try:
-        result = jsonpatch.apply_patch(submitted, ops)
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError) as exc:
-        return None, [Difference("response.patch", "operations that apply to the submitted object under "
-                                 "RFC 6902 (a path that may be absent is written with add, never replace)",
-                                 f"{exc}: {_shown(ops)}", rule)]
-    if not isinstance(result, dict):
-        return None, [Difference("response.patch", "an object", _shown(result), rule)]
-    return result, []
+        ops: JsonValue = json.loads(base64.b64decode(str(response.get("patch"))))
+    except ValueError:
+        return None
+    return ops
 
 
 def _against(response: JsonObject, outcome: model.Outcome, submitted: JsonValue

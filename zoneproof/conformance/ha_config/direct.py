@@ -31,8 +31,8 @@ import urllib3
 from zoneproof.conformance.ha_config import cases, expectations, selection
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["API_VERSIONS", "Answer", "DirectStep", "Poster", "Send", "judge_answer", "review_body",
-           "run_steps"]
+__all__ = ["API_VERSIONS", "Answer", "DirectStep", "Poster", "Send", "apply_patch", "judge_answer",
+           "parse_answer", "review_body", "run_steps"]
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 Send = Callable[[bytes], tuple[int, bytes]]
@@ -73,20 +73,19 @@ def _shown(body: bytes) -> str:
     return body[:_BODY_CHARS].decode(errors="replace")
 
 
-def judge_answer(api_version: str, uid: str, submitted: JsonObject, status: int,
-                 body: bytes) -> Answer:
-    """Check one answer (spec §10, §15) and apply its patch strictly to ``submitted``."""
+def parse_answer(api_version: str, uid: str, status: int, body: bytes) -> tuple[JsonObject | None, list[str]]:
+    """The ``response`` of an answer (None: no usable one) and what is wrong with its envelope:
+    HTTP 200, an AdmissionReview of the version asked, ``response.uid`` echoed, ``allowed`` a
+    boolean (spec §15)."""
     if status != 200:
-        return Answer(None, None, None, (f"HTTP {status} (expected 200 with an AdmissionReview): "
-                                         f"{_shown(body)}",))
+        return None, [f"HTTP {status} (expected 200 with an AdmissionReview): {_shown(body)}"]
     try:
         review = json.loads(body)
     except ValueError:
         review = None
     response = review.get("response") if isinstance(review, dict) else None
     if not isinstance(review, dict) or not isinstance(response, dict):
-        return Answer(None, None, None, (f"the answer is no AdmissionReview with a response: "
-                                         f"{_shown(body)}",))
+        return None, [f"the answer is no AdmissionReview with a response: {_shown(body)}"]
     failures = []
     if (review.get("apiVersion"), review.get("kind")) != (api_version, "AdmissionReview"):
         failures.append(f"a {api_version} review was answered as apiVersion "
@@ -96,24 +95,34 @@ def judge_answer(api_version: str, uid: str, submitted: JsonObject, status: int,
         failures.append(f"response.uid {response.get('uid')!r} does not echo request.uid {uid!r}")
     allowed = response.get("allowed")
     if not isinstance(allowed, bool):
-        return Answer(None, None, None, (*failures, f"response.allowed is {allowed!r}, not a boolean"))
-    if not allowed:
+        return None, [*failures, f"response.allowed is {allowed!r}, not a boolean"]
+    return response, failures
+
+
+def judge_answer(api_version: str, uid: str, submitted: JsonObject, status: int,
+                 body: bytes) -> Answer:
+    """Check one answer (spec §10, §15) and apply its patch strictly to ``submitted``."""
+    response, failures = parse_answer(api_version, uid, status, body)
+    if response is None:
+        return Answer(None, None, None, tuple(failures))
+    if not response["allowed"]:
         status_of = response.get("status")
         status_of = status_of if isinstance(status_of, dict) else {}
         code = status_of.get("code")
         return Answer(None, str(status_of.get("message", "")),
                       code if isinstance(code, int) else None, tuple(failures))
-    patched, problem = _apply(response, submitted)
+    patched, problem = apply_patch(response, submitted)
     return Answer(patched, None, None, (*failures, *([problem] if problem else [])))
 
 
-def _apply(response: JsonObject, submitted: JsonObject) -> tuple[JsonObject | None, str | None]:
-    """(the patched object, None) or (None, what is wrong with the patch)."""
+def apply_patch(response: JsonObject, submitted: JsonValue) -> tuple[JsonObject | None, str | None]:
+    """(the submitted object with the answer's patch applied strictly under RFC 6902, None) or
+    (None, what is wrong with the patch)."""
     patch, patch_type = response.get("patch"), response.get("patchType")
     if patch is None:
         if patch_type is not None:
             return None, f"patchType {patch_type!r} without a patch"
-        return copy.deepcopy(submitted), None
+        return (copy.deepcopy(submitted), None) if isinstance(submitted, dict) else (None, None)
     if patch_type != "JSONPatch":
         return None, f"patchType is {patch_type!r}, expected JSONPatch"
     try:
@@ -124,7 +133,7 @@ def _apply(response: JsonObject, submitted: JsonObject) -> tuple[JsonObject | No
         return None, f"the patch is not a JSON Patch (a list of operations): {ops!r}"
     try:
         patched = jsonpatch.apply_patch(submitted, ops)
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError) as exc:
         return None, (f"the patch does not apply to the submitted object under RFC 6902 ({exc}); "
                       f"a path that may be absent is written with add, never replace: {ops}")
     if not isinstance(patched, dict):

@@ -26,6 +26,7 @@ import urllib3
 import yaml
 from hypothesis import HealthCheck, Verbosity, assume, given, seed, settings
 from hypothesis import Phase as Stage
+from hypothesis import strategies as st
 from kubernetes import client
 
 from zoneproof.conformance.ha_config import (
@@ -104,6 +105,17 @@ def _hypothesis(examples: int, run_seed: int) -> Callable[[Callable[..., None]],
     return apply
 
 
+def _readable(obj: JsonValue) -> JsonValue:
+    """``obj`` without what the API server adds that the webhook never reads (managedFields, status)."""
+    if not isinstance(obj, dict):
+        return obj
+    shown = {k: v for k, v in obj.items() if k != "status"}
+    meta = shown.get("metadata")
+    if isinstance(meta, dict):
+        shown["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    return shown
+
+
 def _input_text(example: differential.Example) -> str:
     request, cluster = example.request, example.facts
     shown: JsonObject = {
@@ -115,7 +127,7 @@ def _input_text(example: differential.Example) -> str:
         "webhook settings": dataclasses.asdict(cluster.settings),
         "review": {"apiVersion": example.api_version, "operation": request.operation,
                    "kind": f"{request.group}/{request.version} {request.kind}", "name": request.name,
-                   "object": request.obj, "oldObject": request.old}}
+                   "object": _readable(request.obj), "oldObject": _readable(request.old)}}
     return yaml.safe_dump(shown, sort_keys=False, allow_unicode=True, width=110)
 
 
@@ -135,13 +147,39 @@ def _failure(phase: str, example: differential.Example, differences: list[differ
     return Failure(phase, text, case_file)
 
 
+Judge = Callable[[differential.Example], tuple[differential.Example, list[differential.Difference]]]
+"""Send one drawn input; (the input as sent, what differs from the spec)."""
+
+
+def _drive(result: Phase, strategy: st.SearchStrategy[differential.Example], judge: Judge, *, examples: int,
+           run_seed: int, replay: str, cases_dir: Path | None, via: str) -> Phase:
+    """Draw ``examples`` inputs and judge each; hypothesis shrinks the first failing one."""
+    last: list[tuple[differential.Example, list[differential.Difference]]] = []
+
+    @_hypothesis(examples, run_seed)
+    @given(strategy)
+    def check(drawn: differential.Example) -> None:
+        example, found = judge(drawn)
+        if found:
+            last.append((example, found))
+            raise AssertionError(found[0].shown())
+
+    started = time.monotonic()
+    try:
+        check()
+    except AssertionError:
+        example, found = last[-1]
+        result.failure = _failure(result.name, example, found, replay, cases_dir, via=via)
+    result.seconds = time.monotonic() - started
+    return result
+
+
 def direct_posts(send: direct.Send, worlds: list[model.Facts], *, phase: str, examples: int, run_seed: int,
                  replay: str, cases_dir: Path | None = None) -> Phase:
     """Post ``examples`` drawn requests to the webhook; judge each (and its output again)."""
     result = Phase(phase)
     if not worlds:
         return result
-    last: list[tuple[differential.Example, list[differential.Difference]]] = []
     uids = iter(range(1 << 62))
 
     def post(example: differential.Example) -> differential.Verdict:
@@ -152,9 +190,7 @@ def direct_posts(send: direct.Send, worlds: list[model.Facts], *, phase: str, ex
             status, body = 0, f"no answer: {exc}".encode()
         return differential.judge(example, status, body)
 
-    @_hypothesis(examples, run_seed)
-    @given(generators.examples(worlds))
-    def check(drawn: differential.Example) -> None:
+    def judge(drawn: differential.Example) -> tuple[differential.Example, list[differential.Difference]]:
         example = dataclasses.replace(drawn, uid=f"zoneproof-generated-{next(uids)}")
         result.examples += 1
         verdict = post(example)
@@ -163,18 +199,10 @@ def direct_posts(send: direct.Send, worlds: list[model.Facts], *, phase: str, ex
             again = post(differential.resubmission(example, verdict.patched, next(uids)))
             found = [dataclasses.replace(d, field=f"{d.field} (its own output posted again as UPDATE, "
                                          "§4: idempotent)") for d in again.differences]
-        if found:
-            last.append((example, found))
-            raise AssertionError(found[0].shown())
+        return example, found
 
-    started = time.monotonic()
-    try:
-        check()
-    except AssertionError:
-        example, found = last[-1]
-        result.failure = _failure(phase, example, found, replay, cases_dir, via="posted to the webhook")
-    result.seconds = time.monotonic() - started
-    return result
+    return _drive(result, generators.examples(worlds), judge, examples=examples, run_seed=run_seed,
+                  replay=replay, cases_dir=cases_dir, via="posted to the webhook")
 
 
 # --- through the API server -----------------------------------------------------------------
@@ -290,12 +318,9 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
     worlds = [w for w in worlds if w.namespace is not None]
     if not worlds:
         return result
-    last: list[tuple[differential.Example, list[differential.Difference]]] = []
 
-    @_hypothesis(examples, run_seed)
-    @given(generators.examples(worlds, api_valid=True))
-    def check(drawn: differential.Example) -> None:
-        request = drawn.request
+    def judge(drawn: differential.Example) -> tuple[differential.Example, list[differential.Difference]]:
+        request = _aside(drawn.request)
         assert drawn.facts.namespace is not None and isinstance(request.obj, dict)
         objects = live.Objects(api, request.kind, drawn.facts.namespace.name)
         sent = copy.deepcopy(request.obj)
@@ -304,12 +329,17 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
             old, _refusal, _status = _create(objects, request.name, request.old)
             result.requests += 1
             assume(old is not None)
-            assert old is not None
-            sent = _same_selector(old, sent)
-            meta = sent.setdefault("metadata", {})
-            assert isinstance(meta, dict)
-            meta["resourceVersion"] = _resource_version(old)
-            reply = objects.replace(request.name, sent)
+            for _attempt in range(10):  # a controller writing the status meanwhile: 409, again
+                assert old is not None
+                sent = _same_selector(old, request.obj)
+                meta = sent.setdefault("metadata", {})
+                assert isinstance(meta, dict)
+                meta["resourceVersion"] = _resource_version(old)
+                reply = objects.replace(request.name, sent)
+                result.requests += 1
+                if reply.status != 409:
+                    break
+                old = objects.read(request.name)
             stored, refusal, status = reply.obj, reply.refusal, reply.status
             example = dataclasses.replace(drawn, request=dataclasses.replace(request, obj=sent, old=old))
         else:
@@ -317,19 +347,30 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
             example = drawn
         result.requests += 1
         result.examples += 1
-        found = _api_differences(example, stored, refusal, status)
-        if found:
-            last.append((example, found))
-            raise AssertionError(found[0].shown())
+        return example, _api_differences(example, stored, refusal, status)
 
-    started = time.monotonic()
-    try:
-        check()
-    except AssertionError:
-        example, found = last[-1]
-        result.failure = _failure(phase, example, found, replay, cases_dir, via="through the API server")
-    result.seconds = time.monotonic() - started
-    return result
+    return _drive(result, generators.examples(worlds, api_valid=True), judge, examples=examples,
+                  run_seed=run_seed, replay=replay, cases_dir=cases_dir, via="through the API server")
+
+
+UNTARGETED = "zp-no-such-target"
+"""What the HPAs a run stores target: no object of the run has this name, so they never
+change the facts other inputs are judged with (§6: an HPA's own target is irrelevant)."""
+
+
+def _aside(request: model.Request) -> model.Request:
+    """``request`` with its HPA (and the old one) targeting ``UNTARGETED``."""
+    if request.kind != "HorizontalPodAutoscaler":
+        return request
+
+    def retarget(obj: JsonValue) -> JsonValue:
+        if not isinstance(obj, dict) or not isinstance(spec := obj.get("spec"), dict):
+            return obj
+        target = spec.get("scaleTargetRef")
+        target = target if isinstance(target, dict) else {}
+        return {**obj, "spec": {**spec, "scaleTargetRef": {**target, "name": UNTARGETED}}}
+
+    return dataclasses.replace(request, obj=retarget(request.obj), old=retarget(request.old))
 
 
 def _resource_version(obj: JsonObject) -> str:
@@ -373,10 +414,8 @@ class Stored:
 def store(api: client.ApiClient, worlds: list[model.Facts], *, count: int, run_seed: int) -> list[Stored]:
     """Store ``count`` drawn Deployments and StatefulSets (``zp-c-<i>``, no HPA targets them)
     across ``worlds`` through the API server; those the API server kept."""
-    from hypothesis import strategies as st
-
     def draw(draw_: st.DrawFn) -> JsonObject:
-        kind = generators._pick(draw_, ("Deployment", "StatefulSet"))
+        kind = draw_(st.sampled_from(("Deployment", "StatefulSet")))
         return generators.draw_workload(draw_, kind, "zp-c", api_valid=True)
 
     kept = []

@@ -103,7 +103,7 @@ UNEXPECTED_KINDS: tuple[tuple[str, str, str], ...] = (
 _REPLICAS = (1, 2, 0, 3, 4, 5, 6, 10, 100, (1 << 31) - 1)
 _DIRECT_REPLICAS = (*_REPLICAS, None, -1, -(1 << 31))
 """Replicas; None (absent) and negative ones only a direct POST sends."""
-_TARGET_VERSIONS = ("apps/v1", "apps/v1beta1", "apps/v1beta2", "extensions/v1beta1", "v1", "autoscaling/v2")
+_TARGET_VERSIONS = ("apps/v1", "apps/v1beta1", "apps/v1beta2", "extensions/v1beta1", "autoscaling/v2")
 _TARGET_KINDS = ("Deployment", "StatefulSet", "deployment", "ReplicaSet", "HorizontalPodAutoscaler")
 _LABEL_VALUES = ("x", "a", "v1", "etcd", "7", "b-2", "c.d")
 _ODD_TEXT = st.text(alphabet=st.sampled_from("az09 ,.-_+\t\nAZé１٣"), max_size=6)
@@ -198,11 +198,11 @@ def draw_namespace(draw: st.DrawFn, name: str) -> facts.NamespaceInfo:
     _put(annotations, keys.ANNOTATION_FAILURE_TOLERANCE_TYPE, _text(draw, FTT_VALUES, 4))
     _put(annotations, keys.ANNOTATION_ZONES, _text(draw, ZONES_VALUES, 5))
     _put(annotations, keys.ANNOTATION_ZONE_PINNING, _text(draw, BOOL_TEXTS, 3))
-    if _chance(draw, 3):
-        _put(labels, keys.ANNOTATION_FAILURE_TOLERANCE_TYPE, _pick(draw, _valid_label(FTT_VALUES)))
+    if _chance(draw, 2):
+        _put(labels, keys.ANNOTATION_FAILURE_TOLERANCE_TYPE, _pick(draw, _valid_label(FTT_VALUES), 4))
         _put(labels, keys.ANNOTATION_ZONES, _pick(draw, (None, "z1", "z2", "zone-a")))
         _put(labels, keys.ANNOTATION_ZONE_PINNING, _pick(draw, (None, "true", "false")))
-        _put(annotations, keys.ANNOTATION_HOST_SPREAD, _pick(draw, BOOL_TEXTS))
+        _put(annotations, keys.ANNOTATION_HOST_SPREAD, _pick(draw, BOOL_TEXTS[1:], 2))
         _put(annotations, keys.ANNOTATION_REPLICAS, _pick(draw, (None, "3", "1")))
     return facts.NamespaceInfo(name, labels, annotations)
 
@@ -335,19 +335,23 @@ def draw_workload(draw: st.DrawFn, kind: str, name: str, *, api_valid: bool = Fa
     template_labels = {"app": name}
     if _chance(draw, 2):
         template_labels["rev"] = _pick(draw, _LABEL_VALUES)
-    if _chance(draw, 6):  # the type label in the wrong place (§2: not the template's)
+    if _chance(draw, 4):  # the type label in the wrong place (§2: not the template's)
         template_labels[keys.LABEL_TYPE] = _pick(draw, ("controller", "server"))
     if not api_valid and _chance(draw, 9):
         template_labels = {}
     template_meta: JsonObject = {"labels": dict(template_labels)}
-    if _chance(draw, 6):  # annotations the handler never reads (§2: the object's own)
-        template_meta["annotations"] = {keys.ANNOTATION_HOST_SPREAD: "true", keys.ANNOTATION_REPLICAS: "3"}
+    if _chance(draw, 3):  # annotations the handler never reads (§2: the object's own)
+        template_meta["annotations"] = {keys.ANNOTATION_HOST_SPREAD: _pick(draw, ("true", "1", "True")),
+                                        keys.ANNOTATION_REPLICAS: _pick(draw, ("3", "1", "5"))}
     pod: JsonObject = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
     affinity = _affinity(draw, api_valid=api_valid)
     if affinity is not None:
         pod["affinity"] = affinity
     constraints: list[JsonValue] = [_constraint(draw, template_labels, api_valid=api_valid)
                                      for _ in range(draw(_index(5)))]
+    if api_valid:  # the API server refuses two constraints of the same key and policy
+        unique = {(c["topologyKey"], c["whenUnsatisfiable"]): c for c in constraints if isinstance(c, dict)}
+        constraints = list(unique.values())
     if constraints:
         pod["topologySpreadConstraints"] = constraints
     tolerations: list[JsonValue] = list(_some(draw, _TOLERATIONS, 4))

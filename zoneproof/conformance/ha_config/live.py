@@ -325,10 +325,10 @@ def _reflected(pending: list[barrier.Pending], post: barrier.Post, timeout_s: fl
 
 
 def _wait_webhook_synced(api: client.ApiClient, namespace: str, case: cases.Case, timeout_s: float,
-                         post: barrier.Post) -> bool:
+                         post: barrier.Post, *, shows: bool = True) -> bool:
     """Create the case's HPAs once the webhook knows the Namespace; wait until it knows them too;
     whether the sync HPA exists (``barrier.created``, ``barrier.hpas_changed``)."""
-    for problem in _reflected([barrier.created(namespace)], post, timeout_s):
+    for problem in _reflected([barrier.created(namespace, shows=shows)], post, timeout_s):
         raise waiting.WaitTimeout(problem)
     if not case.hpas:
         return False
@@ -337,7 +337,7 @@ def _wait_webhook_synced(api: client.ApiClient, namespace: str, case: cases.Case
         refused = hpas.create(hpa_body(hpa)).refusal
         if refused is not None:
             raise errors.ConfigError(f"case {case.id}: HPA {hpa.name} refused: {refused}")
-    for problem in _reflected([barrier.hpas_changed(namespace, True)], post, timeout_s):
+    for problem in _reflected([barrier.hpas_changed(namespace, True, shows=shows)], post, timeout_s):
         raise waiting.WaitTimeout(problem)
     return True
 
@@ -388,6 +388,8 @@ class _Run:
     timeout_s: float
     sync_present: bool = False
     """Whether the sync HPA exists (toggled after each HPA change)."""
+    shows: bool = True
+    """Whether the API server calls the webhook in the namespace (else no change shows)."""
 
     def toggle_sync_hpa(self) -> list[str]:
         """Create the sync HPA if absent, else delete it; wait until the webhook shows it
@@ -398,8 +400,8 @@ class _Run:
         else:
             hpas.create(hpa_body(barrier.SYNC_HPA))
         self.sync_present = not self.sync_present
-        return _reflected([barrier.hpas_changed(self.namespace, self.sync_present)], self.post,
-                          self.timeout_s)
+        changed = barrier.hpas_changed(self.namespace, self.sync_present, shows=self.shows)
+        return _reflected([changed], self.post, self.timeout_s)
 
     def facts(self) -> model.Facts:
         """What the handler reads now (the namespace as stored, the Node count; no HPAs:
@@ -472,7 +474,8 @@ def _annotate_step(run: _Run, index: int, before: JsonObject | None) -> LiveStep
     assert old.namespace is not None
     merged = {k: v for k, v in {**old.namespace.annotations, **step.annotate}.items() if v is not None}
     new = dataclasses.replace(old, namespace=dataclasses.replace(old.namespace, annotations=merged))
-    pending = barrier.facts_changed(run.namespace, old, new, run.post, what=f"annotations {step.annotate}")
+    pending = barrier.facts_changed(run.namespace, old, new, run.post, what=f"annotations {step.annotate}",
+                                    shows=run.shows)
     client.CoreV1Api(run.api).patch_namespace(
         run.namespace, {"metadata": {"annotations": dict(step.annotate)}},
         _request_timeout=_REQUEST_TIMEOUT_S)
@@ -504,8 +507,8 @@ def run_case(api: client.ApiClient, case: cases.Case, *, nodes: NodeSet | None =
     namespace = _create_namespace(api, case, suffix)
     try:
         run = _Run(api, case, namespace, Objects(api, case.kind, namespace), dry_run_post(api), nodes,
-                   restart, timeout_s)
-        run.sync_present = _wait_webhook_synced(api, namespace, case, timeout_s, run.post)
+                   restart, timeout_s, shows=barrier.called(case.namespace.labels, namespace))
+        run.sync_present = _wait_webhook_synced(api, namespace, case, timeout_s, run.post, shows=run.shows)
         return LiveResult(case.id, namespace, _apply_steps(run))
     finally:
         if not keep_namespace:

@@ -18,11 +18,12 @@ and which stored objects it re-patches; ``selected`` is the spec's registration 
 
 from __future__ import annotations
 
-import copy
+import marshal
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from zoneproof.conformance.ha_config import selection
 from zoneproof.specs.ha_config import configuration, facts, keys
@@ -52,6 +53,7 @@ EXPECTED_KINDS: Mapping[tuple[str, str], str] = {
 }
 """§4 step 5: the (group, kind) pairs the handler mutates, and the sections that apply."""
 
+T = TypeVar("T")
 _INT32 = 1 << 31
 _INT64 = 1 << 63
 _UINT64_MAX = (1 << 64) - 1
@@ -121,6 +123,12 @@ class _Denied(Exception):
 
 class _Panic(Exception):
     """§8/§10: the real handler panics (a StatefulSet without ``spec.selector``)."""
+
+
+def _copy(value: T) -> T:
+    """A deep copy of parsed JSON (marshal copies exactly JSON's types, several times faster)."""
+    copied: T = marshal.loads(marshal.dumps(value))  # type: ignore[arg-type]
+    return copied
 
 
 # --- Go semantics the spec names (§2, §10) ------------------------------------------------
@@ -302,7 +310,7 @@ def _workload_replicas(obj: JsonObject, ns: _Namespace, scaling: _Scaling
         if scaling.scaled and current >= want:
             results.append((obj, f"{why}; §5 step 5: HPA-scaled and {current} >= {want}: unchanged"))
             continue
-        changed = copy.deepcopy(obj)
+        changed = _copy(obj)
         _put(changed, want, "spec", "replicas")
         how = "HPA-scaled and below it: raised" if scaling.scaled else "no HPA: set (also downwards)"
         results.append((changed, f"{why}; §5 step 5: {how} to {want}"))
@@ -319,7 +327,7 @@ def _hpa(obj: JsonObject, ns: _Namespace) -> list[tuple[JsonObject, dict[str, st
     wants, why = _wants(obj, ns)
     results = []
     for want in wants:
-        changed = copy.deepcopy(obj)
+        changed = _copy(obj)
         notes = {}
         if low < want:
             _put(changed, want, "spec", "minReplicas")
@@ -348,7 +356,7 @@ def _pin(obj: JsonObject, ns: _Namespace) -> str:
         return f"§7: pinning enabled but no zones: no effect ({ns.shown()})"
     requirement: JsonObject = {"key": keys.TOPOLOGY_ZONE, "operator": "In", "values": list(ns.zones)}
     affinity = _at(obj, *_POD, "affinity")
-    affinity = copy.deepcopy(affinity) if isinstance(affinity, dict) else {}
+    affinity = _copy(affinity) if isinstance(affinity, dict) else {}
     node_affinity = affinity.get("nodeAffinity")
     node_affinity = node_affinity if isinstance(node_affinity, dict) else {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -358,7 +366,7 @@ def _pin(obj: JsonObject, ns: _Namespace) -> str:
     for term in terms:
         kept = [e for e in _items(term, "matchExpressions")
                 if not (isinstance(e, dict) and e.get("key") == keys.TOPOLOGY_ZONE)]
-        merged.append({**term, "matchExpressions": [*kept, copy.deepcopy(requirement)]})
+        merged.append({**term, "matchExpressions": [*kept, _copy(requirement)]})
     required["nodeSelectorTerms"] = merged
     node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = required
     affinity["nodeAffinity"] = node_affinity
@@ -385,9 +393,9 @@ def _spread(obj: JsonObject, kind: str, ns: _Namespace, scaling: _Scaling, multi
         host_strict = (host_spread or bool(ns.ftt)) and multi_node
         if kind == "Deployment":
             labels = _at(obj, "spec", "template", "metadata", "labels")
-            selector: JsonValue = {"matchLabels": copy.deepcopy(labels)} if labels else {}
+            selector: JsonValue = {"matchLabels": _copy(labels)} if labels else {}
         else:
-            selector = copy.deepcopy(_at(obj, "spec", "selector"))
+            selector = _copy(_at(obj, "spec", "selector"))
         host: JsonObject = {"topologyKey": keys.TOPOLOGY_HOSTNAME, "maxSkew": 1,
                             "whenUnsatisfiable": "DoNotSchedule" if host_strict else "ScheduleAnyway",
                             "labelSelector": selector}
@@ -397,9 +405,9 @@ def _spread(obj: JsonObject, kind: str, ns: _Namespace, scaling: _Scaling, multi
         if zone_spread:
             computed.append({"topologyKey": keys.TOPOLOGY_ZONE, "maxSkew": 1,
                              "whenUnsatisfiable": "DoNotSchedule", "minDomains": min(len(ns.zones), max_r),
-                             "labelSelector": copy.deepcopy(selector)})
+                             "labelSelector": _copy(selector)})
         kept = [c for c in existing if not (isinstance(c, dict) and c.get("topologyKey") in _SPREAD_KEYS)]
-        constraints = [*copy.deepcopy(kept), *computed]
+        constraints = [*_copy(kept), *computed]
         why = (f"§8: replicas {replicas}, maxR {max_r} ({'HPA max' if max_r != replicas else 'replicas'}), "
                f"host-spread {host_spread}, {'several Nodes' if multi_node else 'one Node or none'}, "
                f"{ns.shown()}: hostname {host['whenUnsatisfiable']}"
@@ -479,7 +487,7 @@ def admit(request: Request, cluster: Facts) -> tuple[Outcome, ...]:
     try:
         for scaling in scalings:
             if request.kind == "HorizontalPodAutoscaler":
-                for obj, notes in _hpa(copy.deepcopy(request.obj), ns):
+                for obj, notes in _hpa(_copy(request.obj), ns):
                     outcomes.append(Outcome(True, obj=obj, rule="§4 step 8: allowed", notes=notes))
             else:
                 outcomes += _workload(request, ns, scaling, multi_node, cluster.settings)
@@ -492,8 +500,8 @@ def _workload(request: Request, ns: _Namespace, scaling: _Scaling, multi_node: b
               settings: configuration.Settings) -> list[Outcome]:
     assert isinstance(request.obj, dict)
     outcomes = []
-    for replicated, replicas_why in _workload_replicas(copy.deepcopy(request.obj), ns, scaling):
-        obj = copy.deepcopy(replicated)
+    for replicated, replicas_why in _workload_replicas(_copy(request.obj), ns, scaling):
+        obj = _copy(replicated)
         notes = {"spec.replicas": replicas_why, "affinity": _pin(obj, ns)}
         try:
             notes["topologySpreadConstraints"] = _spread(obj, request.kind, ns, scaling, multi_node)
