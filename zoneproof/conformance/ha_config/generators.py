@@ -365,6 +365,8 @@ def draw_workload(draw: st.DrawFn, kind: str, name: str, *, api_valid: bool = Fa
         spec["selector"] = _selector(draw, template_labels, api_valid=api_valid)
     if kind == "StatefulSet":
         spec["serviceName"] = name
+        if api_valid:  # its one Pod stays Pending: no Pods pile up from the objects a run stores
+            pod["nodeSelector"] = {"zoneproof.dev/no-such-node": "true"}
     elif api_valid:
         spec["paused"] = True  # no ReplicaSets or Pods from the objects a run stores
     return _fresh({"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec})
