@@ -44,6 +44,8 @@ class Example:
     facts: model.Facts
     api_version: str = direct.API_VERSIONS[0]
     uid: str = "zoneproof-generated-0"
+    served_version: str = ""
+    """Through the API server: the apiVersion the object is sent as ("": its own)."""
 
     def body(self) -> bytes:
         """The AdmissionReview as the API server would send it."""

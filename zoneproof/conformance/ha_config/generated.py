@@ -342,6 +342,11 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
                 old = objects.read(request.name)
             stored, refusal, status = reply.obj, reply.refusal, reply.status
             example = dataclasses.replace(drawn, request=dataclasses.replace(request, obj=sent, old=old))
+        elif drawn.served_version:
+            served = live.Objects(api, request.kind, drawn.facts.namespace.name,
+                                  api_version=drawn.served_version)
+            stored, refusal, status = _create(served, request.name, _as_v1(sent))
+            example = drawn
         else:
             stored, refusal, status = _create(objects, request.name, sent)
             example = drawn
@@ -351,6 +356,11 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
 
     return _drive(result, generators.examples(worlds, api_valid=True), judge, examples=examples,
                   run_seed=run_seed, replay=replay, cases_dir=cases_dir, via="through the API server")
+
+
+def _as_v1(hpa: JsonObject) -> JsonObject:
+    """An autoscaling/v2 HPA without metrics as autoscaling/v1 spells it (the same fields)."""
+    return {**hpa, "apiVersion": "autoscaling/v1"}
 
 
 UNTARGETED = "zp-no-such-target"

@@ -141,9 +141,9 @@ def _index(size: int) -> st.SearchStrategy[int]:
 
 
 def _pick(draw: st.DrawFn, values: Sequence[T], common: int = 0) -> T:
-    """One of ``values``; half of the time one of the first ``common`` (the usual ones);
+    """One of ``values``; three times in four one of the first ``common`` (the usual ones);
     shrinks towards the first."""
-    if common and not _chance(draw, 2):
+    if common and not _chance(draw, 4):
         return values[draw(_index(common))]
     return values[draw(_index(len(values)))]
 
@@ -154,8 +154,8 @@ def _chance(draw: st.DrawFn, one_in: int) -> bool:
 
 
 def _text(draw: st.DrawFn, table: Sequence[str | None], common: int) -> str | None:
-    """A value of ``table`` (simplest first; half of the time one of the first ``common``),
-    now and then free text."""
+    """A value of ``table`` (simplest first; mostly one of the first ``common``), now and then
+    free text."""
     return draw(_ODD_TEXT) if _chance(draw, 10) else _pick(draw, table, common)
 
 
@@ -329,20 +329,8 @@ def _affinity(draw: st.DrawFn, *, api_valid: bool) -> JsonObject | None:
     return affinity
 
 
-def draw_workload(draw: st.DrawFn, kind: str, name: str, *, api_valid: bool = False) -> JsonObject:
-    """A Deployment or StatefulSet (apps/v1) of every shape §5, §7, §8, §9 read."""
-    meta = _object_meta(draw, name, api_valid=api_valid, workload=True)
-    template_labels = {"app": name}
-    if _chance(draw, 2):
-        template_labels["rev"] = _pick(draw, _LABEL_VALUES)
-    if _chance(draw, 4):  # the type label in the wrong place (§2: not the template's)
-        template_labels[keys.LABEL_TYPE] = _pick(draw, ("controller", "server"))
-    if not api_valid and _chance(draw, 9):
-        template_labels = {}
-    template_meta: JsonObject = {"labels": dict(template_labels)}
-    if _chance(draw, 3):  # annotations the handler never reads (§2: the object's own)
-        template_meta["annotations"] = {keys.ANNOTATION_HOST_SPREAD: _pick(draw, ("true", "1", "True")),
-                                        keys.ANNOTATION_REPLICAS: _pick(draw, ("3", "1", "5"))}
+def _pod_spec(draw: st.DrawFn, template_labels: dict[str, str], *, api_valid: bool) -> JsonObject:
+    """A pod template's spec: affinity (§7), spread constraints (§8), tolerations (§9)."""
     pod: JsonObject = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
     affinity = _affinity(draw, api_valid=api_valid)
     if affinity is not None:
@@ -357,6 +345,24 @@ def draw_workload(draw: st.DrawFn, kind: str, name: str, *, api_valid: bool = Fa
     tolerations: list[JsonValue] = list(_some(draw, _TOLERATIONS, 4))
     if tolerations:
         pod["tolerations"] = tolerations
+    return pod
+
+
+def draw_workload(draw: st.DrawFn, kind: str, name: str, *, api_valid: bool = False) -> JsonObject:
+    """A Deployment or StatefulSet (apps/v1) of every shape §5, §7, §8, §9 read."""
+    meta = _object_meta(draw, name, api_valid=api_valid, workload=True)
+    template_labels = {"app": name}
+    if _chance(draw, 2):
+        template_labels["rev"] = _pick(draw, _LABEL_VALUES)
+    if _chance(draw, 4):  # the type label in the wrong place (§2: not the template's)
+        template_labels[keys.LABEL_TYPE] = _pick(draw, ("controller", "server"))
+    if not api_valid and _chance(draw, 9):
+        template_labels = {}
+    template_meta: JsonObject = {"labels": dict(template_labels)}
+    if _chance(draw, 3):  # annotations the handler never reads (§2: the object's own)
+        template_meta["annotations"] = {keys.ANNOTATION_HOST_SPREAD: _pick(draw, ("true", "1", "True")),
+                                        keys.ANNOTATION_REPLICAS: _pick(draw, ("3", "1", "5"))}
+    pod = _pod_spec(draw, template_labels, api_valid=api_valid)
     spec: JsonObject = {"template": {"metadata": template_meta, "spec": pod}}
     replicas = _pick(draw, _REPLICAS if api_valid else _DIRECT_REPLICAS, 4)
     if replicas is not None:
@@ -445,8 +451,12 @@ def examples(draw: st.DrawFn, worlds: Sequence[model.Facts] | None = None, *,
     freely when ``worlds`` is None (in-process), as admission.k8s.io/v1 or v1beta1."""
     facts_ = _pick(draw, worlds) if worlds else draw_facts(draw)
     name = facts_.namespace.name if facts_.namespace else "team"
-    return differential.Example(draw_request(draw, name, api_valid=api_valid), facts_,
-                                _pick(draw, direct.API_VERSIONS))
+    request = draw_request(draw, name, api_valid=api_valid)
+    served = ""
+    if api_valid and request.kind == "HorizontalPodAutoscaler" and request.operation == "CREATE" \
+            and _chance(draw, 3):
+        served = "autoscaling/v1"  # §3 matchPolicy Equivalent: it reaches the webhook as v2
+    return differential.Example(request, facts_, _pick(draw, direct.API_VERSIONS), served_version=served)
 
 
 # --- scenarios: a stored object while the facts change ----------------------------------------

@@ -196,9 +196,12 @@ class Objects:
     ``spec.selector`` never reaches the API server) and drops fields its models lack.
     """
 
-    def __init__(self, api: client.ApiClient, kind: str, namespace: str) -> None:
+    def __init__(self, api: client.ApiClient, kind: str, namespace: str, *, api_version: str = "") -> None:
         self._api = api
-        self._collection = _PATHS[kind].format(namespace=namespace)
+        path = _PATHS[kind]
+        if api_version:  # another served version of the kind (autoscaling/v1 HPAs)
+            path = f"/apis/{api_version}/namespaces/{{namespace}}/{path.rsplit('/', 1)[1]}"
+        self._collection = path.format(namespace=namespace)
         self.namespace = namespace
 
     def _send(self, method: str, path: str, *, body: JsonObject | None = None,
