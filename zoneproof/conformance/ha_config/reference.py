@@ -8,6 +8,7 @@ module of ``zoneproof.conformance`` imports the reference (import-linter).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Sequence
 
@@ -18,7 +19,7 @@ from zoneproof.specs.ha_config import facts, keys
 from zoneproof.specs.ha_config import registration as config
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue, PatchOp
 
-__all__ = ["Reference", "run_case"]
+__all__ = ["Reference", "generated_catch", "run_case"]
 
 
 def _labels(obj: JsonObject) -> dict[str, str]:
@@ -105,3 +106,47 @@ def _apply_as_api_server(obj: JsonObject, ops: Sequence[PatchOp]) -> JsonObject:
 def run_case(case: cases.Case, variant: Variant = REFERENCE) -> simulation.CaseResult:
     """Run every step of ``case`` against a variant of the reference."""
     return simulation.run_case(case, Reference(variant))
+
+
+def generated_catch(variant: Variant, *, examples: int, scenarios: int, run_seed: int = 0
+                    ) -> tuple[int | None, int | None]:
+    """In-process: after how many generated requests (posted to ``variant``'s AdmissionReview
+    handler) and how many generated cases (through the modelled API server) the model first
+    disagrees with ``variant`` (None: not within the budget). The fast first check of what
+    the generated suite catches on its own; the live suite is the real one."""
+    from hypothesis import HealthCheck, Phase, assume, given, seed, settings
+
+    from zoneproof.conformance.ha_config import casegen, differential, generators
+
+    implementation = Reference(variant)
+    found: list[int | None] = [None, None]
+    counts = [0, 0]
+    def quiet(count: int) -> settings:
+        return settings(max_examples=count, deadline=None, database=None,
+                        suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
+
+    @quiet(examples)
+    @seed(run_seed)
+    @given(generators.examples())
+    def posted(example: differential.Example) -> None:
+        counts[0] += 1
+        status, body = implementation.review(example.body(), example.facts)
+        if not differential.judge(example, status, body).passed:
+            found[0] = counts[0]
+            raise AssertionError
+
+    @quiet(scenarios)
+    @seed(run_seed)
+    @given(generators.scenarios(node_steps=True, settings_=True))
+    def stepped(case: cases.Case) -> None:
+        judged, settled = casegen.with_expectations(case)
+        assume(settled)
+        counts[1] += 1
+        if not simulation.run_case(judged, implementation).passed:
+            found[1] = counts[1]
+            raise AssertionError
+
+    for check in (posted, stepped):
+        with contextlib.suppress(AssertionError):  # the first disagreement ends the run
+            check()
+    return found[0], found[1]
