@@ -22,7 +22,8 @@ from zoneproof.conformance.ha_config import cases, differential, expectations, m
 from zoneproof.specs.ha_config import configuration, facts
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["CASE_KINDS", "expectation_of", "review_case", "to_yaml", "with_expectations", "write"]
+__all__ = ["CASE_KINDS", "api_case", "case_id", "case_yaml", "expectation_of", "review_case", "to_yaml",
+           "with_expectations", "write"]
 
 CASE_KINDS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "HorizontalPodAutoscaler": "autoscaling/v2"}
 """The kinds a case holds (cases.load_case checks the apiVersion)."""
@@ -158,6 +159,32 @@ def review_case(example: differential.Example, *, description: str, prefix: str 
     body["object"] = _without_namespace(request.obj)
     body["steps"] = [step]
     return {"id": case_id(prefix, body), **body}
+
+
+def api_case(example: differential.Example, *, description: str, prefix: str = "generated"
+             ) -> cases.Case | None:
+    """A case through the API server of one generated request: CREATE, or CREATE the old
+    object and UPDATE it to the new one (a merge patch); None when the format cannot hold it.
+    Its expectations are still to be filled in (``with_expectations``)."""
+    request, cluster = example.request, example.facts
+    if cluster.namespace is None or request.kind not in CASE_KINDS or not isinstance(request.obj, dict):
+        return None
+    first = request.old if request.operation == "UPDATE" and isinstance(request.old, dict) else request.obj
+    steps = [cases.Step("CREATE", None, None, cases.Expectation())]
+    if first is not request.obj:
+        patch = expectations.merge_diff(_without_namespace(first), _without_namespace(request.obj))
+        assert isinstance(patch, dict)
+        steps.append(cases.Step("UPDATE", patch, None, cases.Expectation()))
+    content: JsonObject = {"object": _without_namespace(first), "new": _without_namespace(request.obj),
+                           "nodes": cluster.nodes, "namespace": _namespace(cluster.namespace),
+                           "hpas": [_hpa(h) for h in cluster.hpas]}
+    identifier = case_id(prefix, content)
+    namespace = dataclasses.replace(cluster.namespace, name=f"hac-{identifier}", labels={
+        k: v for k, v in cluster.namespace.labels.items()
+        if k != "kubernetes.io/metadata.name" and not k.startswith("zoneproof.dev/")})
+    return cases.Case(identifier, description, "§3–§10 (generated; expectations from the model)",
+                      namespace, cases.ClusterShape(cluster.nodes), cluster.hpas, cluster.settings,
+                      _without_namespace(first), tuple(steps), Path(f"{identifier}.yaml"))
 
 
 def with_expectations(case: cases.Case) -> tuple[cases.Case, bool]:

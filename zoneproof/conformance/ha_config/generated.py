@@ -68,6 +68,9 @@ BUDGETS = {"default": Budget(examples=800, api_examples=25, worlds=10, edits=1, 
 """``default`` fits qualify's budget; ``thorough`` is for nightly runs (``--zp-thorough``)."""
 
 
+_POSTED, _THROUGH = "posted to the webhook", "through the API server"
+
+
 @dataclass(slots=True)
 class Failure:
     """A shrunk failing input."""
@@ -137,13 +140,15 @@ def _failure(phase: str, example: differential.Example, differences: list[differ
     text = (f"{phase}: the webhook's answer is not one the spec allows ({via}; input shrunk by "
             f"hypothesis).\n  {shown}\ninput:\n{_input_text(example)}replay: {replay}")
     case_file = None
-    if cases_dir is not None:
-        body = casegen.review_case(example, description=f"generated ({phase}): {differences[0].field} "
-                                   f"({differences[0].spec})")
-        if body is not None:
-            case_file = casegen.write(body, cases_dir)
-            text += (f"\ncase file: {case_file} (copy it into conformance/ha_config/cases/ and run "
-                     f"pytest conformance/ha_config/test_cases.py -k {body['id']})")
+    description = f"generated ({phase}): {differences[0].field} ({differences[0].spec})"
+    body = casegen.review_case(example, description=description) if via == _POSTED else None
+    if via != _POSTED and (case := casegen.api_case(example, description=description)) is not None:
+        judged, settled = casegen.with_expectations(case)
+        body = casegen.case_yaml(judged) if settled else None
+    if cases_dir is not None and body is not None:
+        case_file = casegen.write(body, cases_dir)
+        text += (f"\ncase file: {case_file} (copy it into conformance/ha_config/cases/ and run "
+                 f"pytest conformance/ha_config/test_cases.py -k {body['id']})")
     return Failure(phase, text, case_file)
 
 
@@ -202,7 +207,7 @@ def direct_posts(send: direct.Send, worlds: list[model.Facts], *, phase: str, ex
         return example, found
 
     return _drive(result, generators.examples(worlds), judge, examples=examples, run_seed=run_seed,
-                  replay=replay, cases_dir=cases_dir, via="posted to the webhook")
+                  replay=replay, cases_dir=cases_dir, via=_POSTED)
 
 
 # --- through the API server -----------------------------------------------------------------
@@ -355,7 +360,7 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
         return example, _api_differences(example, stored, refusal, status)
 
     return _drive(result, generators.examples(worlds, api_valid=True), judge, examples=examples,
-                  run_seed=run_seed, replay=replay, cases_dir=cases_dir, via="through the API server")
+                  run_seed=run_seed, replay=replay, cases_dir=cases_dir, via=_THROUGH)
 
 
 def _as_v1(hpa: JsonObject) -> JsonObject:

@@ -111,9 +111,10 @@ def run_case(case: cases.Case, variant: Variant = REFERENCE) -> simulation.CaseR
 def generated_catch(variant: Variant, *, examples: int, scenarios: int, run_seed: int = 0
                     ) -> tuple[int | None, int | None]:
     """In-process: after how many generated requests (posted to ``variant``'s AdmissionReview
-    handler) and how many generated cases (through the modelled API server) the model first
-    disagrees with ``variant`` (None: not within the budget). The fast first check of what
-    the generated suite catches on its own; the live suite is the real one."""
+    handler) and how many generated cases through the modelled API server (``scenarios``,
+    then ``examples // 10`` single requests) the model first disagrees with ``variant`` (None:
+    not within the budget). The fast first check of what the generated suite catches on its
+    own; the live suite is the real one."""
     from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 
     from zoneproof.conformance.ha_config import casegen, differential, generators
@@ -146,7 +147,23 @@ def generated_catch(variant: Variant, *, examples: int, scenarios: int, run_seed
             found[1] = counts[1]
             raise AssertionError
 
-    for check in (posted, stepped):
+    @quiet(examples // 10)
+    @seed(run_seed)
+    @given(generators.examples(api_valid=True))
+    def through(example: differential.Example) -> None:
+        case = casegen.api_case(example, description="")
+        assume(case is not None)
+        assert case is not None
+        judged, settled = casegen.with_expectations(case)
+        assume(settled)
+        counts[1] += 1
+        if not simulation.run_case(judged, implementation).passed:
+            found[1] = counts[1]
+            raise AssertionError
+
+    for check in (posted, stepped, through):
+        if found[1] is not None and check is through:
+            break
         with contextlib.suppress(AssertionError):  # the first disagreement ends the run
             check()
     return found[0], found[1]

@@ -54,6 +54,20 @@ def test_the_reference_passes_every_generated_scenario(case: cases.Case) -> None
     assert result.passed, result.failures
 
 
+@generated(150)
+@given(generators.examples(api_valid=True))
+def test_the_reference_through_the_api_server_is_what_the_model_says(example: differential.Example) -> None:
+    """A generated request as a case through the modelled API server (selection, the handler,
+    the patch as the API server applies it, validation), expectations from the model."""
+    case = casegen.api_case(example, description="generated")
+    assume(case is not None)
+    assert case is not None
+    judged, settled = casegen.with_expectations(case)
+    assume(settled)
+    result = simulation.run_case(judged, REFERENCE)
+    assert result.passed, result.failures
+
+
 @pytest.mark.parametrize("case", cases.load_cases(), ids=lambda c: c.id)
 def test_every_hand_case_holds_for_the_model(case: cases.Case) -> None:
     result = simulation.run_case(case, simulation.MODEL)
