@@ -44,7 +44,7 @@ from zoneproof.specs.ha_config import configuration
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
 __all__ = ["BUDGETS", "Budget", "Failure", "Phase", "Report", "Stored", "api_server", "companion_expected",
-           "companion_settled", "direct_posts", "run_cases", "scenario_cases", "store"]
+           "companion_phase", "companion_settled", "direct_posts", "run_cases", "scenario_cases", "store"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,6 +477,17 @@ def companion_expected(api: client.ApiClient, worlds: list[model.Facts], stored:
         found.append((item, [_project(item.kind, o) for o in objects],
                       "§11: re-patched with {} (an UPDATE: the webhook recomputes it, §4 to §9)"))
     return found
+
+
+def companion_phase(api: client.ApiClient, expected: list[tuple[Stored, list[JsonObject], str]], *,
+                    name: str, what: str) -> Phase:
+    """A phase judging the companion's re-patches (``companion_settled``)."""
+    started = time.monotonic()
+    left = companion_settled(api, expected, what=what)
+    phase = Phase(name, len(expected), len(expected), time.monotonic() - started)
+    if left:
+        phase.failure = Failure(name, f"{name} (§11):\n  " + "\n  ".join(left))
+    return phase
 
 
 def companion_settled(api: client.ApiClient, expected: list[tuple[Stored, list[JsonObject], str]], *,

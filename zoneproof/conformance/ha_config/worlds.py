@@ -84,7 +84,9 @@ class Worlds:
         info = NamespaceInfo(namespace, dict(meta.labels or {}), dict(meta.annotations or {}))
         return model.Facts(info, hpas, nodes, self.settings)
 
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
+        """Read every world's facts again (after a change made elsewhere, e.g. the Node count
+        set while the webhook was stopped)."""
         nodes = self.node_count()
         for world in self._worlds:
             world.facts = self._read(world.namespace, nodes)
@@ -153,7 +155,7 @@ class Worlds:
             if design.hpas:
                 pending.append(self._toggle_sync(world))
         self._await(pending)
-        self._refresh()
+        self.refresh()
 
     def edit(self, edits: Sequence[Edit]) -> None:
         """Change the worlds (edit ``i`` to world ``i``); wait until the webhook reflects them."""
@@ -176,7 +178,7 @@ class Worlds:
             if change.put or change.delete:
                 pending.append(self._toggle_sync(world))
         self._await(pending)
-        self._refresh()
+        self.refresh()
 
     def set_nodes(self, nodes: live.NodeSet, count: int) -> None:
         """Make ``count`` Nodes exist; wait until the webhook reflects it in every world."""
@@ -188,7 +190,7 @@ class Worlds:
                                                      what=f"{count} Node(s)"))
         nodes.set_count(count)
         self._await(pending)
-        self._refresh()
+        self.refresh()
 
     def delete(self) -> None:
         """Delete every world's namespace (without waiting)."""
