@@ -14,14 +14,14 @@ from zoneproof_fixtures import settings
 
 from zoneproof import faults
 from zoneproof._util import kube, waiting
-from zoneproof.chaos import actions, catalog
+from zoneproof.chaos import catalog, experiment
 from zoneproof.chaos.settings import Settings as ChaosSettings
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness import component
 
 _RESTORE_TIMEOUT_S = 60.0
-#: Where an experiment's workloads live (its other namespaces: ``actions.NAMESPACE_STEMS``);
+#: Where an experiment's workloads live (its other namespaces: ``experiment.NAMESPACE_STEMS``);
 #: namespaces of other tests (``zp-<test>``, beside on a user's cluster) are not waited for.
 _WORKLOADS = ChaosSettings().namespace
 
@@ -39,7 +39,7 @@ def restore_bed(module_bed: Cluster) -> Iterator[None]:
 
         def gone() -> tuple[bool, list[str]]:
             left = [n.metadata.name for n in core.list_namespace().items
-                    if actions.experiment_namespace(n.metadata.name, _WORKLOADS)]
+                    if experiment.experiment_namespace(n.metadata.name, _WORKLOADS)]
             return not left, left
 
         # the next experiment's drain must not meet this one's pods still terminating

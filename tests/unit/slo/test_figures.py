@@ -117,3 +117,24 @@ def test_unknown_metric_and_missing_audit_have_no_figure(timeline_of: TimelineOf
     assert figures.compute("no_such_metric", evidence) is None
     assert figures.compute("deletes_by_non_holders", evidence) is None
     assert figures.compute("pdb_budget_exceeded", evidence) is None, "no drain, no figure"
+
+
+def test_offenders_come_from_the_judged_slos_figures_not_their_names() -> None:
+    """A delete outside any Lease is named once for each way an SLO counts it, whatever the
+    SLO is called; an SLO of another figure names nothing."""
+    import datetime as dt
+
+    from zoneproof.measure import PodDeletion
+    from zoneproof.slo import Slo
+
+    timeline = Timeline()
+    late = PodDeletion(dt.datetime.fromisoformat(timeline.start_wall) + dt.timedelta(seconds=1),
+                       "zp-hac-0", "ns", "p", 200)
+    evidence = Evidence(timeline, (), "ns", deletions=(late,), replica_prefix="zp-hac")
+    holders = Slo(name="my-own-name", metric="deletes_by_non_holders", max=0, unit="count")
+    fenced = Slo(name="another-name", metric="deletes_outside_lease", max=0, unit="count")
+    other = Slo(name="concurrent-actors", metric="lease_overlaps", max=0, unit="count")
+    assert len(figures.offenders([holders], evidence)) == 1
+    assert "zp-hac-0 deleted ns/p" in figures.offenders([holders], evidence)[0]
+    assert figures.offenders([fenced, holders], evidence) == figures.offenders([holders], evidence)
+    assert figures.offenders([other], evidence) == []
