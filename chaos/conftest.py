@@ -15,7 +15,7 @@ from zoneproof_fixtures import settings
 from zoneproof import faults
 from zoneproof._util import kube, waiting
 from zoneproof.chaos import catalog, experiment
-from zoneproof.chaos.settings import Settings as ChaosSettings
+from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness import component
@@ -23,7 +23,7 @@ from zoneproof.components.harness import component
 _RESTORE_TIMEOUT_S = 60.0
 #: Where an experiment's workloads live (its other namespaces: ``experiment.NAMESPACE_STEMS``);
 #: namespaces of other tests (``zp-<test>``, beside on a user's cluster) are not waited for.
-_WORKLOADS = ChaosSettings().namespace
+_WORKLOADS = ExperimentConfig().namespace
 
 
 @pytest.fixture(autouse=True)

@@ -67,7 +67,7 @@ def _attach(journal_path: Path, recorded: dict[str, Any]) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class ExperimentResult:
     """One experiment run: its journal (saved), SLO results and strict verdict."""
 
     journal_path: Path
@@ -103,7 +103,7 @@ def _load(name: str) -> dict[str, Any]:
 
 def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
          controller: ControllerSettings, workdir: Path, slos: SloSet,
-         record_property: Callable[[str, object], None]) -> Outcome:
+         record_property: Callable[[str, object], None]) -> ExperimentResult:
     """Run one experiment (a file, or one given as data) in-process with the zoneproof
     control; record its SLOs."""
     experiment = load_experiment(str(path)) if isinstance(path, Path) else path
@@ -123,7 +123,7 @@ def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
     print("\n".join([c.message for c in checks] + [r.message for r in results]))
     recorded = journal[journal_.JOURNAL_KEY]
     _attach(journal_path, recorded)
-    return Outcome(journal_path, results, judge(journal, results, checks),
+    return ExperimentResult(journal_path, results, judge(journal, results, checks),
                    list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))
 
 

@@ -1,24 +1,15 @@
-"""The zoneproof chaostoolkit control: record the run, bound its faults, judge its SLOs.
-
-Declare it in an experiment::
+"""The zoneproof chaostoolkit control: every experiment declares it; its activities act on
+the run it opens::
 
     controls:
       - name: zoneproof
         provider: {type: python, module: zoneproof.chaos.control}
 
-Before the experiment it opens the run (``session.open_run``: the experiment's faults
-built and checked against the registry and the cluster, so a refused experiment stops
-before its first action, status "interrupted", exit 1) and starts the recorders (node
-readiness, cordons and kubelet heartbeats, the run's workload pods, the controller Lease
-and its renewals, API server, etcd and control-plane process health). Before each fault
-action it logs the blast radius. After the experiment (after the rollbacks, also on
-failure or Ctrl-C) it closes the run (every fault reverted, what the run started stopped:
-the register traffic saves its history), has ``report.artefacts`` save the timeline, fault
-records and plots, checks the history with porcupine, checks that every fault took effect
-within the bounds the bed's timings give, computes the SLOs named by
-``configuration.zoneproof_slos`` from the run's ``slo.Evidence`` and stores all of it in
-``journal["zoneproof"]``. chaoslib's ``cleanup_control`` closes a run still open, however
-the experiment ended.
+Before the experiment: open the run (``session.open_run``: its faults built and checked, a
+refused experiment stops before its first action) and start the recorders. Before each
+fault action: log its blast radius. After the experiment, however it went: close the run
+(faults reverted, what it started stopped), save the artefacts, check the history, the
+faults' effects and the SLOs, and store all of it in ``journal["zoneproof"]``.
 """
 
 from __future__ import annotations
@@ -51,7 +42,7 @@ from zoneproof.slo import (
     Slo,
     SloResult,
     SloStatus,
-    effects,
+    effect_checks,
     figures,
     judge,
     linearizability,
@@ -77,7 +68,7 @@ def before_experiment_control(context: Mapping[str, Any],
         run = session.open_run(context, configuration, log.info)
     except errors.ZoneproofError as exc:
         raise InterruptExecution(f"zoneproof: {exc}") from exc
-    s = run.settings
+    s = run.config
     for recorder in (NodeReadyRecorder(run.api), NodeHeartbeatRecorder(run.api),
                      PodRecorder(run.api, run.namespace, s.selector),
                      LeaseRecorder(run.api, s.lease_namespace, s.lease_name),
@@ -129,14 +120,14 @@ def _evidence(run: experiment.ExperimentRun, check: linearizability.CheckReport 
         deletions = tuple(d for d in pod_deletions(audit, users_prefix=run.replica_prefix)
                           if d.namespace == run.namespace and d.at >= since)
     return Evidence(run.timeline, tuple(run.injector.records), run.namespace,
-                    lease=run.settings.lease, deletions=deletions,
+                    lease=run.config.lease, deletions=deletions,
                     replica_prefix=run.replica_prefix, history=run.history, history_check=check)
 
 
 def stated_timings(run: experiment.ExperimentRun) -> StatedTimings:
     """The timings that bound the run's effects: the bed's (assumed upstream's for a
     cluster zoneproof did not make) and the HA controller's Lease timings."""
-    made = clusters.backend_type(run.settings.backend).traits.makes_clusters
+    made = clusters.backend_type(run.config.backend).traits.makes_clusters
     source = (f"{run.cluster.backend} cluster {run.cluster.name}'s spec" if made else
               "upstream defaults (a cluster zoneproof did not make states none), with the "
               "node-lease duration its node Leases state when node faults are allowed")
@@ -149,9 +140,9 @@ def _evaluate(run: experiment.ExperimentRun, evidence: Evidence) -> tuple[list[S
     """The result of each SLO the run names, and the SLOs judged (a name not in the SLO
     file is INVALID)."""
     results, judged = [], []
-    for name in run.settings.slos:
+    for name in run.config.slos:
         try:
-            slo = run.settings.slo_set.get(name)
+            slo = run.config.slo_set.get(name)
         except errors.ConfigError as exc:
             results.append(SloResult(name, SloStatus.INVALID, None, 0.0, "", str(exc)))
             continue
@@ -203,7 +194,7 @@ def _record(run: experiment.ExperimentRun, context: Mapping[str, Any], state: di
     check, error = _check_history(run)
     evidence = _evidence(run, check)
     timings = stated_timings(run)
-    checks = effects.check(evidence.faults, evidence.timeline.events, timings)
+    checks = effect_checks.check(evidence.faults, evidence.timeline.events, timings)
     results, judged = _evaluate(run, evidence)
     saved = artefacts.save_run(run.workdir, run.timeline, run.injector.records,
                                title=str(context.get("title", "")), slos=results)

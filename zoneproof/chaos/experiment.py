@@ -16,7 +16,7 @@ from kubernetes import client
 from zoneproof import errors, runs
 from zoneproof._util.progress import Progress
 from zoneproof.chaos import guard, k8s
-from zoneproof.chaos.settings import Settings
+from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness.controller import REPLICA_PREFIX, ControllerReplicas
 from zoneproof.components.harness.webhook import RunningWebhook
@@ -31,7 +31,7 @@ __all__ = ["NAMESPACE_STEMS", "ExperimentRun", "Started", "experiment_namespace"
 
 log = logging.getLogger(__name__)
 
-#: The namespaces an experiment makes besides its workloads' (``Settings.namespace``), each
+#: The namespaces an experiment makes besides its workloads' (``ExperimentConfig.namespace``), each
 #: this stem and the run's suffix (``named``): what ``experiment_namespace`` recognises.
 NAMESPACE_STEMS = ("zp-writes", "zp-history", "zp-admission", "zp-no-admission", "zp-tolerant")
 
@@ -90,14 +90,14 @@ class ExperimentRun:
     """One experiment run: its cluster, Timeline, Injector, planned faults and what its
     activities started."""
 
-    def __init__(self, settings: Settings, cluster: Cluster, api: client.ApiClient, workdir: Path,
+    def __init__(self, config: ExperimentConfig, cluster: Cluster, api: client.ApiClient, workdir: Path,
                  plan: guard.FaultPlan, *, opened: runs.Run | None = None) -> None:
-        self.settings, self.cluster, self.api, self.workdir = settings, cluster, api, workdir
+        self.config, self.cluster, self.api, self.workdir = config, cluster, api, workdir
         self.plan = plan
         self.timeline = Timeline()
         self.injector = Injector(cluster, self.timeline)
         #: This run's workload namespace: ``<zoneproof_namespace>-<run id>``.
-        self.namespace = f"{settings.namespace}-{uuid.uuid4().hex[:6]}"
+        self.namespace = f"{config.namespace}-{uuid.uuid4().hex[:6]}"
         self.recorders: list[Recorder] = []
         #: What failed while closing the run (a revert, a stop): the verdict must fail.
         self.problems: list[str] = []
@@ -191,10 +191,10 @@ class ExperimentRun:
 def named(run: ExperimentRun, stem: str) -> str:
     """``stem`` with the run's suffix: a name (a namespace, a webhook registration) of this
     run's own, on a cluster other runs and tests may share."""
-    return f"{stem}{run.namespace.removeprefix(run.settings.namespace)}"
+    return f"{stem}{run.namespace.removeprefix(run.config.namespace)}"
 
 
 def experiment_namespace(name: str, workloads: str) -> bool:
-    """Whether namespace ``name`` is one an experiment makes (``workloads``: the settings'
+    """Whether namespace ``name`` is one an experiment makes (``workloads``: the configured
     namespace), not a test's own: on a user's cluster other tests' namespaces live beside."""
     return any(name.startswith(f"{stem}-") for stem in (workloads, *NAMESPACE_STEMS))

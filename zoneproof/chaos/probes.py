@@ -75,4 +75,4 @@ def workloads_running(replicas: int = 3) -> bool:
 def controller_leader() -> str:
     """The controller Lease's holder ('' when free or absent)."""
     run = session.current()
-    return controllers.lease_holder(run.api, run.settings.lease_namespace, run.settings.lease_name)
+    return controllers.lease_holder(run.api, run.config.lease_namespace, run.config.lease_name)

@@ -22,8 +22,8 @@ from zoneproof import errors, runs
 from zoneproof._util import kube, reaping
 from zoneproof._util.progress import Progress
 from zoneproof.chaos import guard, k8s
+from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.chaos.experiment import ExperimentRun
-from zoneproof.chaos.settings import Settings
 from zoneproof.cluster.interface import Cluster
 from zoneproof.faults import Fault
 from zoneproof.runs import identity, sweep
@@ -41,30 +41,30 @@ class _Open:
 _open = _Open()
 
 
-def _one_kubeconfig(settings: Settings) -> Path | None:
+def _one_kubeconfig(config: ExperimentConfig) -> Path | None:
     """The kubeconfig as one file: a list (``a:b``, also from $KUBECONFIG) is flattened."""
-    adopts = clusters.backend_type(settings.backend).traits.needs_kubeconfig
-    value = str(settings.kubeconfig or "") or (os.environ.get("KUBECONFIG", "") if adopts else "")
+    adopts = clusters.backend_type(config.backend).traits.needs_kubeconfig
+    value = str(config.kubeconfig or "") or (os.environ.get("KUBECONFIG", "") if adopts else "")
     if not value:
         return None
     return k8s.flatten_kubeconfig(value, runs.private_dir("kubeconfig"))
 
 
-def _find_cluster(settings: Settings) -> Cluster:
-    """The running cluster named by ``settings``."""
-    backend = clusters.get_backend(settings.backend, kubeconfig=_one_kubeconfig(settings),
-                                   allow_destructive=settings.allow_destructive)
-    found = backend.get(settings.cluster)
+def _find_cluster(config: ExperimentConfig) -> Cluster:
+    """The running cluster named by ``config``."""
+    backend = clusters.get_backend(config.backend, kubeconfig=_one_kubeconfig(config),
+                                   allow_destructive=config.allow_destructive)
+    found = backend.get(config.cluster)
     if found is None:
         raise errors.BackendError(
-            f"no running {settings.backend} cluster {settings.cluster!r}: start it with "
-            f"`zoneproof up --name {settings.cluster}` or set configuration zoneproof_cluster")
+            f"no running {config.backend} cluster {config.cluster!r}: start it with "
+            f"`zoneproof up --name {config.cluster}` or set configuration zoneproof_cluster")
     return found
 
 
-def _workdir(settings: Settings) -> Path:
-    if settings.workdir is not None:
-        base = settings.workdir
+def _workdir(config: ExperimentConfig) -> Path:
+    if config.workdir is not None:
+        base = config.workdir
     else:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         base = Path.cwd() / "zoneproof-chaos" / stamp
@@ -90,19 +90,19 @@ def open_run(experiment: Mapping[str, Any], configuration: Mapping[str, Any] | N
     """Check ``experiment`` (its configuration, every fault it injects, that the cluster can
     take them: ``guard``), then open its run (closing a leftover one first). ZoneproofError
     before the experiment touches anything; nothing is left open then."""
-    settings = Settings.from_configuration(configuration)
+    config = ExperimentConfig.from_configuration(configuration)
     plan = guard.FaultPlan.of(experiment)
     if (leftover := close_run()) is not None:
         leftover.end(progress)
     opened = _open_zoneproof_run(progress)
     try:
-        cluster = _find_cluster(settings)
+        cluster = _find_cluster(config)
         guard.check(plan, cluster, str(experiment.get("title", "the experiment")))
         sweep.track(cluster.kubeconfig)
         tested = identity.identify(cluster)
         identity.record(tested)
-        run = ExperimentRun(settings, cluster, kube.api_client(cluster.kubeconfig),
-                            _workdir(settings), plan, opened=opened)
+        run = ExperimentRun(config, cluster, kube.api_client(cluster.kubeconfig),
+                            _workdir(config), plan, opened=opened)
     except BaseException:
         if opened is not None:
             for problem in runs.close(progress):

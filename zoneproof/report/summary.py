@@ -18,7 +18,7 @@ from zoneproof import errors
 from zoneproof.runs.identity import ClusterIdentity
 from zoneproof.slo.results import SloResult
 
-__all__ = ["SCHEMA", "Outcome", "Summary", "build", "load", "write"]
+__all__ = ["SCHEMA", "ItemResult", "Summary", "build", "load", "write"]
 
 SCHEMA = "zoneproof.dev/v2/Summary"
 """v2: an SLO row is ``SloResult.to_dict`` (observed, threshold, message) plus test, pass."""
@@ -26,7 +26,7 @@ FAILING = frozenset({"failed", "error"})
 
 
 @dataclass
-class Outcome:
+class ItemResult:
     """One test's result: passed, failed, error, skipped, xfailed or xpassed."""
 
     nodeid: str
@@ -50,7 +50,7 @@ class Summary:
     started: str
     finished: str
     duration_s: float
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[ItemResult, ...]
     versions: dict[str, Any]
     clusters: tuple[ClusterIdentity, ...] = ()
     """Every cluster the run tested, as ``zoneproof.runs.identity`` names it."""
@@ -71,7 +71,7 @@ class Summary:
         return dict(sorted(Counter(str(r.status) for _, r in self.slos).items()))
 
     @property
-    def failures(self) -> list[Outcome]:
+    def failures(self) -> list[ItemResult]:
         """The tests that failed or errored."""
         return [o for o in self.outcomes if o.failed]
 
@@ -97,13 +97,13 @@ class Summary:
         if data.get("schema") != SCHEMA:
             raise errors.ConfigError(f"summary schema {data.get('schema')!r} is not {SCHEMA!r}: "
                                      "written by another zoneproof version")
-        outcomes = {t["test"]: Outcome(t["test"], t["outcome"], float(t["duration_s"]))
+        outcomes = {t["test"]: ItemResult(t["test"], t["outcome"], float(t["duration_s"]))
                     for t in data["tests"]}
         for row in data["slos"]:
-            outcomes.setdefault(row["test"], Outcome(row["test"], "passed")).slos.append(
+            outcomes.setdefault(row["test"], ItemResult(row["test"], "passed")).slos.append(
                 SloResult.from_dict(row))
         for failure in data["failures"]:
-            outcomes.setdefault(failure["test"], Outcome(failure["test"], "failed")).message = \
+            outcomes.setdefault(failure["test"], ItemResult(failure["test"], "failed")).message = \
                 failure["message"]
         return cls(data["verdict"], int(data["pytest_exit"]), data["started"],
                    data["finished"], float(data["duration_s"]), tuple(outcomes.values()),
@@ -111,7 +111,7 @@ class Summary:
                    tuple(ClusterIdentity.from_dict(c) for c in data.get("clusters", ())))
 
 
-def build(outcomes: list[Outcome], *, started: str, finished: str, duration_s: float,
+def build(outcomes: list[ItemResult], *, started: str, finished: str, duration_s: float,
           versions: dict[str, Any], exit_status: int,
           clusters: list[ClusterIdentity] | None = None) -> Summary:
     """The summary; ``verdict`` PASS only if pytest exited 0, nothing failed and every SLO

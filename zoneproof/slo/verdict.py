@@ -9,7 +9,7 @@ run passes only if every one of these holds:
 - every method activity succeeded, and every process activity exited 0;
 - every declared rollback ran and succeeded (process rollbacks exited 0);
 - every fault took effect: each effect it declares was observed within its bound
-  (``slo.effects``);
+  (``slo.effect_checks``);
 - no SLO is void (the run could not be judged by it: e.g. too little traffic before the
   fault), and every SLO result is PASS.
 """
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zoneproof.slo.effects import EffectCheck
+from zoneproof.slo.effect_checks import EffectCheck
 from zoneproof.slo.results import SloResult, SloStatus
 
 __all__ = ["Finding", "FindingKind", "Verdict", "judge"]

@@ -33,7 +33,7 @@ from zoneproof.report import allure_html, summary
 from zoneproof.runs import identity, ownership
 from zoneproof.slo import load_slos
 
-__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root"]
+__all__ = ["SUITES", "Options", "Qualification", "execute", "experiments", "qualify", "repo_root"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -230,7 +230,7 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class Qualification:
     """A finished qualification: its exit code and report directory."""
 
     code: int
@@ -238,7 +238,7 @@ class Run:
 
 
 def _scale_profile(backend: Backend, spec: ClusterSpec, options: Options, reports: Path,
-                   progress: Progress) -> Run:
+                   progress: Progress) -> Qualification:
     """The scale profile alone: its test makes (and deletes) a bed of its own."""
     pods = f"{options.scale_pods} pods" if options.scale_pods else "its default pods"
     bed = (f"a {backend.name} bed of {options.scale} nodes in each of 3 zones and {pods}, made "
@@ -250,7 +250,7 @@ def _scale_profile(backend: Backend, spec: ClusterSpec, options: Options, report
         code = 1
     progress(f"scale profile {'PASSED' if code == 0 else 'FAILED'} (exit {code}) on {bed}; "
              f"reports: {reports}")
-    return Run(code, reports)
+    return Qualification(code, reports)
 
 
 def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
@@ -260,7 +260,7 @@ def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
 
 
 def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
-            progress: Progress) -> Run:
+            progress: Progress) -> Qualification:
     """``qualify``, returning where the reports are too (certify packs them)."""
     root = repo_root()
     _check(options, root, backend)
@@ -292,4 +292,4 @@ def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
         code = 1
     progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}) for "
              f"{tested.describe()}; reports: {reports}")
-    return Run(code, reports)
+    return Qualification(code, reports)

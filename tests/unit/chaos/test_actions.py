@@ -66,7 +66,7 @@ def test_an_experiment_registers_its_webhook_under_a_name_of_its_own() -> None:
 
     from zoneproof.specs.ha_config.registration import DEFAULT_CONFIGURATION_NAME
 
-    run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
+    run = SimpleNamespace(namespace="zp-chaos-717cf5", config=SimpleNamespace(namespace="zp-chaos"))
     name = webhook._configuration_name(run)  # type: ignore[arg-type]
     assert name == f"{DEFAULT_CONFIGURATION_NAME}-717cf5" != DEFAULT_CONFIGURATION_NAME
 
@@ -85,7 +85,7 @@ def test_the_restore_waits_only_for_the_experiments_own_namespaces(name: str, ou
 def test_every_namespace_an_experiment_makes_is_recognised_as_its_own() -> None:
     from types import SimpleNamespace
 
-    run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
+    run = SimpleNamespace(namespace="zp-chaos-717cf5", config=SimpleNamespace(namespace="zp-chaos"))
     made = [*webhook._admission_namespaces(run), tolerant._tolerant_namespace(run)]  # type: ignore[arg-type]
     assert made == ["zp-admission-717cf5", "zp-no-admission-717cf5", "zp-tolerant-717cf5"]
     assert all(experiment.experiment_namespace(name, "zp-chaos") for name in made)

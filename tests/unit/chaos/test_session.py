@@ -11,7 +11,7 @@ import pytest
 from zoneproof import errors, runs
 from zoneproof._util import reaping
 from zoneproof.chaos import experiment, guard, session
-from zoneproof.chaos.settings import Settings
+from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.faults import StopKubelets
 
@@ -41,7 +41,7 @@ class Extra:
 
 
 def _run(cluster: FakeCluster, tmp_path: Path) -> experiment.ExperimentRun:
-    return experiment.ExperimentRun(Settings(), cast(Cluster, cluster), cast(Any, None), tmp_path,
+    return experiment.ExperimentRun(ExperimentConfig(), cast(Cluster, cluster), cast(Any, None), tmp_path,
                                  guard.FaultPlan({}))
 
 

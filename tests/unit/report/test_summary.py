@@ -18,12 +18,12 @@ def _result(name: str, status: str, measured: float | None) -> SloResult:
     return SloResult(name, SloStatus(status), measured, 5.0, "seconds", f"{name} {status}")
 
 
-def _outcome(nodeid: str, outcome: str, *slos: tuple[str, str, float | None]) -> summary.Outcome:
+def _outcome(nodeid: str, outcome: str, *slos: tuple[str, str, float | None]) -> summary.ItemResult:
     properties = [junit.slo_property(_result(*s)) for s in slos]
-    return summary.Outcome(nodeid, outcome, 1.25, junit.slo_results(properties))
+    return summary.ItemResult(nodeid, outcome, 1.25, junit.slo_results(properties))
 
 
-def _build(outcomes: list[summary.Outcome], exit_status: int = 0) -> summary.Summary:
+def _build(outcomes: list[summary.ItemResult], exit_status: int = 0) -> summary.Summary:
     return summary.build(outcomes, started="s", finished="f", duration_s=3.0,
                          versions={"zoneproof": "x"}, exit_status=exit_status)
 
@@ -46,7 +46,7 @@ def test_pass_needs_passing_tests_and_slos() -> None:
     ([_outcome("a", "passed")], 2),
     ([], 5),
 ], ids=["slo-fail", "slo-no-data", "test-failed", "error", "pytest-exit", "nothing-ran"])
-def test_any_failure_fails_the_verdict(outcomes: list[summary.Outcome], exit_status: int) -> None:
+def test_any_failure_fails_the_verdict(outcomes: list[summary.ItemResult], exit_status: int) -> None:
     assert _build(outcomes, exit_status).verdict == "FAIL"
 
 

@@ -15,7 +15,7 @@ from zoneproof.faults import Effect, FaultRecord, registry
 from zoneproof.faults.effects import OBSERVATIONS, StatedTimings
 from zoneproof.measure import Timeline
 from zoneproof.report import artefacts
-from zoneproof.slo import Evidence, effects, figures, judge
+from zoneproof.slo import Evidence, effect_checks, figures, judge
 
 TimelineOf = Callable[[list[tuple[float, str, str, dict[str, str]]]], Timeline]
 
@@ -50,7 +50,7 @@ WITNESSES: dict[Effect, Callable[[tuple[str, ...]], list[Row]]] = {
 
 
 def test_every_effect_is_observed_and_witnessed() -> None:
-    assert set(effects.OBSERVERS) == set(Effect) == set(OBSERVATIONS) == set(WITNESSES)
+    assert set(effect_checks.OBSERVERS) == set(Effect) == set(OBSERVATIONS) == set(WITNESSES)
 
 
 def _record(kind: str, targets: tuple[str, ...]) -> FaultRecord:
@@ -76,13 +76,13 @@ def test_a_fault_kind_walks_through_figures_verdict_and_reports(
     record, witnessed = _witnessed(timeline_of, kind)
     evidence = Evidence(witnessed, (record,), "ns", lease="ns/lease", deletions=())
 
-    checks = effects.check(evidence.faults, witnessed.events, TIMINGS)
+    checks = effect_checks.check(evidence.faults, witnessed.events, TIMINGS)
     assert {c.effect for c in checks} == {str(e) for e in fault.effects}
     assert all(c.effective for c in checks), [c.message for c in checks]
     for metric in figures.FIGURES:  # every figure takes every kind's record
         figures.compute(metric, evidence)
 
-    unseen = effects.check(evidence.faults, timeline_of([]).events, TIMINGS)
+    unseen = effect_checks.check(evidence.faults, timeline_of([]).events, TIMINGS)
     verdict = judge({"status": "completed"}, (), unseen)
     assert {f.kind for f in verdict.findings} >= {"fault-not-effective"}
 

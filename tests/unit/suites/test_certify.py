@@ -83,14 +83,14 @@ def _fake_qualify(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, summary: dict
     calls: list[qualify.Options] = []
 
     def execute(backend: object, spec: object, options: qualify.Options, **_: object
-                ) -> qualify.Run:
+                ) -> qualify.Qualification:
         calls.append(options)
         basetemp = Path(next(a for a in options.pytest_args if a.startswith("--basetemp="))
                         .split("=", 1)[1])
         (basetemp / "popen-gw0" / "test_x0" / "webhook").mkdir(parents=True)
         (basetemp / "popen-gw0" / "test_x0" / "webhook" / "webhook.log").write_text("serving")
         (basetemp / "popen-gw0" / "test_x0" / "webhook" / "serving.key").write_text("secret")
-        return qualify.Run(code, _reports(tmp_path / "reports", summary, **kwargs))
+        return qualify.Qualification(code, _reports(tmp_path / "reports", summary, **kwargs))
 
     def no_browser(*_: object) -> browser.Seen:
         raise errors.ConfigError("no chromium on PATH (test)")
@@ -211,7 +211,7 @@ def test_certify_cli_refuses_a_bad_profile_listing_every_problem(
 
 def test_suite_verdicts_say_not_run_when_nothing_passed() -> None:
     verdicts = certification.suite_verdicts(summary.Summary(
-        "FAIL", 1, "s", "f", 1.0, (summary.Outcome("conformance/x.py::t", "skipped"),), {}))
+        "FAIL", 1, "s", "f", 1.0, (summary.ItemResult("conformance/x.py::t", "skipped"),), {}))
     assert verdicts["conformance"]["verdict"] == "NOT_RUN"
     assert verdicts["chaos"]["verdict"] == "NOT_RUN"
 

@@ -18,7 +18,7 @@ def deploy_ha_controller(replicas: int = 2, require_leader: bool = True,
     that never takes the Lease is let run (its deletes are then judged by the
     concurrent-actors SLO); returns ''."""
     run = session.current()
-    s = run.settings
+    s = run.config
     settings = controllers.ControllerSettings(
         namespaces=(run.namespace,), selector=s.selector, lease_name=s.lease_name,
         lease_namespace=s.lease_namespace, component=s.components.controller)

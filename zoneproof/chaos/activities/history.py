@@ -32,7 +32,7 @@ def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0, 
                                  "run (stop_history_traffic first)")
     namespace = experiment.named(run, "zp-history")
     if min_rate_ops_s is None:
-        min_rate_ops_s = clusters.backend_type(run.settings.backend).traits.history_min_rate_ops_s
+        min_rate_ops_s = clusters.backend_type(run.config.backend).traits.history_min_rate_ops_s
     run.traffic.start(RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
         namespace=namespace, keys=keys, clients=clients, rate_ops_s=rate_ops_s,
         min_rate_ops_s=min_rate_ops_s, read_mode=mode, seed=seed)).start())

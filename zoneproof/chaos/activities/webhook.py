@@ -60,14 +60,14 @@ def deploy_webhook(replicas: int = 0, zone: str = "") -> str:
     ``zone`` when given (``controller-leader``: the zone of the controller's leader, deploy
     the controller first: a deliberately fragile placement)."""
     run = session.current()
-    inside = run.settings.components.webhook.mode == IN_CLUSTER
+    inside = run.config.components.webhook.mode == IN_CLUSTER
     if (replicas or zone) and not inside:
         raise errors.ConfigError(f"replicas={replicas} and zone={zone!r} place an in-cluster "
                                  "webhook's pods: run with --zp-components in-cluster, or drop them")
     if replicas < 0:
         raise errors.ConfigError(f"replicas must be >= 0 (0: the manifests'), got {replicas}")
     hook = run.webhook.start(webhooks.RunningWebhook(
-        run.cluster, run.settings.components.webhook, run.workdir / "webhook",
+        run.cluster, run.config.components.webhook, run.workdir / "webhook",
         configuration_name=_configuration_name(run),
         patch=_placed(run, replicas, zone) if inside else None))
     hook.start()

@@ -21,7 +21,7 @@ def deploy_workloads(replicas: int = 3, pdb_max_unavailable: int = 0,
                                  f"{replicas} and {pdb_max_unavailable}")
     run = session.current()
     run.workloads.start(run.namespace)
-    workloads.apply(run.api, namespace=run.namespace, selector=run.settings.selector,
+    workloads.apply(run.api, namespace=run.namespace, selector=run.config.selector,
                     replicas=replicas, pdb_max_unavailable=pdb_max_unavailable)
     run.timeline.add("workloads_deployed", run.namespace, replicas=str(replicas),
                      pdb_max_unavailable=str(pdb_max_unavailable))

@@ -44,7 +44,7 @@ class Answer:
     body: bytes
     content_type: str
     request: mutation.Request | None = None
-    verdict: mutation.Verdict | None = None
+    verdict: mutation.Admission | None = None
 
 
 def _reject_constant(name: str) -> JsonValue:
@@ -105,7 +105,7 @@ def parse_review(body: bytes) -> tuple[str, mutation.Request]:
         obj=request.get("object"), old=request.get("oldObject"))
 
 
-def _response(uid: str, verdict: mutation.Verdict) -> AdmissionResponse:
+def _response(uid: str, verdict: mutation.Admission) -> AdmissionResponse:
     status: Status = {"code": verdict.code}
     if verdict.reason:
         status["reason"] = verdict.reason
@@ -118,7 +118,7 @@ def _response(uid: str, verdict: mutation.Verdict) -> AdmissionResponse:
     return response
 
 
-def answer_review(body: bytes, cluster: facts.ClusterFacts, *, settings: mutation.Settings,
+def answer_review(body: bytes, cluster: facts.ClusterFacts, *, settings: mutation.TolerationDefaults,
                   behaviour: Behaviour) -> Answer:
     """The answer to one POSTed body: an AdmissionReview (200) or a 400 with the reason."""
     try:
@@ -129,7 +129,7 @@ def answer_review(body: bytes, cluster: facts.ClusterFacts, *, settings: mutatio
         verdict = mutation.admit(request, cluster, settings=settings, behaviour=behaviour)
     except Exception as exc:  # the Go handler's recover(): answer 500, never drop the request
         log.exception("handler failed on request %s", request.uid)
-        verdict = mutation.Verdict(allowed=False, code=500, message=f"panic: {exc} [recovered]")
+        verdict = mutation.Admission(allowed=False, code=500, message=f"panic: {exc} [recovered]")
     review: AdmissionReviewOut = {"apiVersion": behaviour.answer_version or api_version,
                                   "kind": "AdmissionReview",
                                   "response": _response(request.uid, verdict)}

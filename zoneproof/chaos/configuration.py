@@ -12,13 +12,13 @@ from zoneproof.components import manifests
 from zoneproof.components.harness.component import IN_CLUSTER, Components
 from zoneproof.slo.spec import SloSet, load_slos
 
-__all__ = ["Settings"]
+__all__ = ["ExperimentConfig"]
 
 _BOOL_TRUE = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class ExperimentConfig:
     """zoneproof's part of an experiment configuration, validated."""
 
     backend: str = cluster.DEFAULT_BACKEND
@@ -51,7 +51,7 @@ class Settings:
         return self.lease.split("/", 1)[1]
 
     @classmethod
-    def from_configuration(cls, configuration: Mapping[str, Any] | None) -> Settings:
+    def from_configuration(cls, configuration: Mapping[str, Any] | None) -> ExperimentConfig:
         """Read ``zoneproof_*`` keys (and load the SLO file); ConfigError names every bad one."""
         conf, d = dict(configuration or {}), cls()
 
