@@ -18,7 +18,8 @@ reverts every fault still active, stops what the run started (the register traff
 its history), has ``report.artefacts`` save the timeline, fault records and plots, checks
 the history with porcupine, checks that every fault took effect within the bounds the
 bed's timings give, computes the SLOs named by ``configuration.zoneproof_slos`` from the
-run's ``slo.Evidence`` and stores all of it in ``journal["zoneproof"]``.
+run's ``slo.Evidence``, judges the run once (``slo.judge``; a signal that interrupted it
+is recorded and makes it INTERRUPTED) and stores all of it in ``journal["zoneproof"]``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from chaoslib.exceptions import InterruptExecution
 
 from zoneproof import cluster as clusters
 from zoneproof import errors
+from zoneproof._util import reaping
 from zoneproof.chaos import actions, guard, session
 from zoneproof.chaos.settings import Settings
 from zoneproof.components.harness import controller
@@ -81,6 +83,9 @@ def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
     """Check the faults and the experiment's needs, open the run and start recording."""
+    # chaoslib's own SIGTERM handler would end the run without saying which signal came:
+    # ours (until chaoslib puts its caller's back) remember it for the verdict
+    reaping.interrupt_on_terminate()
     guard.begin(log.info)
     try:
         check_faults(context)
@@ -158,8 +163,14 @@ def stated_timings(run: session.Run) -> StatedTimings:
 
 
 def _evaluate(run: session.Run, evidence: Evidence) -> list[SloResult]:
+    received = reaping.interrupted_by()
     results = []
     for name in run.settings.slos:
+        if received is not None:  # figures of a run cut short judge nothing
+            results.append(SloResult(name, SloStatus.NOT_RUN, None, 0.0, "",
+                                     f"{received.name} interrupted the run before it could "
+                                     "be judged"))
+            continue
         try:
             slo = run.settings.slo_set.get(name)
         except errors.ConfigError as exc:
@@ -235,9 +246,10 @@ def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
         "problems": list(run.problems),
         "unfenced_deletes": rogue,
         "slos": [r.to_dict() for r in results],
+        "interrupted_by": received.name if (received := reaping.interrupted_by()) else None,
     }
     verdict = judge(state, results, checks)
-    state[JOURNAL_KEY]["verdict"] = verdict.summary()
+    state[JOURNAL_KEY]["verdict"] = verdict.to_dict()
     log.info("zoneproof: verdict %s", verdict.summary())
 
 

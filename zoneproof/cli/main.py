@@ -482,7 +482,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (1 on a zoneproof error, 130 on Ctrl-C)."""
+    """Entry point; returns the exit code (1 on a zoneproof error, 130 on Ctrl-C, 143 on
+    SIGTERM)."""
     try:
         parser = _parser()  # reads every installed backend's traits
     except errors.ZoneproofError as exc:
@@ -498,8 +499,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"zoneproof: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("zoneproof: interrupted", file=sys.stderr)
-        return 130
+        received = reaping.interrupted_by()
+        print(f"zoneproof: interrupted{f' by {received.name}' if received else ''}",
+              file=sys.stderr)
+        return 128 + (int(received) if received else 2)
     except BrokenPipeError:  # output piped into `head` and the like
         return 0
 
