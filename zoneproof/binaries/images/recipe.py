@@ -60,7 +60,7 @@ PACKAGES = ("python3",)
 PRUNE = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
          "usr/share/lintian", "usr/share/common-licenses")
 #: Python distributions the components import (their requirements come along).
-RUNTIME_DISTRIBUTIONS = ("kubernetes", "PyYAML", "urllib3", "h11", "uvloop")
+RUNTIME_DISTRIBUTIONS = ("kubernetes", "PyYAML", "urllib3", "h11")
 #: Requirements no component imports, with why (left out, with what only they require).
 NOT_AT_RUNTIME = {"aiohttp": "kubernetes.aio only (the asyncio client; the components use the "
                              "synchronous one)",

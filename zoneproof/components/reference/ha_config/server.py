@@ -1,7 +1,6 @@
 """The webhook's HTTPS server: POST the spec's path, GET /healthz and /readyz, JSON logs.
 
-asyncio on uvloop (libuv; its TLS protocol in C, not the standard library's Python one)
-does the sockets and TLS, h11 (a kept HTTP/1.1 library) the framing: keep-alive,
+asyncio does the sockets and TLS, h11 (a kept HTTP/1.1 library) the framing: keep-alive,
 ``Connection: close``, HTTP/1.0, ``Expect: 100-continue``. ``loops`` event-loop threads
 accept on the one listening socket and serve the connections each accepted: TLS work
 (handshakes, encryption) runs outside the GIL, so two loops use two cores for it. A review
@@ -45,7 +44,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import h11
-import uvloop
 
 from zoneproof._util import jsonlog
 from zoneproof.components.reference.ha_config import mutation, review
@@ -395,8 +393,7 @@ class WebhookServer:
             exchange.writer.transport.abort()
 
     def _run_loop(self) -> None:
-        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(self._serve(self._socket.dup()))
+        asyncio.run(self._serve(self._socket.dup()))
 
     def serve_forever(self) -> None:
         """Serve (``loops`` threads, this one included) until ``shutdown`` from another thread."""
