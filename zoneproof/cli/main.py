@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -473,6 +474,14 @@ def _list(args: argparse.Namespace) -> int:
     for run in open_runs:
         print(f"{run.id:<14}{run.kind:<9}{run.pid or '-'!s:<9}"
               f"{'alive' if run.alive else 'DEAD':<8}{', '.join(run.holdings) or '-'}")
+    killed = runs.reaped()
+    if killed:
+        print(f"\n{'KILLED RUN':<14}{'KIND':<9}{'PID':<9}{'REAPED':<21}WHAT WAS UNDONE")
+    for gone in killed:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(gone.reaped))
+        print(f"{gone.id:<14}{gone.kind:<9}{gone.pid or '-'!s:<9}{when:<21}"
+              f"{', '.join(gone.undone) or 'nothing held'}")
+        print(f"{'':<14}{gone.why}" + "".join(f"\n{'':<14}problem: {p}" for p in gone.problems))
     leaked = [b for b in beds if b.health is ownership.Health.LEAKED]
     dead = [r for r in open_runs if not r.alive]
     if leaked or dead:

@@ -268,12 +268,12 @@ def survey() -> list[BedView]:
 
 # -- how a run's beds are undone (``runs.reap`` calls these by holding kind) --------------
 
-@runs.reaper("bed")
+@runs.reaper("bed", reverts_faults=True)
 def _delete_bed(holding: dict[str, Any], progress: Progress) -> None:
     registry.get_backend(holding["backend"]).delete(holding["name"], progress=progress)
 
 
-@runs.reaper("repair")
+@runs.reaper("repair", reverts_faults=True)
 def _repair_bed(holding: dict[str, Any], progress: Progress) -> None:
     found = registry.get_backend(holding["backend"]).get(holding["name"])
     if isinstance(found, Repairable):

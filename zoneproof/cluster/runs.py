@@ -48,6 +48,7 @@ from zoneproof.cluster.interface import Progress
 __all__ = [
     "CREDENTIAL_LIFETIME_S",
     "Run",
+    "Reaped",
     "RunView",
     "attach",
     "close",
@@ -57,6 +58,7 @@ __all__ = [
     "private_dir",
     "reap",
     "reap_dead",
+    "reaped",
     "runs",
 ]
 
@@ -223,40 +225,57 @@ def _spawn_keeper(run: Run) -> reaping.ProcessId:
 # -- reaping ----------------------------------------------------------------------------
 
 _REAPERS: dict[str, Reaper] = {}
+#: Kinds of holdings undone before all others: they revert faults (a bed of the run deleted,
+#: a kept bed repaired, nodes uncordoned). Sweeping objects can wait on pods that only a
+#: reverted fault lets go (a namespace whose pods sit on a downed zone's nodes).
+_FIRST: set[str] = set()
+#: How long the record of a run reaped after its owner died stays for ``zoneproof list``.
+REAPED_KEPT_S = 7 * 24 * 3600
 
 
-def reaper(kind: str) -> Callable[[Reaper], Reaper]:
-    """Register how a holding of ``kind`` is undone."""
+def reaper(kind: str, *, reverts_faults: bool = False) -> Callable[[Reaper], Reaper]:
+    """Register how a holding of ``kind`` is undone; ``reverts_faults``: before the others."""
 
     def register(function: Reaper) -> Reaper:
         _REAPERS[kind] = function
+        if reverts_faults:
+            _FIRST.add(kind)
         return function
 
     return register
 
 
-def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S) -> list[str]:
-    """End every process of ``run``, undo its holdings newest first, remove its directory;
-    the problems met (each step runs even if another failed). A no-op while another
-    process reaps the same run."""
+def _undo_order(holdings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fault reverts first, each group newest first (``holdings`` is newest first)."""
+    return sorted(holdings, key=lambda h: str(h.get("kind")) not in _FIRST)
+
+
+def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S, why: str = "") -> list[str]:
+    """End every process of ``run``, undo its holdings (fault reverts first, then newest
+    first), remove its directory; the problems met (each step runs even if another failed).
+    A no-op while another process reaps the same run. ``why``: the run's owner died without
+    closing it (what ``zoneproof list`` then shows, with what was undone)."""
     problems: list[str] = []
+    undone: list[str] = []
     lock = filelock.FileLock(str(run.directory / "reap.lock"))
     try:
         lock.acquire(timeout=0)
     except (filelock.Timeout, FileNotFoundError):
         return problems
+    owner = run.owner() or {}
     try:
         ended = reaping.terminate(reaping.with_token(reaping.RUN_ENV, run.id), grace_s=grace_s)
         if ended:
             progress(f"run {run.id}: ended {len(ended)} process(es) it started: "
                      f"{', '.join(str(p.pid) for p in ended)}")
-        for holding in run.holdings():
+        for holding in _undo_order(run.holdings()):
             kind = str(holding.get("kind"))
             undo = _REAPERS.get(kind)
             try:
                 if undo is None:
                     raise LookupError(f"no reaper for holdings of kind {kind!r}")
                 undo(holding, progress)
+                undone.append(f"{kind} {holding.get('key')}")
             except Exception as exc:  # every holding gets its turn; the problem is reported
                 problems.append(f"run {run.id}: undoing {kind} {holding.get('key')}: "
                                 f"{type(exc).__name__}: {exc}")
@@ -264,7 +283,55 @@ def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S) -> list[str]
     finally:
         lock.release()
         shutil.rmtree(run.directory, ignore_errors=True)
+        if why:
+            _record_reaped(run.id, owner, why, undone, problems)
     return problems
+
+
+def _reaped_root() -> Path:
+    return state.state_root() / "reaped"
+
+
+def _record_reaped(run_id: str, owner: dict[str, Any], why: str, undone: list[str],
+                   problems: list[str]) -> None:
+    """Keep what ``zoneproof list`` says of a run reaped after its owner died."""
+    with contextlib.suppress(OSError):
+        files.private_dir(_reaped_root())
+        state.write_json(_reaped_root() / f"{run_id}.json", {
+            "id": run_id, "kind": owner.get("kind", "torn"),
+            "pid": owner.get("process", {}).get("pid"), "why": why, "reaped": time.time(),
+            "undone": undone, "problems": problems})
+
+
+@dataclass(frozen=True, slots=True)
+class Reaped:
+    """A run reaped after its owner died (``zoneproof list``)."""
+
+    id: str
+    kind: str
+    pid: int | None
+    why: str
+    reaped: float
+    undone: tuple[str, ...]
+    problems: tuple[str, ...]
+
+
+def reaped() -> list[Reaped]:
+    """Runs reaped after their owner died, newest first (records older than
+    ``REAPED_KEPT_S`` are dropped)."""
+    found = []
+    for path in sorted(_reaped_root().glob("*.json")) if _reaped_root().is_dir() else []:
+        try:
+            data = state.read_json(path)
+        except (OSError, ValueError):
+            continue
+        if time.time() - float(data.get("reaped", 0)) > REAPED_KEPT_S:
+            path.unlink(missing_ok=True)
+            continue
+        found.append(Reaped(str(data["id"]), str(data.get("kind")), data.get("pid"),
+                            str(data.get("why")), float(data.get("reaped", 0)),
+                            tuple(data.get("undone", ())), tuple(data.get("problems", ()))))
+    return sorted(found, key=lambda r: r.reaped, reverse=True)
 
 
 def runs() -> list[Run]:
@@ -282,7 +349,8 @@ def reap_dead(progress: Progress) -> list[str]:
             owner = run.owner() or {}
             progress(f"reaping run {run.id} ({owner.get('kind', 'torn')}, pid "
                      f"{owner.get('process', {}).get('pid', '?')}, dead)")
-            problems += reap(run, progress)
+            problems += reap(run, progress, why="its owner died and its keeper too: reaped "
+                             "by the next zoneproof command")
     return problems
 
 
@@ -341,6 +409,10 @@ def keep(run_id: str) -> int:
         log.info("%s", message)
 
     log.info("owner of run %s ended without closing it: reaping", run_id)
-    for problem in reap(run, progress):
+    started = time.monotonic()
+    problems = reap(run, progress, why="its owner was killed (SIGKILL or crash): reaped by "
+                    "its keeper")
+    for problem in problems:
         log.error("%s", problem)
+    log.info("run %s reaped in %.1f s", run_id, time.monotonic() - started)
     return 0

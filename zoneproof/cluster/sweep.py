@@ -196,6 +196,6 @@ def _remove_object(holding: dict[str, Any], progress: Progress) -> None:
     remove_named(Path(holding["kubeconfig"]), holding["object"], progress)
 
 
-@runs.reaper("uncordon")
+@runs.reaper("uncordon", reverts_faults=True)
 def _uncordon(holding: dict[str, Any], progress: Progress) -> None:
     uncordon(Path(holding["kubeconfig"]), str(holding["selector"]), progress)
