@@ -35,7 +35,8 @@ from zoneproof.report import allure_html, summary
 from zoneproof.slo import load_slos, verdict
 from zoneproof.slo.verdict import RunVerdict
 
-__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root"]
+__all__ = ["SUITES", "Options", "Run", "check", "execute", "experiments", "qualify",
+           "repo_root"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -78,6 +79,11 @@ def repo_root() -> Path:
 def experiments(root: Path) -> list[str]:
     """Names of the chaos experiments (chaos/*.yaml stems)."""
     return catalog.names(root / "chaos")
+
+
+def check(options: Options, backend: Backend) -> None:
+    """Refuse bad input before anything is built or started (ConfigError names the fix)."""
+    _check(options, repo_root(), backend)
 
 
 def _check(options: Options, root: Path, backend: Backend) -> None:
