@@ -205,7 +205,7 @@ def _numbers(command: tuple[str, ...], flag: str, values: dict[str, str]) -> dic
 
 
 def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
-    garbage, unreachable = tmp / "garbage.kubeconfig", tmp / "unreachable.kubeconfig"
+    unreachable = tmp / "unreachable.kubeconfig"
     name_rule = r"1-40 lowercase letters, digits or '-'"
     whole = r"is not a whole number: give one from"
     out_of_range = r"is out of range: give a whole number from"
@@ -224,18 +224,6 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
         "slo-dir": Bad(("qualify", "--slo", str(tmp)), r"SLO file .*: Is a directory", lines=2),
         "slo-missing": Bad(("qualify", "--slo", str(tmp / "nope.yaml")),
                            r"No such file or directory", lines=2),
-        "existing-garbage-kubeconfig": Bad(
-            ("status", "--backend", "existing", "--kubeconfig", str(garbage)),
-            r"not a usable kubeconfig .*pass a kubeconfig kubectl accepts"),
-        "existing-binary-kubeconfig": Bad(
-            ("status", "--backend", "existing", "--kubeconfig", str(tmp / "binary.kubeconfig")),
-            r"not a usable kubeconfig .*pass a kubeconfig kubectl accepts"),
-        "existing-empty-kubeconfig": Bad(
-            ("status", "--backend", "existing", "--kubeconfig", str(tmp / "empty.kubeconfig")),
-            r"not a usable kubeconfig"),
-        "existing-missing-kubeconfig": Bad(
-            ("status", "--backend", "existing", "--kubeconfig", str(tmp / "nope")),
-            r"does not exist: pass the path"),
         "reports-in-proc": Bad(("qualify", "--reports", "/proc/x"),
                                r"cannot create the reports directory /proc/x/.*pass --reports "
                                r"a writable directory"),
@@ -264,18 +252,6 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
             ("qualify", "--kubeconfig", str(unreachable)), r"add --backend existing"),
         "down-kubeconfig-without-existing": Bad(
             ("down", "--kubeconfig", str(unreachable)), r"add --backend existing"),
-        "down-existing-unreachable": Bad(
-            ("down", "--backend", "existing", "--kubeconfig", str(unreachable)),
-            r"cannot reach the cluster of .* at https://127.0.0.1:9.*check that it is up"),
-        "status-existing-unreachable": Bad(
-            ("status", "--backend", "existing", "--kubeconfig", str(unreachable)),
-            r"cannot reach the cluster of .* at https://127.0.0.1:9.*check that it is up"),
-        "up-existing-silent": Bad(
-            ("up", "--backend", "existing", "--kubeconfig", str(tmp / "silent.kubeconfig")),
-            rf"at https://127.0.0.1:{_SILENT['port']}: .*timed out"),
-        "qualify-existing-silent": Bad(
-            ("qualify", "--backend", "existing", "--kubeconfig", str(tmp / "silent.kubeconfig")),
-            rf"at https://127.0.0.1:{_SILENT['port']}: .*timed out"),
         "unknown-backend": Bad(("up", "--backend", "vmware"), r"invalid choice: 'vmware'", 2),
         "unknown-command": Bad(("launch",), r"invalid choice: 'launch'", 2),
         "no-command": Bad((), r"the following arguments are required: command", 2),
@@ -331,6 +307,18 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
         "slo-relative-in-subdir": Bad(("qualify", "--slo", "../inf.slo.yaml"),
                                       r"max must be a finite", lines=2, cwd="sub"),
     }
+    unusable = r"not a usable kubeconfig .*pass a kubeconfig kubectl accepts"
+    unanswered = r"cannot reach the cluster of .* at https://127.0.0.1:9.*check that it is up"
+    silent = rf"at https://127.0.0.1:{_SILENT['port']}: .*timed out"
+    for command, kubeconfig, says in (
+            ("status", "garbage", unusable), ("status", "binary", unusable),
+            ("status", "empty", r"not a usable kubeconfig"),
+            ("status", "nope", r"does not exist: pass the path"),
+            ("down", "unreachable", unanswered), ("status", "unreachable", unanswered),
+            ("up", "silent", silent), ("qualify", "silent", silent)):
+        cases[f"{command}-existing-{kubeconfig}-kubeconfig"] = Bad(
+            (command, "--backend", "existing", "--kubeconfig", str(tmp / f"{kubeconfig}.kubeconfig")
+             if kubeconfig != "nope" else str(tmp / "nope")), says)
     for name, (_, says) in SLO_FILES.items():
         cases[f"qualify-slo-{name}"] = Bad(("qualify", "--slo", str(tmp / f"{name}.slo.yaml")),
                                            says, lines=2)
