@@ -83,7 +83,7 @@ def test_signal_during_up(host, sig: signal.Signals) -> None:
     _wait_apiserver_started(host, "sig", up)
     host.remember_ports("sig")
     code = _ended(up, sig)
-    assert code == (-9 if sig is signal.SIGKILL else 130), host.log("up.log")
+    assert code == (-9 if sig is signal.SIGKILL else 128 + sig), host.log("up.log")
     assert host.wait_clean() == {}, host.log("up.log")
 
 
@@ -136,7 +136,7 @@ def test_signal_to_qualify_during_conformance(host, sig: signal.Signals | str) -
     else:
         code = _ended(qualify, sig)
     killed = sig in (signal.SIGKILL, GROUP_KILL)
-    assert code == (-9 if killed else 130), host.log("qualify.log")[-3000:]
+    assert code == (-9 if killed else 128 + int(sig)), host.log("qualify.log")[-3000:]
     assert host.wait_clean(timeout_s=300) == {}, host.log("qualify.log")[-3000:]
     assert not reports.exists() or any(p.is_file() for p in reports.rglob("*")), \
         "an empty report directory is removed"

@@ -16,6 +16,7 @@ is removed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import shutil
 import signal
@@ -332,7 +333,8 @@ def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
         _drop_if_empty(reports)
         raise
     _drop_if_empty(reports)
-    found, code = _verdict(_report(reports, options, progress) if reports.is_dir() else None,
+    shown = dataclasses.replace(options, html=False) if _interrupted(code) else options
+    found, code = _verdict(_report(reports, shown, progress) if reports.is_dir() else None,
                            code)
     progress(f"qualification {found} (exit {code}) for {tested.describe()}; reports: "
              f"{reports if reports.is_dir() else 'none (interrupted before any was written)'}")
