@@ -152,9 +152,14 @@ _received = _Received()
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    received = signal.Signals(signum)
-    _received.signal = _received.signal or received  # the first one says why the run ended
-    raise KeyboardInterrupt(f"signal {received.name}")
+    if _received.signal is not None:
+        # the interruption is under way (a group signal, then the parent passing it on): a
+        # second KeyboardInterrupt would break off its cleanup, and print a traceback
+        log.info("signal %s while the interruption by %s is handled: noted",
+                 signal.Signals(signum).name, _received.signal.name)
+        return
+    _received.signal = signal.Signals(signum)  # the first one says why the run ended
+    raise KeyboardInterrupt(f"signal {_received.signal.name}")
 
 
 def interrupted_by() -> signal.Signals | None:
@@ -165,7 +170,9 @@ def interrupted_by() -> signal.Signals | None:
 
 def interrupt_on_terminate() -> None:
     """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, as Ctrl-C
-    does, and are remembered (``interrupted_by``); a no-op off the main thread."""
+    does, and are remembered (``interrupted_by``); only the first: the cleanup it starts is
+    not broken off by another (SIGKILL still ends the process, and its keeper cleans up).
+    A no-op off the main thread."""
     if threading.current_thread() is not threading.main_thread():
         return
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
