@@ -29,11 +29,12 @@ from zoneproof import errors
 from zoneproof._util import kube, waiting
 from zoneproof.binaries import sha256_of
 from zoneproof.binaries.images import build_component_images
-from zoneproof.cluster import registry, sweep
+from zoneproof.cluster import registry
 from zoneproof.cluster.interface import Capability, Cluster, Images
 from zoneproof.components import manifests
 from zoneproof.components.harness.component import HOST, IN_CLUSTER, Component, InCluster
 from zoneproof.components.harness.registry import Kind
+from zoneproof.runs import sweep
 
 __all__ = ["ROLLOUT_TIMEOUT_S", "Installed", "Patch", "archive_images", "install", "pod_nodes",
            "refusal", "uninstall"]
