@@ -19,6 +19,7 @@ from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness import component
+from zoneproof.slo.verdict import not_applicable
 
 _RESTORE_TIMEOUT_S = 60.0
 #: Where an experiment's workloads live (its other namespaces: ``experiment.NAMESPACE_STEMS``);
@@ -78,8 +79,8 @@ def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) 
         if isinstance(case, tuple) and len(case) >= 3:
             reason = s.components.controller.cannot_be(case[1])
             if reason is not None:
-                item.add_marker(pytest.mark.skip(
-                    reason=f"no broken twin to prove {case[0]} can fail: {reason}"))
+                item.add_marker(pytest.mark.skip(reason=not_applicable(
+                    f"no broken twin to prove {case[0]} can fail: {reason}")))
 
 
 def _skip_in_cluster_experiments(s: settings.Settings, items: list[pytest.Item]) -> None:
@@ -88,9 +89,9 @@ def _skip_in_cluster_experiments(s: settings.Settings, items: list[pytest.Item])
     excluded = catalog.not_applicable(Path(__file__).parent, s.components)
     for item in items:
         if (name := experiment_of(item)) in excluded:
-            item.add_marker(pytest.mark.skip(
-                reason=f"{name} {excluded[name]}: run it with --zp-backend kind "
-                       f"--zp-components {component.IN_CLUSTER}"))
+            item.add_marker(pytest.mark.skip(reason=not_applicable(
+                f"{name} {excluded[name]}: run it with --zp-backend kind "
+                f"--zp-components {component.IN_CLUSTER}")))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -33,6 +33,7 @@ from zoneproof.measure import (
     Timeline,
     recording,
 )
+from zoneproof.slo.verdict import not_applicable
 
 _RESTORE_TIMEOUT_S = 60.0
 #: Tests whose verbs an in-cluster controller (its Deployment's pods) cannot take.
@@ -123,7 +124,8 @@ def replicas(*, module_bed: Cluster, hac_settings: ControllerSettings, watched: 
     not started yet."""
     if (reason := _NO_IN_CLUSTER_MEANING.get(request.node.originalname)) is not None \
             and hac_settings.component.mode == IN_CLUSTER:
-        pytest.skip(f"no in-cluster meaning: {reason} (run it with --zp-components host)")
+        pytest.skip(not_applicable(f"no in-cluster meaning: {reason} (run it with "
+                                   "--zp-components host)"))
     group = replicas_of(module_bed, hac_settings.with_namespaces(watched, watched_too),
                         tmp_path / "controller", replicas=2)
     try:

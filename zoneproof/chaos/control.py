@@ -9,7 +9,9 @@ Before the experiment: open the run (``session.open_run``: its faults built and 
 refused experiment stops before its first action) and start the recorders. Before each
 fault action: log its blast radius. After the experiment, however it went: close the run
 (faults reverted, what it started stopped), save the artefacts, check the history, the
-faults' effects and the SLOs, and store all of it in ``journal["zoneproof"]``.
+faults' effects and the SLOs, judge the run once (``slo.judge``; a signal that
+interrupted it is recorded and makes it INTERRUPTED) and store all of it in
+``journal["zoneproof"]``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from chaoslib.exceptions import InterruptExecution
 
 from zoneproof import cluster as clusters
 from zoneproof import errors
+from zoneproof._util import reaping
 from zoneproof.chaos import experiment, guard, session
 from zoneproof.components.harness import controller
 from zoneproof.faults.effects import StatedTimings
@@ -64,6 +67,9 @@ def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
     """Open the run (the experiment's faults and needs checked) and start recording."""
+    # chaoslib's own SIGTERM handler would end the run without saying which signal came:
+    # ours (until chaoslib puts its caller's back) remember it for the verdict
+    reaping.interrupt_on_terminate()
     try:
         run = session.open_run(context, configuration, log.info)
     except errors.ZoneproofError as exc:
@@ -139,8 +145,14 @@ def stated_timings(run: experiment.ExperimentRun) -> StatedTimings:
 def _evaluate(run: experiment.ExperimentRun, evidence: Evidence) -> tuple[list[SloResult], list[Slo]]:
     """The result of each SLO the run names, and the SLOs judged (a name not in the SLO
     file is INVALID)."""
+    received = reaping.interrupted_by()
     results, judged = [], []
     for name in run.config.slos:
+        if received is not None:  # figures of a run cut short judge nothing
+            results.append(SloResult(name, SloStatus.NOT_RUN, None, 0.0, "",
+                                     f"{received.name} interrupted the run before it could "
+                                     "be judged"))
+            continue
         try:
             slo = run.config.slo_set.get(name)
         except errors.ConfigError as exc:
@@ -220,7 +232,8 @@ def _record(run: experiment.ExperimentRun, context: Mapping[str, Any], state: di
         "problems": list(run.problems),
         "unfenced_deletes": rogue,
         "slos": [r.to_dict() for r in results],
+        "interrupted_by": received.name if (received := reaping.interrupted_by()) else None,
     }
     verdict = judge(state, results, checks)
-    state[JOURNAL_KEY]["verdict"] = verdict.summary()
+    state[JOURNAL_KEY]["verdict"] = verdict.to_dict()
     log.info("zoneproof: verdict %s", verdict.summary())

@@ -29,6 +29,7 @@ from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.report import attestation, browser, bundle, certification, evidence, summary
+from zoneproof.slo.verdict import RunVerdict
 from zoneproof.suites import qualify
 from zoneproof.suites.profile import Profile
 
@@ -148,6 +149,8 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
             pytest_args=[*profile.scope.pytest_args(), f"--basetemp={basetemp}"])
         run = qualify.execute(backend, spec, options, kubeconfig=choice.kubeconfig,
                               progress=progress)
+        if run.verdict == RunVerdict.INTERRUPTED:  # nothing to certify: end as the run did
+            raise KeyboardInterrupt("the qualification was interrupted")
         collect_logs(basetemp, run.reports)
     chaos = qualify.repo_root() / "chaos"
     experiments = catalog.applicable(chaos, profile.components)

@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from zoneproof import cluster, errors
+from zoneproof._util import userfiles
 from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.registry import Kind
 from zoneproof.report.certification import Vendor
@@ -119,10 +118,12 @@ class _Reader:
 
     def text(self, data: Mapping[str, Any], key: str, where: str) -> str:
         value = data.get(key)
-        if not isinstance(value, str | int | float) or isinstance(value, bool) or not str(value).strip():
-            self.problems.append(f"{where}{key}: give a non-empty string, got {value!r}")
+        if not isinstance(value, str) or not value.strip():
+            shown = userfiles.bounded(repr(value), chars=80)
+            self.problems.append(f"{where}{key}: give a non-empty string, got {shown} (quote "
+                                 f"it: {key}: \"...\")")
             return ""
-        return str(value).strip()
+        return value.strip()
 
     def mapping(self, value: object, where: str) -> Mapping[str, Any]:
         if value is None:
@@ -231,12 +232,8 @@ class _Reader:
 def load(path: Path) -> Profile:
     """Read and validate the profile at ``path``; ConfigError lists every problem and its fix."""
     path = path.expanduser().resolve()
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise errors.ConfigError(f"certification profile {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise errors.ConfigError(f"certification profile {path} is not valid YAML: {exc}") from None
+    data = userfiles.load_yaml(path, "certification profile", "give a YAML profile (sample: "
+                               "certification/profile.example.yaml)")
     if not isinstance(data, Mapping):
         raise errors.ConfigError(f"certification profile {path} must be a mapping "
                                  f"(apiVersion: {API_VERSION}, kind: {KIND}, ...)")

@@ -80,14 +80,20 @@ class LocalCluster(ApiCluster):
 
     def __init__(self, paths: render.BedPaths) -> None:
         self.paths = paths
-        data = state.read_json(paths.state)
-        self.spec, legacy = ClusterSpec.from_stored(data["spec"])
-        self.options = options_.LocalOptions.from_dict(data.get("options", legacy))
+        try:
+            data = state.read_json(paths.state)
+            self.spec, legacy = ClusterSpec.from_stored(data["spec"])
+            self.options = options_.LocalOptions.from_dict(data.get("options", legacy))
+            self.ports = ports.Ports.from_dict(data["ports"])
+            self.ownership = ownership.Ownership.of_state(data)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            what = f"no {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise errors.ProvisionError(
+                f"{paths.state} is not a bed state zoneproof wrote ({str(what)[:200]}): nothing "
+                f"touched; if {paths.root} is yours, remove it by hand") from None
         self.name = self.spec.name
         self.timings = self.spec.timings
         self.kubeconfig = paths.kubeconfig
-        self.ports = ports.Ports.from_dict(data["ports"])
-        self.ownership = ownership.Ownership.of_state(data)
         self._lock = filelock.FileLock(str(paths.root / "state.lock"))
 
     # -- state -------------------------------------------------------------------------
