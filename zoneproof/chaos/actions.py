@@ -21,6 +21,7 @@ from zoneproof.components.harness import controller as controllers
 from zoneproof.components.harness import in_cluster, in_cluster_controller
 from zoneproof.components.harness import webhook as webhooks
 from zoneproof.components.harness.component import IN_CLUSTER
+from zoneproof.components.harness.kinds import Kind
 from zoneproof.faults import Effect, Fault, FaultContext, node, registry
 from zoneproof.measure.history import ReadMode
 from zoneproof.report import artefacts
@@ -222,10 +223,11 @@ def fault_context(run: session.Run) -> FaultContext:
     components under test it deployed, and the cordon/drain adapter."""
     replicas = run.extras.get(_CONTROLLER)
     webhook = run.extras.get(_WEBHOOK)
+    running = {Kind.CONTROLLER: replicas.group if isinstance(replicas, _StopReplicas) else None,
+               Kind.WEBHOOK: webhook if isinstance(webhook, webhooks.RunningWebhook) else None}
     return FaultContext(
         run.cluster, run.api, run.namespace,
-        controller=replicas.group if isinstance(replicas, _StopReplicas) else None,
-        webhook=webhook if isinstance(webhook, webhooks.RunningWebhook) else None,
+        running={kind: found for kind, found in running.items() if found is not None},
         scheduling=k8s.NodeScheduling(run.cluster.kubeconfig))
 
 

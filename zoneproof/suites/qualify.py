@@ -29,6 +29,7 @@ from zoneproof.chaos import catalog
 from zoneproof.cluster import identity, ownership
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.components.harness import kinds
 from zoneproof.components.harness.component import Components
 from zoneproof.report import allure_html, summary
 from zoneproof.slo import load_slos
@@ -188,7 +189,7 @@ def describe(run: summary.Summary) -> list[str]:
     lines += [f"FAILED {o.nodeid}" for o in run.failures]
     lines += [f"cluster {c.role}: {c.describe()}" for c in run.clusters]
     ran = run.versions.get("components", {})
-    for kind in ("webhook", "controller"):
+    for kind in kinds.every():
         if kind in ran:
             lines += [f"{kind} under test: {_ran(entry)}" for entry in ran[kind]["ran"]] or [
                 f"{kind} under test: {ran[kind].get('note', 'never started')}"]

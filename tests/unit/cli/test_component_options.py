@@ -9,6 +9,8 @@ import pytest
 from zoneproof.cli import main
 from zoneproof.suites import qualify
 
+pytestmark = pytest.mark.usefixtures("vendor_programs")  # hook, ctl on PATH
+
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["qualify", "--controller-variant", "nope"], "unknown controller variant 'nope'"),
