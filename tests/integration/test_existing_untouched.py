@@ -24,7 +24,7 @@ import yaml
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
-from zoneproof.cluster import sweep
+from zoneproof.runs import sweep
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("existing-untouched")]
 ROOT = Path(__file__).parents[2]

@@ -33,7 +33,7 @@ import pytest
 from kubernetes import client
 
 from zoneproof._util import daemons, kube, reaping, waiting
-from zoneproof.cluster import state, sweep
+from zoneproof.runs import state, sweep
 
 #: default_bed: it makes local beds of its own (a run qualifying a user's cluster makes none,
 #: and the local backend's binaries need not be there)

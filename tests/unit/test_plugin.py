@@ -208,7 +208,7 @@ def test_a_session_is_a_run_that_sigterm_ends_cleanly(pytester: pytest.Pytester,
     pytester.makepyfile(f'''
         import os, signal, time, pytest
         from pathlib import Path
-        from zoneproof.cluster import runs
+        from zoneproof import runs
 
         @pytest.fixture
         def held():
@@ -223,7 +223,7 @@ def test_a_session_is_a_run_that_sigterm_ends_cleanly(pytester: pytest.Pytester,
     result = pytester.runpytest_subprocess("-p", "no:xdist")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert torn.read_text() == "yes"
-    from zoneproof.cluster import runs
+    from zoneproof import runs
 
     assert not runs.directory(flag.read_text()).exists()
 

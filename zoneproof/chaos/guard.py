@@ -1,6 +1,6 @@
 """Before an experiment touches anything: its run, and everything it needs checked up front.
 
-``chaos run`` is a zoneproof run of its own (``zoneproof.cluster.runs``: a killed run is
+``chaos run`` is a zoneproof run of its own (``zoneproof.runs``: a killed run is
 cleaned up by its keeper) unless the process already belongs to one (pytest runs
 experiments in-process); SIGTERM interrupts it like Ctrl-C. ``needs`` reads the whole
 experiment — every fault action in its method and rollbacks — so that a cluster that
@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from zoneproof import errors
+from zoneproof import errors, runs
 from zoneproof._util import reaping
 from zoneproof.chaos import actions
-from zoneproof.cluster import facets, runs
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster, Progress
 
 __all__ = ["ACTIONS_MODULE", "actions_of", "begin", "check", "end", "needs"]

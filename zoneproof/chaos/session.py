@@ -21,15 +21,15 @@ from typing import Any, Protocol
 from kubernetes import client
 
 from zoneproof import cluster as clusters
-from zoneproof import errors
+from zoneproof import errors, runs
 from zoneproof._util import kube
 from zoneproof.chaos import k8s
 from zoneproof.chaos.settings import Settings
-from zoneproof.cluster import identity, runs, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness.controller import REPLICA_PREFIX
 from zoneproof.faults import Fault, FaultContext, FaultRecord, Injector
 from zoneproof.measure import History, Recorder, Timeline
+from zoneproof.runs import identity, sweep
 
 __all__ = ["Extra", "Run", "close_run", "current", "find_cluster", "open_run"]
 
@@ -60,7 +60,7 @@ class Run:
     problems: list[str] = field(default_factory=list)
     """What failed while closing the run (a revert, a stop): the verdict must fail."""
     identity: dict[str, Any] = field(default_factory=dict)
-    """The cluster as reports name it (``cluster.identity``)."""
+    """The cluster as reports name it (``runs.identity``)."""
     history: History | None = None
     """The register history of the run's traffic, once stopped (None: it ran none)."""
     replica_prefix: str = REPLICA_PREFIX

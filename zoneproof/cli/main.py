@@ -9,16 +9,17 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from zoneproof import bench, binaries, cluster, errors
+from zoneproof import bench, binaries, cluster, errors, runs
 from zoneproof._util import reaping
 from zoneproof.binaries import images, nodeimage
-from zoneproof.cluster import interface, ownership, registry, runs, shared
+from zoneproof.cluster import interface, registry
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
 from zoneproof.components import manifests
 from zoneproof.components.harness import options as component_options
 from zoneproof.components.harness.component import Components
 from zoneproof.report import attestation
+from zoneproof.runs import ownership
 from zoneproof.slo.linearizability import CHECKER
 from zoneproof.suites import certify, mutants, profile, qualify
 
@@ -406,7 +407,7 @@ def _reap(problems: list[str]) -> None:
 def _down(args: argparse.Namespace, backend: cluster.Backend) -> int:
     if args.all_leaked:
         removed = 0
-        for bed in ownership.survey():
+        for bed in registry.survey():
             if bed.health is ownership.Health.LEAKED:
                 _progress(f"{bed.backend} bed {bed.name!r} is leaked ({bed.reason}): removing it")
                 cluster.get_backend(bed.backend).delete(bed.name, progress=_progress)
@@ -415,7 +416,7 @@ def _down(args: argparse.Namespace, backend: cluster.Backend) -> int:
         return 0
     if not backend.delete(args.name, progress=_progress):
         _progress(f"no {args.backend} cluster named {args.name!r}: nothing to do")
-    for run in shared.forget_cluster(args.name):
+    for run in runs.forget_cluster(args.name):
         _progress(f"forgot test run {run} that used {args.name!r}")
     return 0
 
@@ -427,7 +428,7 @@ def _mutants(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    beds = ownership.survey()
+    beds = registry.survey()
     print(f"{'BACKEND':<9}{'NAME':<26}{'STATE':<17}{'OWNER':<44}WHY")
     for bed in beds:
         print(f"{bed.backend:<9}{bed.name:<26}{bed.health:<17}{bed.owner:<44}{bed.reason}")

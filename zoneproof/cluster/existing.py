@@ -26,10 +26,11 @@ from kubernetes import client, config
 
 from zoneproof import errors
 from zoneproof._util import kube
-from zoneproof.cluster import nodeagent, sweep
+from zoneproof.cluster import nodeagent
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
 from zoneproof.cluster.spec import ClusterSpec, Timings
+from zoneproof.runs import sweep
 
 __all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius",
            "node_lease_timings", "unreachable"]

@@ -13,12 +13,13 @@ default etcd members, its options...): callers decide by those, never by a backe
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from zoneproof._util.progress import Progress
 from zoneproof.binaries import PINS
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
@@ -38,11 +39,10 @@ __all__ = [
     "Kubelets",
     "NodeMachines",
     "Progress",
+    "Repairable",
     "Traits",
     "fault_max_duration_s",
 ]
-
-Progress = Callable[[str], None]
 
 #: The image of test workloads: runs on every backend without a pull (kwok fakes it; kind
 #: nodes hold it, as kubeadm's pause image). Tagged, so the pull policy is IfNotPresent.
@@ -303,3 +303,11 @@ class BackendType(Protocol):
 
     def from_config(self, config: BackendConfig) -> Backend:
         """A backend for ``config``; ConfigError names a bad option and the fix."""
+
+
+@runtime_checkable
+class Repairable(Protocol):
+    """A cluster that can restart what stopped (its processes), back to its spec."""
+
+    def repair(self, progress: Progress) -> list[str]:
+        """Start what is not running and wait until healthy; what was started."""

@@ -1,5 +1,5 @@
 """``summary.json``: the run's verdict, each test's outcome, each SLO result, versions and
-the clusters tested (``zoneproof.cluster.identity``: API server, kube-system UID, version).
+the clusters tested (``zoneproof.runs.identity``: API server, kube-system UID, version).
 
 Built from pytest's own test reports: outcomes, durations and the ``slo:<name>``
 properties the chaos tests record (``report.junit``), so it works the same with or
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import errors
-from zoneproof.cluster.identity import ClusterIdentity
+from zoneproof.runs.identity import ClusterIdentity
 from zoneproof.slo.results import SloResult
 
 __all__ = ["SCHEMA", "Outcome", "Summary", "build", "load", "write"]
@@ -53,7 +53,7 @@ class Summary:
     outcomes: tuple[Outcome, ...]
     versions: dict[str, Any]
     clusters: tuple[ClusterIdentity, ...] = ()
-    """Every cluster the run tested, as ``zoneproof.cluster.identity`` names it."""
+    """Every cluster the run tested, as ``zoneproof.runs.identity`` names it."""
 
     @property
     def passed(self) -> bool:

@@ -26,12 +26,12 @@ from typing import Any
 from zoneproof import cluster, errors
 from zoneproof._util import reaping
 from zoneproof.chaos import catalog
-from zoneproof.cluster import identity, ownership
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.components.harness import kinds
 from zoneproof.components.harness.component import Components
 from zoneproof.report import allure_html, summary
+from zoneproof.runs import identity, ownership
 from zoneproof.slo import load_slos
 
 __all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root"]

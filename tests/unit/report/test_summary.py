@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from zoneproof import errors
-from zoneproof.cluster.identity import ClusterIdentity
 from zoneproof.report import junit, summary
+from zoneproof.runs.identity import ClusterIdentity
 from zoneproof.slo import SloResult, SloStatus
 
 

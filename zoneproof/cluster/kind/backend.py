@@ -15,12 +15,13 @@ from pathlib import Path
 
 from zoneproof import errors
 from zoneproof._util import files, processes
-from zoneproof.cluster import audit_policy, ownership, state
+from zoneproof.cluster import audit_policy
 from zoneproof.cluster._common import StateDirBackend, Step, no_interrupts, run_creation
 from zoneproof.cluster.interface import BackendConfig, Capability, Progress, Traits
 from zoneproof.cluster.kind import config, docker, tools
 from zoneproof.cluster.kind.cluster import NAME, KindCluster, KindPaths
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.runs import ownership, state
 
 __all__ = ["KindBackend"]
 

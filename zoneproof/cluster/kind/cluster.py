@@ -18,12 +18,13 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import processes, waiting
-from zoneproof.cluster import _etcd, state
+from zoneproof.cluster import _etcd
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import Capability, ClusterStatus, Component
 from zoneproof.cluster.kind import docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.runs import state
 
 __all__ = ["NAME", "ROLE_LABEL", "KindCluster", "KindPaths"]
 

@@ -30,7 +30,7 @@ from zoneproof import errors
 from zoneproof._util import daemons, files, processes, reaping, waiting
 from zoneproof._util import ports as free_ports
 from zoneproof.cluster import _etcd as etcd
-from zoneproof.cluster import audit_policy, ownership, state
+from zoneproof.cluster import audit_policy
 from zoneproof.cluster._common import (
     HOSTNAME_LABEL,
     REGION_LABEL,
@@ -52,6 +52,7 @@ from zoneproof.cluster.interface import (
 from zoneproof.cluster.local import options as options_
 from zoneproof.cluster.local import pki, ports, render
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.runs import ownership, state
 
 __all__ = ["LocalBackend", "LocalCluster"]
 

@@ -18,13 +18,14 @@ from pathlib import Path
 
 from kubernetes import client
 
-from zoneproof import errors
+from zoneproof import errors, runs
 from zoneproof._util import daemons, kube, waiting
-from zoneproof.cluster import audit_policy, runs, sweep
+from zoneproof.cluster import audit_policy
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import started
 from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.kinds import Kind
+from zoneproof.runs import sweep
 
 __all__ = ["GROUP", "REPLICA_JITTER", "REPLICA_PREFIX", "TAKEOVER_MARGIN_S", "VERBS",
            "ControllerReplicas", "ControllerSettings", "Limit", "lease_holder"]

@@ -27,11 +27,12 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import kube, waiting
 from zoneproof.binaries import sha256_of
-from zoneproof.cluster import registry, sweep
+from zoneproof.cluster import registry
 from zoneproof.cluster.interface import Capability, Cluster, Images
 from zoneproof.components import manifests
 from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.source import Where, Workloads
+from zoneproof.runs import sweep
 
 __all__ = ["ROLLOUT_TIMEOUT_S", "Installed", "Patch", "archive_images", "install", "pod_nodes",
            "refusal", "uninstall"]

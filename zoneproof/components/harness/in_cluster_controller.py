@@ -32,12 +32,13 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube, waiting
-from zoneproof.cluster import facets, sweep
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness import in_cluster, registry, started
 from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 from zoneproof.components.harness.source import Workloads
+from zoneproof.runs import sweep
 
 __all__ = ["CANNOT", "NO_MEANING", "SCOPE_FLAGS", "InClusterReplicas", "replicas_of",
            "scoped_args"]

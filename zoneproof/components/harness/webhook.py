@@ -31,14 +31,14 @@ import filelock
 import urllib3
 from kubernetes import client
 
-from zoneproof import errors
+from zoneproof import errors, runs
 from zoneproof._util import certs, daemons, kube, ports, waiting
-from zoneproof.cluster import runs, state, sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import in_cluster, started
 from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.kinds import Kind
 from zoneproof.components.harness.source import Workloads
+from zoneproof.runs import state, sweep
 from zoneproof.specs.ha_config import keys
 from zoneproof.specs.ha_config import registration as config
 

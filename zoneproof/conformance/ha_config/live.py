@@ -32,8 +32,8 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
-from zoneproof.cluster import sweep
 from zoneproof.conformance.ha_config import cases, direct, expectations, validation
+from zoneproof.runs import sweep
 from zoneproof.specs.ha_config import configuration, facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 

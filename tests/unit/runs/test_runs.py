@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from zoneproof import runs
 from zoneproof._util import daemons, reaping, waiting
-from zoneproof.cluster import runs
 
 
 @pytest.fixture(autouse=True)
@@ -84,7 +84,7 @@ def test_a_failing_holding_does_not_stop_the_others(undone: list[str],
 def test_reap_dead_takes_only_runs_whose_owner_died(state_root: Path, undone: list[str]) -> None:
     code = textwrap.dedent("""
         import sys, time
-        from zoneproof.cluster import runs
+        from zoneproof import runs
         run = runs.open_run("victim", keeper=False)
         run.hold("test", sys.argv[1])
         print(run.id, flush=True)
@@ -115,7 +115,7 @@ def test_the_keeper_reaps_a_killed_owner(state_root: Path, tmp_path: Path) -> No
         import sys, time
         from pathlib import Path
         from zoneproof._util import daemons
-        from zoneproof.cluster import runs
+        from zoneproof import runs
         run = runs.open_run("victim")
         daemons.start("orphan", [sys.executable, "-c", "import time; time.sleep(120)"],
                       Path({str(tmp_path / 'o.log')!r}))
@@ -140,3 +140,12 @@ def test_the_keeper_leaves_a_closed_run_alone(state_root: Path) -> None:
     assert keeper.alive()
     runs.close(print)
     waiting.wait_for(lambda: (not keeper.alive(), None), what="the keeper to end", timeout_s=30)
+
+
+def test_every_holding_kind_zoneproof_writes_has_a_declared_reaper() -> None:
+    from zoneproof.cluster import nodeagent
+
+    for kind in ("bed", "repair", "objects", "object", "uncordon", nodeagent.HOLDING):
+        assert callable(runs._reaper(kind)), kind
+    with pytest.raises(LookupError, match="no reaper for holdings of kind 'nonesuch'"):
+        runs._reaper("nonesuch")
