@@ -23,6 +23,9 @@ pytestmark = pytest.mark.usefixtures("vendor_programs")  # hook, ctl on PATH
     (["qualify", "--components", "in-cluster", "--backend", "local"],
      "--components in-cluster: the local backend cannot load image archives"),
     (["qualify", "--webhook-manifests", "deploy"], "add --components in-cluster"),
+    (["qualify", "--controller-selector", "app in (("], "--controller-selector selector "
+     "'app in ((' is not equality-based"),
+    (["qualify", "--controller-lease", "x"], "--controller-lease 'x' must be NAMESPACE/NAME"),
     (["qualify", "--components", "in-cluster", "--backend", "kind", "--controller-manifests",
       "deploy"], "needs both --controller-manifests DIR and --controller-image-archive TAR"),
 ])

@@ -59,6 +59,11 @@ class Row:
         return self.name.replace("-", "_")
 
     @property
+    def argument(self) -> str:
+        """``<flag>`` with underscores: its keyword of ``from_choices``."""
+        return self.option.name.replace("-", "_")
+
+    @property
     def where(self) -> Where | None:
         """Where the components that take it run (None: anywhere)."""
         found = {owner.where for owner in self.owners}
@@ -123,15 +128,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def chosen(args: argparse.Namespace) -> Components:
     """The components the command line chose."""
-    return Components(*(choose(kind, {r.option.name.replace("-", "_"): getattr(args, r.dest, "")
-                                      for r in _flagged(kind, _SOURCE, _COMPONENT)},
-                               mode=args.components, flag="--") for kind in kinds.every()))
+    return from_options(lambda name: str(getattr(args, name.replace("-", "_"), "") or ""),
+                        args.components, flag="--")
 
 
 def settings_given(args: argparse.Namespace) -> list[str]:
-    """The settings the command line gave, as the pytest options that tell the suite."""
-    return [f"--zp-{r.name}={value}" for kind in kinds.every()
-            for r in _flagged(kind, _SETTING) if r.option.given(value := getattr(args, r.dest, ""))]
+    """The settings the command line gave, as the pytest options that tell the suite;
+    ConfigError names a bad one."""
+    found = []
+    for kind in kinds.every():
+        for row in _flagged(kind, _SETTING):
+            if row.option.given(value := str(getattr(args, row.dest, "") or "")):
+                if (problem := row.option.problem(value)) is not None:
+                    raise errors.ConfigError(f"{row.flags('--')[0]} {problem}")
+                found.append(f"--zp-{row.name}={value}")
+    return found
 
 
 # -- pytest -----------------------------------------------------------------------------------
@@ -158,7 +169,7 @@ def explicit(value: Callable[[str], str], prefix: str = "--zp-") -> list[str]:
 
 def from_options(value: Callable[[str], str], mode: str, flag: str = "--zp-") -> Components:
     """The components the per-kind options choose (``value``: by name without the prefix)."""
-    return Components(*(choose(kind, {r.option.name.replace("-", "_"): value(r.name)
+    return Components(*(choose(kind, {r.argument: value(r.name)
                                       for r in _flagged(kind, _SOURCE, _COMPONENT)},
                                mode=mode, flag=flag) for kind in kinds.every()))
 
@@ -199,11 +210,11 @@ def choose(kind: str, values: Mapping[str, str], *, mode: str = Where.HOST,
     """
     found = kinds.get(kind)
     table = [r for r in rows(found) if r.part != _SETTING]
-    by_name = {r.option.name.replace("-", "_"): r for r in table}
+    by_name = {r.argument: r for r in table}
     for name in values:
         if name not in by_name:
-            elsewhere = [r for k in kinds.every() for r in rows(k) if k != found
-                         and r.option.name.replace("-", "_") == name]
+            elsewhere = [r for k in kinds.every() for r in rows(k)
+                         if k != found and r.argument == name]
             if not elsewhere:
                 raise errors.ConfigError(f"unknown {found} option {name!r}: choose from "
                                          f"{', '.join(by_name)}")
