@@ -51,8 +51,9 @@ class KindSpec:
     """The placeholders its command must use to be reachable and attributable."""
     manifests: Path
     """The reference's kustomize directory (in-cluster mode without a vendor's)."""
-    conformance: str
-    """Its conformance suite's directory (relative to the checkout)."""
+    conformance: tuple[str, ...]
+    """Its conformance suites' directories (relative to the checkout): what a certification
+    leaves out when the reference stands in for the kind."""
     mutant_suite: tuple[str, ...]
     """The test files ``zoneproof mutants`` runs against each broken variant."""
     serves: bool = False
@@ -138,7 +139,7 @@ Kind.WEBHOOK = register(KindSpec(
     name="webhook", title="the high-availability-config webhook",
     placeholders=("python", "kubeconfig", "host", "port", "cert_file", "key_file"),
     required=("port", "cert_file", "key_file"),
-    manifests=manifests.DEPLOY_DIR / "ha-config-webhook", conformance="conformance/ha_config",
+    manifests=manifests.DEPLOY_DIR / "ha-config-webhook", conformance=("conformance/ha_config",),
     mutant_suite=("conformance/ha_config/test_registration.py",
                   "conformance/ha_config/test_cases.py"),
     serves=True))
@@ -148,7 +149,7 @@ Kind.CONTROLLER = register(KindSpec(
     placeholders=("python", "kubeconfig", "identity", "namespaces", "selector", "lease_name",
                   "lease_namespace", "lease_duration", "renew_deadline", "retry_period"),
     required=("kubeconfig", "identity"),
-    manifests=manifests.DEPLOY_DIR / "ha-controller", conformance="conformance/ha_controller",
+    manifests=manifests.DEPLOY_DIR / "ha-controller", conformance=("conformance/ha_controller",),
     mutant_suite=("conformance/ha_controller/test_controller.py",),
     settings=(
         Option("selector", "label selector of the pods {title} acts on", metavar="SELECTOR",
