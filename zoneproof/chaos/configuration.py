@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
-from zoneproof.components import manifests
-from zoneproof.components.harness.component import IN_CLUSTER, Components
+from zoneproof.components.harness import options
+from zoneproof.components.harness.component import Components
 from zoneproof.slo.spec import SloSet, load_slos
 
 __all__ = ["ExperimentConfig"]
@@ -79,8 +79,7 @@ class ExperimentConfig:
         except errors.ConfigError as exc:
             components, found = d.components, [str(exc)]
         problems += [f"zoneproof_components: {p}" for p in found]
-        if components.controller.mode == IN_CLUSTER and lease == d.lease:
-            lease = "/".join(manifests.CONTROLLER_LEASE)  # the reference manifests' Lease
+        lease = options.setting(components.controller, "lease", lease)  # in-cluster: its own
         try:
             slo_set = load_slos(path("slo_file"))
         except errors.ConfigError as exc:

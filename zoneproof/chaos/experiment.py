@@ -19,6 +19,7 @@ from zoneproof.chaos import guard, k8s
 from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness.controller import REPLICA_PREFIX, ControllerReplicas
+from zoneproof.components.harness.kinds import Kind
 from zoneproof.components.harness.webhook import RunningWebhook
 from zoneproof.faults import Effect, Fault, FaultContext, FaultRecord, Injector
 from zoneproof.measure import History, Recorder, Timeline
@@ -130,9 +131,10 @@ class ExperimentRun:
     def fault_context(self) -> FaultContext:
         """What this run's faults act on: its cluster, API client, workload namespace, the
         components under test it deployed, and the cordon/drain adapter."""
+        running: dict[Kind, object] = {Kind.CONTROLLER: self.controller.value,
+                                       Kind.WEBHOOK: self.webhook.value}
         return FaultContext(self.cluster, self.api, self.namespace,
-                            controller=self.controller.value,
-                            webhook=self.webhook.value,
+                            running={k: v for k, v in running.items() if v is not None},
                             scheduling=k8s.NodeScheduling(self.cluster.kubeconfig))
 
     def start_fault(self, fault: Fault, max_duration_s: float,

@@ -20,9 +20,8 @@ from zoneproof.cluster import interface, registry
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
 from zoneproof.components import manifests
-from zoneproof.components.harness import component
+from zoneproof.components.harness import options as component_options
 from zoneproof.components.harness.component import Components
-from zoneproof.components.harness.registry import Kind
 from zoneproof.report import attestation
 from zoneproof.runs import ownership
 from zoneproof.slo.linearizability import CHECKER
@@ -125,45 +124,8 @@ def _backend_options(args: argparse.Namespace) -> dict[str, str]:
             for flag in options if (value := getattr(args, _option_dest(flag), None)) is not None}
 
 
-def _add_components(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("components under test (default: the reference ones)")
-    for kind in Kind:
-        group.add_argument(f"--{kind}-command", default="", metavar="TEMPLATE",
-                           help=f"the {kind} under test, started by this command template; "
-                                f"placeholders {component.placeholders(kind)}")
-        group.add_argument(f"--{kind}-variant", default="", metavar="NAME",
-                           help=f"a variant of the reference {kind}")
-    group.add_argument("--webhook-url", default="", metavar="URL",
-                       help="a webhook under test already running at this https URL")
-    group.add_argument("--webhook-ca-bundle", default="", metavar="FILE",
-                       help="the PEM CA that signed --webhook-url's serving certificate")
-    group.add_argument("--webhook-registration", default="", metavar="FILE",
-                       help="the webhook's own MutatingWebhookConfiguration (YAML/JSON), registered "
-                            "under the suite's name with each entry's clientConfig filled in")
-    group.add_argument("--components", default=component.HOST, choices=component.MODES,
-                       help=f"{component.HOST}: host processes; {component.IN_CLUSTER}: deployed "
-                            "by manifests + image archive (backends that load images: kind); "
-                            "default: %(default)s")
-    for kind in Kind:
-        group.add_argument(f"--{kind}-manifests", default="", metavar="DIR",
-                           help=f"in-cluster {kind}: its kustomize directory (default: deploy/)")
-        group.add_argument(f"--{kind}-image-archive", default="", metavar="TAR",
-                           help=f"in-cluster {kind}: `docker save` archive of its images "
-                                "(default: `zoneproof build --images`)")
-
-
 def _components(args: argparse.Namespace) -> Components:
-    def chosen(kind: Kind) -> component.Component:
-        def value(name: str) -> str:
-            return str(getattr(args, f"{kind}_{name}", "") or "")
-
-        return component.from_choices(kind, variant=value("variant"), command=value("command"),
-                                      url=value("url"), ca_bundle=value("ca_bundle"),
-                                      registration=value("registration"), flag="--",
-                                      mode=args.components, manifests_dir=value("manifests"),
-                                      image_archive=value("image_archive"))
-
-    chosen_components = Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
+    chosen_components = component_options.chosen(args)
     capabilities = cluster.backend_type(args.backend).traits.capabilities
     if (reason := chosen_components.refusal(args.backend, capabilities)) is not None:
         raise errors.ConfigError(reason)
@@ -197,7 +159,7 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       "(default: reports/ in the checkout; relative: to the current directory)")
     qual.add_argument("--allow-destructive", action="store_true",
                       help="allow disruptive faults on a cluster zoneproof did not make")
-    _add_components(qual)
+    component_options.add_arguments(qual)
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
 
 
@@ -468,7 +430,9 @@ def _run(args: argparse.Namespace) -> int:
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
             reports=args.reports, allow_destructive=args.allow_destructive,
-            components=_components(args), pytest_args=list(args.pytest_args), scale=args.scale,
+            components=_components(args),
+            pytest_args=[*component_options.settings_given(args), *args.pytest_args],
+            scale=args.scale,
             scale_pods=args.scale_pods)
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         qualify.check(options, backend)  # bad input refused before the run opens

@@ -25,9 +25,10 @@ from pathlib import Path
 from zoneproof import cluster, errors
 from zoneproof._util import processes
 from zoneproof.cluster.interface import Progress
-from zoneproof.components.harness import registry
+from zoneproof.components.harness import kinds, registry
 from zoneproof.components.harness.component import Component, Components, Registered
-from zoneproof.components.harness.registry import REFERENCE, Kind
+from zoneproof.components.harness.kinds import Kind
+from zoneproof.components.harness.registry import REFERENCE
 from zoneproof.suites import qualify
 
 __all__ = ["DEFAULT_CLUSTER", "REFERENCE", "SUITES", "MutantRun", "Target", "SuiteStatus",
@@ -42,10 +43,7 @@ _TIMED_OUT = -1
 
 
 #: The conformance suite of each kind of component (paths relative to the checkout).
-SUITES: dict[Kind, tuple[str, ...]] = {
-    Kind.WEBHOOK: ("conformance/ha_config/test_registration.py", "conformance/ha_config/test_cases.py"),
-    Kind.CONTROLLER: ("conformance/ha_controller/test_controller.py",),
-}
+SUITES: dict[Kind, tuple[str, ...]] = {kind: kind.spec.mutant_suite for kind in kinds.every()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +68,7 @@ class Target:
 
     def pytest_args(self, variant: str) -> list[str]:
         """The option that puts ``variant`` under test (the other kind: the reference)."""
-        component = Component(self.kind, Registered(self.implementation, variant))
-        chosen = (Components(webhook=component) if self.kind is Kind.WEBHOOK
-                  else Components(controller=component))
+        chosen = Components(Component(self.kind, Registered(self.implementation, variant)))
         return [f"--zp-components={chosen.to_json()}"]
 
 
@@ -81,8 +77,8 @@ def target(kind: str, implementation: str = REFERENCE) -> Target:
     if kind not in SUITES:
         raise errors.ConfigError(f"unknown component kind {kind!r}: choose one of "
                                  f"{', '.join(SUITES)}")
-    found = registry.implementation(Kind(kind), implementation)
-    return Target(SUITES[Kind(kind)], Kind(kind), implementation, found.variants)
+    found = registry.implementation(kinds.get(kind), implementation)
+    return Target(SUITES[kinds.get(kind)], kinds.get(kind), implementation, found.variants)
 
 
 class SuiteStatus(enum.StrEnum):

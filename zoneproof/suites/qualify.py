@@ -30,6 +30,7 @@ from zoneproof._util import reaping
 from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.components.harness import kinds
 from zoneproof.components.harness.component import Components
 from zoneproof.report import allure_html, summary
 from zoneproof.runs import identity, ownership
@@ -200,7 +201,7 @@ def describe(run: summary.Summary) -> list[str]:
               for n in run.not_judged]
     lines += [f"cluster {c.role}: {c.describe()}" for c in run.clusters]
     ran = run.versions.get("components", {})
-    for kind in ("webhook", "controller"):
+    for kind in kinds.every():
         if kind in ran:
             lines += [f"{kind} under test: {_ran(entry)}" for entry in ran[kind]["ran"]] or [
                 f"{kind} under test: {ran[kind].get('note', 'never started')}"]
