@@ -11,6 +11,7 @@ from kubernetes import client
 from zoneproof_fixtures import settings
 
 from zoneproof.conformance.ha_config import direct, live
+from zoneproof.slo.verdict import not_applicable
 
 
 @pytest.fixture(scope=settings.registration_scope)
@@ -29,9 +30,10 @@ def shared_node_count(shared_api: client.ApiClient) -> int:
 def shared_poster(webhook_under_test: dict[str, Any]) -> Iterator[direct.Poster]:
     """Posts AdmissionReviews to the shared webhook under test (its URL and CA)."""
     if not webhook_under_test["url"]:
-        pytest.skip("the in-cluster webhook is served behind its Service, which only the API "
-                    "server reaches: review cases post to the webhook directly (run them with "
-                    "--zp-components host)")
+        pytest.skip(not_applicable(
+            "the in-cluster webhook is served behind its Service, which only the API server "
+            "reaches: review cases post to the webhook directly (run them with "
+            "--zp-components host)"))
     poster = direct.Poster(webhook_under_test["url"], webhook_under_test["ca_bundle"].encode())
     yield poster
     poster.close()

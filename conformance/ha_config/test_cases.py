@@ -26,8 +26,9 @@ from kubernetes import client
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import webhook as webhooks
-from zoneproof.components.harness.component import IN_CLUSTER, Component
+from zoneproof.components.harness.component import Component
 from zoneproof.conformance.ha_config import cases, direct, live
+from zoneproof.slo.verdict import not_applicable
 
 pytestmark = pytest.mark.cluster
 ALL = cases.load_cases()
@@ -105,13 +106,12 @@ def bed_webhook(request: pytest.FixtureRequest, webhook_component: Component,
                 tmp_path: Path) -> Iterator[BedWebhook]:
     """The case's Node count on the private bed, then its webhook (configured per case) started."""
     case: cases.Case = request.node.callspec.params["case"]
-    if webhook_component.external:
-        pytest.skip("--zp-webhook-url: an external webhook reads its own cluster, not the private bed "
-                    "this case needs; use --zp-webhook-command")
-    if webhook_component.mode == IN_CLUSTER:
-        pytest.skip("the case starts the webhook with its own settings (command-line arguments) "
-                    "and restarts its process on a 1-Node bed; the in-cluster webhook runs its "
-                    "manifests' arguments: run private-bed cases with --zp-components host")
+    if not webhook_component.runs_command:
+        pytest.skip(not_applicable(
+            f"the case starts the webhook with its own settings (command-line arguments) "
+                    f"and restarts its process on a bed of its own; the {webhook_component.label()}"
+                    " is not started from a command by the suite: run private-bed cases with "
+                    "--zp-webhook-command (or a variant) and --zp-components host"))
     ha_bed: Cluster = request.getfixturevalue("ha_bed")
     api = kube.api_client(ha_bed.kubeconfig)
     nodes = live.NodeSet(api)

@@ -33,8 +33,9 @@ from zoneproof.specs.ha_config import configuration
 
 pytestmark = pytest.mark.cluster
 PRIVATE_GROUP = "ha-config-generated-bed"
-SETTINGS = (configuration.Settings(60, 120), configuration.Settings(0, 0), configuration.Settings(None, 300),
-            configuration.Settings(1, None), configuration.Settings(0, 86400))
+_Defaults = configuration.TolerationDefaults
+SETTINGS = (_Defaults(60, 120), _Defaults(0, 0), _Defaults(None, 300), _Defaults(1, None),
+            _Defaults(0, 86400))
 """Toleration settings the private bed's webhook runs with (one per run, from the seed; the
 shared webhook runs with none): 0, unset, equal and different values (§2, §9)."""
 
@@ -118,7 +119,7 @@ def test_generated_requests_on_the_shared_cluster(
     """Worlds made and then edited on the run's cluster (several Nodes, no toleration defaults)."""
     if shared_node_count < 2:
         pytest.skip(f"the shared cluster has {shared_node_count} Node(s); the private-bed test covers one")
-    made = worlds.Worlds(shared_api, live.review_post(shared_poster), configuration.Settings())
+    made = worlds.Worlds(shared_api, live.review_post(shared_poster), configuration.TolerationDefaults())
     target = Target(shared_poster, shared_api)
     try:
         made.create(_designs(run.seed, budget.worlds))

@@ -107,7 +107,7 @@ def _hpa(hpa: facts.HpaInfo) -> JsonObject:
             "maxReplicas": hpa.max_replicas}
 
 
-def _webhook(settings: configuration.Settings) -> JsonObject:
+def _webhook(settings: configuration.TolerationDefaults) -> JsonObject:
     out: JsonObject = {}
     if settings.not_ready_toleration_seconds is not None:
         out["notReadyTolerationSeconds"] = settings.not_ready_toleration_seconds

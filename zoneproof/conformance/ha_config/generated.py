@@ -512,7 +512,7 @@ def companion_settled(api: client.ApiClient, expected: list[tuple[Stored, list[J
 # --- generated cases: steps while the facts change ----------------------------------------------
 
 def scenario_cases(run_seed: int, count: int, *, node_steps: bool,
-                   settings: configuration.Settings | None = None) -> list[cases.Case]:
+                   settings: configuration.TolerationDefaults | None = None) -> list[cases.Case]:
     """``count`` generated cases (``generators.scenarios``) whose every step the model decides
     (``casegen.with_expectations``), each named by its content."""
     found: list[cases.Case] = []

@@ -221,9 +221,9 @@ def draw_hpas(draw: st.DrawFn, most: int = 4, *, prefix: str = "hpa") -> tuple[f
     return tuple(found)
 
 
-def draw_settings(draw: st.DrawFn) -> configuration.Settings:
+def draw_settings(draw: st.DrawFn) -> configuration.TolerationDefaults:
     """The two toleration settings, each unset, 0, or up to large (§2)."""
-    return configuration.Settings(_pick(draw, TOLERATION_SECONDS), _pick(draw, TOLERATION_SECONDS))
+    return configuration.TolerationDefaults(_pick(draw, TOLERATION_SECONDS), _pick(draw, TOLERATION_SECONDS))
 
 
 def draw_facts(draw: st.DrawFn, namespace: str = "team") -> model.Facts:
@@ -535,7 +535,7 @@ def draw_scenario(draw: st.DrawFn, *, case_id: str = "generated", node_steps: bo
             steps.append(cases.Step(None, None, nodes, cases.Expectation(), restart=_chance(draw, 3)))
         else:
             steps.append(cases.Step("UPDATE", _merge_patch(draw, kind, name), None, cases.Expectation()))
-    settings = draw_settings(draw) if settings_ else configuration.Settings()
+    settings = draw_settings(draw) if settings_ else configuration.TolerationDefaults()
     return cases.Case(
         id=case_id, description="generated scenario", spec="§4–§11 (generated; expectations from the model)",
         namespace=namespace, cluster=cases.ClusterShape(_first_nodes(steps, nodes)),

@@ -71,7 +71,7 @@ class Facts:
     hpas: tuple[facts.HpaInfo, ...] = ()
     """The ``autoscaling/v2`` HPAs of the request's namespace, in any order."""
     nodes: int = 3
-    settings: configuration.Settings = field(default_factory=configuration.Settings)
+    settings: configuration.TolerationDefaults = field(default_factory=configuration.TolerationDefaults)
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,7 +433,7 @@ def _with_hash_key(constraint: JsonValue) -> JsonValue:
 
 # --- tolerations (§9) ---------------------------------------------------------------------
 
-def _tolerate(obj: JsonObject, settings: configuration.Settings) -> str:
+def _tolerate(obj: JsonObject, settings: configuration.TolerationDefaults) -> str:
     existing = _items(obj, *_POD, "tolerations")
     tolerated = {t.get("key") for t in existing
                  if isinstance(t, dict) and t.get("effect") in (None, "", "NoExecute")}
@@ -497,7 +497,7 @@ def admit(request: Request, cluster: Facts) -> tuple[Outcome, ...]:
 
 
 def _workload(request: Request, ns: _Namespace, scaling: _Scaling, multi_node: bool,
-              settings: configuration.Settings) -> list[Outcome]:
+              settings: configuration.TolerationDefaults) -> list[Outcome]:
     assert isinstance(request.obj, dict)
     outcomes = []
     for replicated, replicas_why in _workload_replicas(_copy(request.obj), ns, scaling):

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from kubernetes import client
 
-from zoneproof.cluster import sweep
 from zoneproof.conformance.ha_config import barrier, live, model
+from zoneproof.runs import sweep
 from zoneproof.specs.ha_config import configuration
 from zoneproof.specs.ha_config.facts import HpaInfo, NamespaceInfo
 
@@ -60,8 +60,9 @@ class _World:
 class Worlds:
     """The worlds of one run in the cluster of ``api``; the webhook answers probes through ``post``."""
 
-    def __init__(self, api: client.ApiClient, post: barrier.Post, settings: configuration.Settings, *,
-                 prefix: str = "hacg", timeout_s: float = _TIMEOUT_S) -> None:
+    def __init__(self, api: client.ApiClient, post: barrier.Post,
+                 settings: configuration.TolerationDefaults, *, prefix: str = "hacg",
+                 timeout_s: float = _TIMEOUT_S) -> None:
         self.api, self.post, self.settings, self.timeout_s = api, post, settings, timeout_s
         self.prefix = f"{prefix}-{uuid.uuid4().hex[:6]}"
         self._core = client.CoreV1Api(api)
