@@ -1,0 +1,488 @@
+"""Runs a schedule on a live bed, fast, and reads back what the API server recorded.
+
+Fast because nothing waits for a kubelet: the schedule's nodes are Node objects no kwok
+manages, the executor writes their status through the status subresource (Ready flips,
+fences and cordons at once), and its pods are bound by ``spec.nodeName`` with their phase
+written the same way. kube-controller-manager is stopped while schedules run
+(``ModelBed``), so nothing but the schedule and the controller under test changes them;
+the executor plays the node-lifecycle controller's part itself (its fence is an event).
+
+Every write the executor makes is audited with the object it left (its identity is in
+``audit_policy.MODEL_EXECUTOR_GROUP``), and so are the replicas' Lease writes and
+everyone's pod deletes: ``history.from_records`` rebuilds the schedule's history from the
+audit log alone. Process events are marker writes (a ConfigMap annotation): before a
+replica starts or is signalled, after it was seen to exit.
+
+Several schedules run side by side on one bed, each in a ``Slot`` (its own replica
+identities) with its own nodes, namespaces and Lease.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from zoneproof import errors
+from zoneproof._util import daemons, kube
+from zoneproof.cluster import audit_policy, facets, sweep
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, Capability, Cluster, Component
+from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
+from zoneproof.conformance.ha_controller import history, labels, model
+from zoneproof.conformance.ha_controller.history import MARKER_ANNOTATION, History, Scope
+from zoneproof.conformance.ha_controller.schedule import Event, PodSpec, Schedule
+from zoneproof.measure.audit import read_records
+
+__all__ = ["EXECUTOR", "ModelBed", "Outcome", "Slot", "run"]
+
+log = logging.getLogger(__name__)
+
+EXECUTOR = "zp-model-executor"
+_BINDING = "zoneproof-model-executor"
+_MARKER = "zpm-marker"
+_ZONE = "topology.kubernetes.io/zone"
+_INTRUDER = "zp-intruder"
+_DEAD_LEADER = "zp-dead-leader"
+#: After the last event, how long the record is kept going at least (a wrong controller
+#: acts in milliseconds; the conformance suite's STAY_S).
+QUIET_S = 3.0
+_TICK_S = 1.0
+_POLL_S = 0.05
+_TERMINATING_GRACE_S = 3600
+
+
+@dataclass
+class Slot:
+    """Replica identities of their own (``zp-hac-m<i>-0``, ``-1``) for one schedule at a time."""
+
+    index: int
+    replicas: ControllerReplicas
+
+    @property
+    def prefix(self) -> str:
+        """What each of its identities starts with (``-`` included: m1 is not m10)."""
+        return f"{self.replicas.prefix}-"
+
+    @property
+    def identities(self) -> list[str]:
+        """Its replicas' identities."""
+        return list(self.replicas.identities)
+
+
+class ModelBed:
+    """A bed prepared for generated schedules: the executor's identity, the replica slots
+    (their credentials issued), kube-controller-manager stopped; ``close`` undoes it."""
+
+    def __init__(self, cluster: Cluster, settings: ControllerSettings, workdir: Path, *,
+                 slots: int) -> None:
+        if Capability.CONTROL_PLANE not in cluster.capabilities:
+            raise errors.ConfigError(
+                f"the generated controller schedules flip node conditions themselves and need "
+                f"kube-controller-manager stopped meanwhile; the {cluster.backend} backend "
+                "cannot stop it (run them on a local bed)")
+        self.cluster, self.settings, self.workdir = cluster, settings, workdir
+        self.api = kube.api_client(cluster.kubeconfig)
+        self.kubeconfig = workdir / "executor.kubeconfig"
+        self.slots: list[Slot] = []
+        self._count = slots
+        self._control = facets.facet(cluster, Capability.CONTROL_PLANE)
+
+    def open(self) -> ModelBed:
+        """Issue the identities (kcm signs them), then stop kcm."""
+        rbac = client.RbacAuthorizationV1Api(self.api)
+        with contextlib.suppress(client.ApiException):
+            rbac.create_cluster_role_binding(sweep.labelled({
+                "metadata": {"name": _BINDING},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": "cluster-admin"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                              "name": audit_policy.MODEL_EXECUTOR_GROUP}]}))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.cluster.client_kubeconfig(EXECUTOR, (audit_policy.MODEL_EXECUTOR_GROUP,),
+                                       self.kubeconfig)
+        for index in range(self._count):
+            replicas = ControllerReplicas(self.cluster, self.settings,
+                                          self.workdir / f"slot-{index}", replicas=2,
+                                          prefix=f"zp-hac-m{index}")
+            for identity in replicas.identities:
+                replicas.kubeconfig(identity)
+            self.slots.append(Slot(index, replicas))
+        self._control.kill_component(Component.CONTROLLER_MANAGER)
+        return self
+
+    def close(self) -> None:
+        """Stop every replica, start kcm again."""
+        for slot in self.slots:
+            slot.replicas.stop_all()
+        if not self._control.component_running(Component.CONTROLLER_MANAGER):
+            self._control.restart_component(Component.CONTROLLER_MANAGER)
+        self.api.close()
+
+    def audit_log(self) -> Path:
+        """The bed's audit log."""
+        found = self.cluster.audit_log()
+        if found is None:
+            raise errors.ConfigError("the generated controller schedules need the API "
+                                     "server's audit log")
+        return found
+
+
+@dataclass
+class Outcome:
+    """One schedule run: its history, the model's verdict, how long it took."""
+
+    schedule: Schedule
+    history: History
+    verdict: model.Verdict
+    seconds: float
+    skipped: list[str] = field(default_factory=list)
+    """Events that could not take effect (no leader to signal, a pod already gone...)."""
+    slot: int = 0
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class _Run:
+    """The state of one schedule being executed."""
+
+    def __init__(self, schedule: Schedule, bed: ModelBed, slot: Slot, *,
+                 settings: ControllerSettings, selector: labels.Selector,
+                 reaction_s: float) -> None:
+        self.schedule, self.bed, self.slot = schedule, bed, slot
+        self.sid = uuid.uuid4().hex[:6]
+        self.api = kube.api_client(bed.kubeconfig, pool_maxsize=4)
+        self.core = client.CoreV1Api(self.api)
+        self.coordination = client.CoordinationV1Api(self.api)
+        self.namespaces = {"w1": f"zpm-{self.sid}-w1", "w2": f"zpm-{self.sid}-w2",
+                           "u": f"zpm-{self.sid}-u"}
+        watched = [self.namespaces[n] for n in ("w1", "w2")[:schedule.watched]]
+        self.settings = replace(settings.with_namespaces(*watched),
+                                lease_name=f"zpm-{self.sid}")
+        self.nodes = [f"zpm-{self.sid}-{i}" for i in range(len(schedule.nodes))]
+        self.selector = selector
+        self.setup = model.Setup(tuple(watched), settings.selector, tuple(slot.identities),
+                                 lease_duration_s=settings.lease_duration_s,
+                                 renew_deadline_s=settings.renew_deadline_s,
+                                 retry_period_s=settings.retry_period_s,
+                                 reaction_s=reaction_s)
+        self.scope = Scope(frozenset(self.nodes), frozenset(self.namespaces.values()),
+                           self.settings.lease_namespace, self.settings.lease_name,
+                           slot.prefix, EXECUTOR, f"{self.namespaces['w1']}/{_MARKER}")
+        self.taints: dict[int, set[str]] = {i: set() for i in range(len(self.nodes))}
+        self.pods: dict[str, PodSpec] = {p.name: p for p in schedule.pods}
+        self.frozen: set[str] = set()
+        self.skipped: list[str] = []
+        self.seq = 0
+        self.marker_lock = threading.Lock()
+        self.records: list[Any] = []
+        self.offset = 0
+        self.stop_monitor = threading.Event()
+
+    # -- markers and the record ------------------------------------------------------------
+
+    def mark(self, text: str) -> None:
+        """A marker write: the process event ``text`` gets a place in the API server's order."""
+        with self.marker_lock:
+            self.seq += 1
+            self.core.patch_namespaced_config_map(_MARKER, self.namespaces["w1"], {
+                "metadata": {"annotations": {MARKER_ANNOTATION: text,
+                                             "zoneproof.dev/seq": str(self.seq)}}})
+
+    def read(self) -> History:
+        """The schedule's history so far."""
+        found, self.offset = read_records(self.bed.audit_log(), offset=self.offset)
+        self.records += [r for r in found if _maybe_in(r, self.scope)]
+        return history.from_records(self.records, self.scope)
+
+    # -- setup -----------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        self.offset = self.bed.audit_log().stat().st_size
+        for key, name in self.namespaces.items():
+            self.core.create_namespace(sweep.labelled({"metadata": {"name": name}}))
+            # kcm (its ServiceAccount controller) is stopped: the executor makes the default
+            self.core.create_namespaced_service_account(name, {"metadata": {"name": "default"}})
+            if key == "w1":
+                self.core.create_namespaced_config_map(name, {"metadata": {"name": _MARKER}})
+        for index, spec in enumerate(self.schedule.nodes):
+            self.core.create_node({"metadata": {"name": self.nodes[index], "labels": {
+                _ZONE: f"zpm-{spec.zone}", "kubernetes.io/hostname": self.nodes[index],
+                **sweep.labels()}}})
+            if spec.reported:
+                self.ready(index, "True")
+        if self.schedule.dead_leader:
+            self.write_lease(_DEAD_LEADER)
+        for pod in self.schedule.pods:
+            self.create_pod(pod)
+        self.slot.replicas.settings = self.settings
+
+    def write_lease(self, holder: str, current: Any = None) -> None:
+        now = _now()
+        body: dict[str, Any] = {
+            "metadata": {"name": self.settings.lease_name},
+            "spec": {"holderIdentity": holder, "leaseDurationSeconds":
+                     self.settings.lease_duration_s, "acquireTime": now, "renewTime": now,
+                     "leaseTransitions": 1}}
+        if current is None:
+            self.coordination.create_namespaced_lease(self.settings.lease_namespace, body)
+            return
+        body["metadata"]["resourceVersion"] = current.metadata.resource_version
+        body["spec"]["leaseTransitions"] = (current.spec.lease_transitions or 0) + 1
+        self.coordination.replace_namespaced_lease(self.settings.lease_name,
+                                                   self.settings.lease_namespace, body)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def ready(self, node: int, status: str) -> None:
+        reason = {"True": "KubeletReady", "False": "KubeletNotReady",
+                  "Unknown": "NodeStatusUnknown"}[status]
+        now = _now()
+        self.core.patch_node_status(self.nodes[node], {"status": {"conditions": [{
+            "type": "Ready", "status": status, "reason": reason, "message": "zoneproof model",
+            "lastHeartbeatTime": now, "lastTransitionTime": now}]}})
+
+    def set_taint(self, node: int, taint: str, on: bool) -> None:
+        (self.taints[node].add if on else self.taints[node].discard)(taint)
+        taints = [{"key": t.split(":")[0], "effect": t.split(":")[1]}
+                  for t in sorted(self.taints[node])]
+        self.core.patch_node(self.nodes[node], {"spec": {"taints": taints or None}})
+
+    def labels_of(self, pod: PodSpec) -> dict[str, str]:
+        if pod.labels < 0:
+            return self.selector.satisfying()
+        misses = self.selector.misses()
+        return misses[pod.labels % len(misses)] if misses else {"zoneproof.dev/miss": "x"}
+
+    def create_pod(self, pod: PodSpec, node: int | None = None) -> None:
+        namespace = self.namespaces[pod.namespace]
+        self.core.create_namespaced_pod(namespace, {
+            "metadata": {"name": pod.name, "labels": self.labels_of(pod)},
+            "spec": {"nodeName": self.nodes[pod.node if node is None else node],
+                     "containers": [{"name": "c", "image": WORKLOAD_IMAGE}]}})
+        if pod.phase != "Pending":
+            self.phase(pod.name, pod.phase)
+        if pod.terminating:
+            self.terminate(pod.name)
+
+    def phase(self, name: str, phase: str) -> None:
+        pod = self.pods[name]
+        conditions = [{"type": "Ready", "status": "True" if phase == "Running" else "False"}]
+        self.core.patch_namespaced_pod_status(name, self.namespaces[pod.namespace], {
+            "status": {"phase": phase, "conditions": conditions}})
+
+    def terminate(self, name: str) -> None:
+        pod = self.pods[name]
+        self.core.delete_namespaced_pod(name, self.namespaces[pod.namespace],
+                                        grace_period_seconds=_TERMINATING_GRACE_S)
+
+    def resolve(self, target: str) -> str | None:
+        """The identity a target names now (None: nobody fits)."""
+        identities = self.slot.identities
+        if target.isdigit():
+            return identities[int(target)] if int(target) < len(identities) else None
+        holder = self.slot.replicas.holder()
+        alive = [i for i in identities if self.slot.replicas.alive(i)]
+        if target == "leader":
+            return holder if holder in alive else None
+        return next((i for i in alive if i != holder and i not in self.frozen), None)
+
+    def apply(self, event: Event) -> None:
+        """Carry out ``event``; what cannot take effect is noted in ``skipped``."""
+        try:
+            self._apply(event)
+        except client.ApiException as exc:
+            if exc.status not in (404, 409):
+                raise
+            self.skipped.append(f"{event.describe()}: HTTP {exc.status}")
+
+    def _apply(self, event: Event) -> None:
+        kind = event.kind
+        if kind == "wait":
+            time.sleep(event.seconds)
+        elif kind == "ready":
+            self.ready(event.node, event.status)
+        elif kind == "fence":
+            self.set_taint(event.node, f"node.kubernetes.io/{event.key}:NoSchedule", event.on)
+        elif kind == "taint":
+            self.set_taint(event.node, "zoneproof.dev/maintenance:NoSchedule", event.on)
+        elif kind == "cordon":
+            self.core.patch_node(self.nodes[event.node], {"spec": {"unschedulable": event.on}})
+        elif kind == "pod" and event.pod is not None:
+            self.pods[event.pod.name] = event.pod
+            self.create_pod(event.pod)
+        elif kind == "phase":
+            self.phase(event.name, event.phase)
+        elif kind == "terminate":
+            self.terminate(event.name)
+        elif kind == "recreate":
+            self.create_pod(self.pods[event.name], node=event.node)
+        elif kind == "start":
+            self.start(event)
+        elif kind == "signal":
+            self.signal(event)
+        elif kind == "intrude":
+            self.intrude()
+
+    def start(self, event: Event) -> None:
+        identity = self.resolve(event.target)
+        if identity is None or self.slot.replicas.alive(identity):
+            self.skipped.append(f"{event.describe()}: already running")
+            return
+        self.mark(f"start {identity}")
+        self.slot.replicas.start(identity)
+
+    def signal(self, event: Event) -> None:
+        identity = self.resolve(event.target)
+        sig = signal.Signals[event.signal]
+        frozen = identity in self.frozen
+        if identity is None or not self.slot.replicas.alive(identity) or (
+                frozen != (sig is signal.SIGCONT)):
+            self.skipped.append(f"{event.describe()}: no such replica"
+                                + ("" if identity is None else f" ({identity}, "
+                                   f"{'frozen' if frozen else 'running'})"))
+            return
+        self.mark(f"{sig.name.lower()} {identity}")
+        self.slot.replicas.signal(identity, sig)
+        (self.frozen.add if sig is signal.SIGSTOP else self.frozen.discard)(identity)
+
+    def intrude(self) -> None:
+        """An outsider takes the Lease once its holder left it unrenewed past its duration
+        (never before: that would make a correct holder act without the Lease)."""
+        deadline = time.monotonic() + self.settings.lease_duration_s + 3
+        while time.monotonic() < deadline:
+            try:
+                lease = self.coordination.read_namespaced_lease(
+                    self.settings.lease_name, self.settings.lease_namespace)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise
+                self.skipped.append("intrude: no Lease yet")
+                return
+            renewed = lease.spec.renew_time
+            duration = lease.spec.lease_duration_seconds or self.settings.lease_duration_s
+            if renewed is not None and dt.datetime.now(dt.UTC) > renewed + dt.timedelta(
+                    seconds=duration + 1):
+                self.write_lease(_INTRUDER, lease)
+                return
+            time.sleep(0.2)
+        self.skipped.append("intrude: the holder kept renewing the Lease")
+
+    # -- processes -------------------------------------------------------------------------
+
+    def monitor(self) -> None:
+        """Marker ``exited <identity> <code>`` once a replica is seen gone."""
+        seen: dict[str, int] = {}
+        while not self.stop_monitor.wait(_POLL_S):
+            for identity, record in list(self.slot.replicas.records.items()):
+                if seen.get(identity) == record.pid or daemons.alive(record):
+                    continue
+                seen[identity] = record.pid
+                self.frozen.discard(identity)
+                code = daemons.exit_code(record, timeout_s=1)
+                self.mark(f"exited {identity} {code if code is not None else ''}".strip())
+
+    @contextlib.contextmanager
+    def monitoring(self) -> Iterator[None]:
+        thread = threading.Thread(target=self.monitor, name=f"monitor-{self.sid}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            self.stop_monitor.set()
+            thread.join(5)
+
+    def settle(self, *, at_least_s: float, at_most_s: float) -> History:
+        """Keep the record going (a tick marker a second) until nothing the model awaits is
+        pending, at least ``at_least_s``, at most ``at_most_s``; the history then."""
+        start = time.monotonic()
+        while True:
+            time.sleep(_TICK_S)
+            self.mark("tick -")
+            found = self.read()
+            waited = time.monotonic() - start
+            verdict = model.check(found, self.setup)
+            pending = [u for u in verdict.undecided if "record ends before" in u]
+            if waited >= at_most_s or (waited >= at_least_s and not pending):
+                return found
+
+    def teardown(self) -> None:
+        """Thaw the frozen (the model judges what they do), SIGTERM the rest, and wait for
+        them to exit (SIGKILL after the exit bound)."""
+        replicas = self.slot.replicas
+        for identity in sorted(self.frozen):
+            self.mark(f"sigcont {identity}")
+            replicas.signal(identity, signal.SIGCONT)
+        self.frozen.clear()
+        for identity in self.slot.identities:
+            if replicas.alive(identity):
+                self.mark(f"sigterm {identity}")
+                replicas.signal(identity, signal.SIGTERM)
+        deadline = time.monotonic() + self.setup.exit_s + 1
+        while time.monotonic() < deadline and any(replicas.alive(i) for i in replicas.records):
+            time.sleep(_POLL_S)
+        for identity, record in replicas.records.items():
+            if daemons.alive(record):
+                self.mark(f"sigkill {identity}")
+                daemons.send(record, signal.SIGKILL)
+
+    def cleanup(self) -> None:
+        self.slot.replicas.stop_all()
+        for name in self.nodes:
+            with contextlib.suppress(client.ApiException):
+                self.core.delete_node(name)
+        self.api.close()
+
+
+def _maybe_in(record: Any, scope: Scope) -> bool:
+    """A cheap first cut of the records that may be in ``scope``."""
+    return (record.namespace in scope.namespaces or record.name in scope.nodes
+            or record.user.startswith(scope.replica_prefix)
+            or (record.resource == "leases" and record.namespace == scope.lease_namespace))
+
+
+def run(schedule: Schedule, bed: ModelBed, slot: Slot, settings: ControllerSettings, *,
+        selector: labels.Selector, reaction_s: float = 10.0,
+        progress: Callable[[str], None] = lambda _: None) -> Outcome:
+    """Execute ``schedule`` with the replicas of ``slot``; the model's verdict on its record."""
+    started = time.monotonic()
+    execution = _Run(schedule, bed, slot, settings=settings, selector=selector,
+                     reaction_s=reaction_s)
+    try:
+        execution.prepare()
+        with execution.monitoring():
+            for event in schedule.events:
+                execution.apply(event)
+            execution.settle(at_least_s=QUIET_S, at_most_s=QUIET_S + max(
+                execution.setup.takeover_after_death_s, execution.setup.exit_after_loss_s,
+                reaction_s) + 2)
+            execution.teardown()
+            execution.settle(at_least_s=0.0, at_most_s=execution.setup.exit_s + 2)
+        execution.mark("end -")
+        found = execution.read()
+    finally:
+        execution.cleanup()
+    notes = {"schedule": schedule.to_dict(), "setup": {
+        "namespaces": list(execution.setup.namespaces), "selector": execution.setup.selector,
+        "replicas": list(execution.setup.replicas), "reaction_s": reaction_s,
+        "lease_duration_s": execution.setup.lease_duration_s,
+        "renew_deadline_s": execution.setup.renew_deadline_s,
+        "retry_period_s": execution.setup.retry_period_s}, "skipped": execution.skipped}
+    found = replace(found, notes=notes)
+    verdict = model.check(found, execution.setup)
+    seconds = time.monotonic() - started
+    progress(f"schedule {schedule.notes.get('index', '?')} (slot {slot.index}): "
+             f"{'pass' if verdict.passed else 'FAIL'} in {seconds:.1f}s, "
+             f"{verdict.required} required, {len(verdict.violations)} violation(s)")
+    return Outcome(schedule, found, verdict, seconds, execution.skipped, slot.index)
