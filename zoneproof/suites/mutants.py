@@ -44,7 +44,8 @@ _TIMED_OUT = -1
 #: The conformance suite of each kind of component (paths relative to the checkout).
 SUITES: dict[Kind, tuple[str, ...]] = {
     Kind.WEBHOOK: ("conformance/ha_config/test_registration.py", "conformance/ha_config/test_cases.py"),
-    Kind.CONTROLLER: ("conformance/ha_controller/test_controller.py",),
+    Kind.CONTROLLER: ("conformance/ha_controller/test_controller.py",
+                      "conformance/ha_controller/test_generated.py"),
 }
 
 

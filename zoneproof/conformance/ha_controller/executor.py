@@ -59,6 +59,9 @@ QUIET_S = 3.0
 _TICK_S = 1.0
 _POLL_S = 0.05
 _TERMINATING_GRACE_S = 3600
+#: How long a signal to "the leader" waits for one (beyond a lease duration): replicas
+#: take seconds to start and elect.
+_LEADER_WAIT_S = 15.0
 
 
 @dataclass
@@ -288,15 +291,26 @@ class _Run:
                                         grace_period_seconds=_TERMINATING_GRACE_S)
 
     def resolve(self, target: str) -> str | None:
-        """The identity a target names now (None: nobody fits)."""
-        identities = self.slot.identities
+        """The identity a target names now (None: nobody fits): a replica by index; the
+        ``leader`` (waited for: the replicas may still be starting), a ``standby`` (running,
+        not holding), a ``frozen`` one, a ``dead`` one (not running)."""
+        replicas, identities = self.slot.replicas, self.slot.identities
         if target.isdigit():
             return identities[int(target)] if int(target) < len(identities) else None
-        holder = self.slot.replicas.holder()
-        alive = [i for i in identities if self.slot.replicas.alive(i)]
-        if target == "leader":
-            return holder if holder in alive else None
-        return next((i for i in alive if i != holder and i not in self.frozen), None)
+        if target == "frozen":
+            return next((i for i in identities if i in self.frozen), None)
+        if target == "dead":
+            return next((i for i in identities if not replicas.alive(i)), None)
+        deadline = time.monotonic() + (self.settings.lease_duration_s + _LEADER_WAIT_S
+                                       if target == "leader" else 0)
+        while True:
+            holder = replicas.holder()
+            running = [i for i in identities if replicas.alive(i) and i not in self.frozen]
+            found = (holder if holder in running else None) if target == "leader" else next(
+                (i for i in running if i != holder), None)
+            if found is not None or not running or time.monotonic() >= deadline:
+                return found
+            time.sleep(0.2)
 
     def apply(self, event: Event) -> None:
         """Carry out ``event``; what cannot take effect is noted in ``skipped``."""
@@ -338,7 +352,8 @@ class _Run:
     def start(self, event: Event) -> None:
         identity = self.resolve(event.target)
         if identity is None or self.slot.replicas.alive(identity):
-            self.skipped.append(f"{event.describe()}: already running")
+            self.skipped.append(f"{event.describe()}: "
+                                f"{'none stopped' if identity is None else 'already running'}")
             return
         self.mark(f"start {identity}")
         self.slot.replicas.start(identity)
@@ -418,13 +433,20 @@ class _Run:
                 return found
 
     def teardown(self) -> None:
-        """Thaw the frozen (the model judges what they do), SIGTERM the rest, and wait for
-        them to exit (SIGKILL after the exit bound)."""
+        """Thaw the frozen (the model judges what they do: one whose Lease was taken must
+        exit on its own, so it gets that long first), SIGTERM the rest, and wait for them to
+        exit (SIGKILL after the exit bound)."""
         replicas = self.slot.replicas
-        for identity in sorted(self.frozen):
+        thawed = sorted(self.frozen)
+        for identity in thawed:
             self.mark(f"sigcont {identity}")
             replicas.signal(identity, signal.SIGCONT)
         self.frozen.clear()
+        holder = replicas.holder()
+        lost = [i for i in thawed if i != holder]
+        deadline = time.monotonic() + self.setup.exit_after_loss_s + 1
+        while lost and time.monotonic() < deadline and any(replicas.alive(i) for i in lost):
+            time.sleep(_POLL_S)
         for identity in self.slot.identities:
             if replicas.alive(identity):
                 self.mark(f"sigterm {identity}")
@@ -468,7 +490,8 @@ def run(schedule: Schedule, bed: ModelBed, slot: Slot, settings: ControllerSetti
                 execution.setup.takeover_after_death_s, execution.setup.exit_after_loss_s,
                 reaction_s) + 2)
             execution.teardown()
-            execution.settle(at_least_s=0.0, at_most_s=execution.setup.exit_s + 2)
+            execution.settle(at_least_s=0.0, at_most_s=max(
+                execution.setup.exit_s, execution.setup.takeover_after_release_s) + 2)
         execution.mark("end -")
         found = execution.read()
     finally:

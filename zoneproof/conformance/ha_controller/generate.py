@@ -86,12 +86,14 @@ def schedules(draw: st.DrawFn, *, misses: int = 3, max_events: int = 14,
         st.builds(lambda n: [Event("terminate", name=n)], st.sampled_from(names)),
         st.builds(lambda n, at: [Event("recreate", name=n, node=at)], st.sampled_from(names),
                   node),
-        st.builds(lambda t, s: [Event("signal", target=t, signal=s)],
-                  st.sampled_from(("leader", "leader", "standby")),
-                  st.sampled_from(("SIGTERM", "SIGKILL", "SIGSTOP"))),
-        st.builds(lambda t: [Event("signal", target=t, signal="SIGCONT")],
-                  st.sampled_from(("0", "1"))),
-        st.builds(lambda t: [Event("start", target=t)], st.sampled_from(("0", "1"))),
+        # a replica stopped for a while, then thawed or restarted (or not, if the wait is 0)
+        st.builds(lambda t, s, w, back: [
+            Event("signal", target=t, signal=s), *([Event("wait", seconds=w)] if w else []),
+            *([Event("signal", target="frozen", signal="SIGCONT") if s == "SIGSTOP"
+               else Event("start", target="dead")] if back else [])],
+            st.sampled_from(("leader", "leader", "standby")),
+            st.sampled_from(("SIGTERM", "SIGKILL", "SIGSTOP")),
+            st.sampled_from((0.0, *WAITS)), st.sampled_from((True, True, False))),
         st.just([Event("intrude")]),
         st.builds(lambda w: [Event("wait", seconds=w)], st.sampled_from(WAITS)),
     )

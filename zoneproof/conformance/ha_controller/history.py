@@ -15,7 +15,6 @@ the checker is judged on saved histories without a bed.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from zoneproof import errors
+from zoneproof.conformance.ha_controller import casefile
 from zoneproof.measure.audit import ApiOrder, AuditRecord
 
 __all__ = ["FENCE_TAINTS", "MARKER_ANNOTATION", "History", "NodeView", "PodView", "Scope",
@@ -271,6 +271,7 @@ def _sorted(steps: Iterable[Step]) -> list[Step]:
     """Steps in the API server's order: writes by revision; a request that wrote nothing
     (a read, a failed request) after the last write that completed before it was received
     (its exact place among overlapping writes is not known: the checker asks ``before``)."""
+    steps = list(steps)
     writes = sorted((s for s in steps if s.order.revision is not None),
                     key=lambda s: (s.order.revision, s.order.completed))
     others = sorted((s for s in steps if s.order.revision is None),
@@ -309,16 +310,12 @@ class History:
 
     def save(self, path: Path) -> Path:
         """Write as JSON."""
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
-        return path
+        return casefile.write(path, self.to_dict())
 
     @classmethod
     def load(cls, path: Path) -> History:
         """Read a saved history."""
-        try:
-            return cls.from_dict(json.loads(path.read_text()))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise errors.ConfigError(f"cannot read controller history {path}: {exc}") from exc
+        return cls.from_dict(casefile.read(path, "controller history"))
 
 
 def from_records(records: Sequence[AuditRecord], scope: Scope,

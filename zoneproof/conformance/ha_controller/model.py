@@ -480,16 +480,23 @@ class _Judge:
 
     # -- required ----------------------------------------------------------------------
 
-    def due(self, uid: str, start: int, key: str, rule: str, why: str) -> None:
-        """Pod ``uid`` must be removed within the reaction bound after step ``start``."""
-        self.required += 1
+    def due(self, uid: str, start: int, key: str, rule: str, why: str, *,
+            excused: bool = False) -> None:
+        """Pod ``uid`` must be removed within the reaction bound after step ``start``;
+        ``excused``: the one who had to act was disturbed meanwhile (met still counts)."""
         world, bound = self.world, self.setup.reaction_s
         removed = world.removal(uid, start)
+        if removed is not None and world.within(start, removed, bound):
+            self.required += 1
+            return
+        if excused:
+            self.notes.append(f"{key}: not required by {why} (the one to act was disturbed)")
+            return
+        self.required += 1
         if removed is not None:
-            if not world.within(start, removed, bound):
-                late = (world.time(removed)[0] - world.time(start)[1]).total_seconds()
-                self.fail(rule, start, f"{key} removed {late:.2f}s after {why} (bound "
-                          f"{bound:g}s), by {self.describe(removed)}")
+            late = (world.time(removed)[0] - world.time(start)[1]).total_seconds()
+            self.fail(rule, start, f"{key} removed {late:.2f}s after {why} (bound "
+                      f"{bound:g}s), by {self.describe(removed)}")
             return
         if not world.deadline_passed(start, bound):
             self.undecided.append(f"{key}: the record ends before the deadline of {why}")
@@ -513,14 +520,12 @@ class _Judge:
             if holder not in self.setup.replicas or not world.able(holder, index):
                 self.notes.append(f"{why}: no replica able to act held the Lease")
                 continue
-            if world.disturbed(holder, index, bound):
-                self.notes.append(f"{why}: the holder {holder} was disturbed within the bound")
-                continue
             if self.recovers(step.node.name, index, bound):
                 continue
+            excused = world.disturbed(holder, index, bound)
             for uid, pod in sorted(world.pods[index].items(), key=lambda kv: kv[1].key):
                 if pod.node == step.node.name and self.chosen(pod):
-                    self.due(uid, index, pod.key, "transition", why)
+                    self.due(uid, index, pod.key, "transition", why, excused=excused)
 
     def recovers(self, node: str, start: int, seconds: float) -> bool:
         """Whether ``node`` could be Ready again (or gone) within ``seconds`` of ``start``."""
@@ -535,8 +540,9 @@ class _Judge:
     def new_leaders(self) -> None:
         world, bound = self.world, self.setup.reaction_s
         for index, who in world.acquisitions:
-            if who not in self.setup.replicas or world.disturbed(who, index, bound):
+            if who not in self.setup.replicas:
                 continue
+            excused = world.disturbed(who, index, bound)
             why = f"taking the Lease {self.describe(index)}"
             for name, node in sorted(world.nodes[index].items()):
                 if not node.not_ready or self.recovers(name, index, bound):
@@ -547,7 +553,8 @@ class _Judge:
                 for uid, pod in sorted(world.pods[spell].items(), key=lambda kv: kv[1].key):
                     if pod.node == name and self.chosen(pod) and uid in world.pods[index]:
                         self.due(uid, index, pod.key, "new-leader",
-                                 f"{why} ({name} NotReady since {self.describe(spell)})")
+                                 f"{why} ({name} NotReady since {self.describe(spell)})",
+                                 excused=excused)
 
     def spell(self, node: str, index: int) -> int | None:
         """Index of the Ready -> NotReady transition that began ``node``'s NotReady spell
@@ -618,21 +625,25 @@ class _Judge:
         self.takeover(index, who, self.setup.takeover_after_death_s, "freeze")
         if resumed is None or world.steps[resumed].marker_event[0] != "sigcont" or not taken:
             return
-        self.required += 1
-        where = self.describe(resumed)
+        where, bound = self.describe(resumed), self.setup.exit_after_loss_s
         exited = self.exit_after(who, resumed)
-        if exited is None or not world.within(resumed, exited[0], self.setup.exit_after_loss_s):
-            if exited is None and not world.deadline_passed(resumed,
-                                                            self.setup.exit_after_loss_s):
+        stopped = next((i for i, e, w, _ in world.markers if i > resumed and w == who
+                        and e in ("sigterm", "sigkill")), None)
+        if stopped is not None and (exited is None or stopped < exited[0]):
+            if world.within(resumed, stopped, bound):
+                return  # asked to stop, or killed, within its time: not judged
+            exited = None  # it did not exit on its own in time
+        self.required += 1
+        taker = self.describe(taken[0])
+        if exited is None or not world.within(resumed, exited[0], bound):
+            if exited is None and stopped is None and not world.deadline_passed(resumed, bound):
                 self.undecided.append(f"{where}: the record ends before {who}'s exit deadline")
                 return
             self.fail("exit-on-loss", resumed, f"{where}: {who} lost the Lease while frozen "
-                      f"({self.describe(taken[0])}) and did not exit within "
-                      f"{self.setup.exit_after_loss_s:g}s of resuming")
+                      f"({taker}) and did not exit on its own within {bound:g}s of resuming")
         elif exited[1] == 0:
             self.fail("exit-on-loss", resumed, f"{where}: {who} lost the Lease while frozen "
-                      f"({self.describe(taken[0])}) and exited 0: the code must say it is "
-                      "not the master")
+                      f"({taker}) and exited 0: the code must say it is not the master")
 
     def kills(self) -> None:
         """A holder killed, or gone on its own (not asked to stop): a standby takes over."""
@@ -653,11 +664,15 @@ class _Judge:
         then (it had tried for the Lease since it started) and stays undisturbed holds it
         within ``seconds``."""
         world = self.world
-        standbys = [s for s in self.setup.replicas if s != old and self.competing(s, index)
-                    and not world.signalled(s, index, seconds) and not self.frozen(s, index)]
+        window = world.window(index, seconds)
+        competing = [s for s in self.setup.replicas if s != old and self.competing(s, index)
+                     and not self.frozen(s, index)]
+        if any(world.lease[i].holder in competing for i in window):
+            self.required += 1
+            return
+        standbys = [s for s in competing if not world.signalled(s, index, seconds)]
         if not standbys:
             return
-        window = world.window(index, seconds)
         if any(world.steps[i].kind == "marker" and world.steps[i].marker_event[1] == old
                and world.steps[i].marker_event[0] in ("start", "sigcont") for i in window):
             return  # the old holder came back: it may renew
@@ -665,8 +680,6 @@ class _Judge:
                self.setup.replicas for i in window):
             return  # someone else (the executor) wrote the Lease meanwhile
         self.required += 1
-        if any(world.lease[i].holder in standbys for i in window):
-            return
         if not world.deadline_passed(index, seconds):
             self.undecided.append(f"{self.describe(index)}: the record ends before the "
                                   f"take-over deadline")

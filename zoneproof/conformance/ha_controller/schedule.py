@@ -10,20 +10,21 @@ introduced with them (a pod never created takes its later events along).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from zoneproof import errors
+from zoneproof.conformance.ha_controller import casefile
 
 __all__ = ["SIGNALS", "Event", "NodeSpec", "PodSpec", "Schedule"]
 
 #: What a replica may be sent.
 SIGNALS = ("SIGTERM", "SIGKILL", "SIGSTOP", "SIGCONT")
-#: Whom a signal or start names: a replica by index, or by its role at that moment.
-TARGETS = ("leader", "standby", "0", "1")
+#: Whom a signal or start names: a replica by index, or by its state at that moment (the
+#: leader is waited for; a frozen one is thawed, a dead one restarted).
+TARGETS = ("leader", "standby", "frozen", "dead", "0", "1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +136,12 @@ class Schedule:
         return len(self.events) + len(self.pods) + len(self.nodes)
 
     @property
+    def weight(self) -> tuple[int, float, int, int]:
+        """What shrinking lowers: items, then seconds of waits, then a dead leader's Lease,
+        then watched namespaces."""
+        return (self.size, self.seconds, int(self.dead_leader), self.watched)
+
+    @property
     def seconds(self) -> float:
         """The schedule's waits added up."""
         return sum(e.seconds for e in self.events if e.kind == "wait")
@@ -147,7 +154,7 @@ class Schedule:
         dropped = set(events)
         for i, event in enumerate(self.events):
             if event.kind == "pod" and event.pod is not None and (
-                    event.pod.name in gone_pods or event.pod.node in gone_nodes):
+                    i in dropped or event.pod.name in gone_pods or event.pod.node in gone_nodes):
                 gone_pods.add(event.pod.name)
                 dropped.add(i)
         gone_pods |= {p.name for p in self.pods if p.node in gone_nodes}
@@ -192,13 +199,9 @@ class Schedule:
 
     def save(self, path: Path) -> Path:
         """Write as JSON."""
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
-        return path
+        return casefile.write(path, self.to_dict())
 
     @classmethod
     def load(cls, path: Path) -> Schedule:
         """Read a saved schedule (a case file)."""
-        try:
-            return cls.from_dict(json.loads(path.read_text()))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise errors.ConfigError(f"cannot read controller schedule {path}: {exc}") from exc
+        return cls.from_dict(casefile.read(path, "controller schedule"))

@@ -155,8 +155,7 @@ def shrink(failing: Outcome, runner: Runner, *, slots: int, seconds: float) -> S
     improved = True
     while improved and time.monotonic() < deadline:
         improved = False
-        pending = [c for c in candidates(best.schedule) if c.size < best.schedule.size
-                   or c.seconds < best.schedule.seconds]
+        pending = [c for c in candidates(best.schedule) if c.weight < best.schedule.weight]
         while pending and time.monotonic() < deadline:
             batch, pending = pending[:slots], pending[slots:]
             tried = run_batch([replace(c, notes={**best.schedule.notes, "shrink": runs + i})
@@ -166,7 +165,7 @@ def shrink(failing: Outcome, runner: Runner, *, slots: int, seconds: float) -> S
             runs += len(tried)
             still = [o for o in tried if _rule(o) == rule]
             if still:
-                best = min(still, key=lambda o: (o.schedule.size, o.schedule.seconds))
+                best = min(still, key=lambda o: o.schedule.weight)
                 improved = True
                 break
     return Shrunk(best, runs, time.monotonic() - started,
