@@ -13,8 +13,8 @@ thresholds and verdicts (slo), injecting faults (cluster, faults).
 from zoneproof.measure.attribution import (
     UnfencedDelete,
     deletes_by_non_holders,
+    early_takeovers,
     holder_at,
-    unfenced_deletes,
 )
 from zoneproof.measure.audit import (
     ApiOrder,
@@ -65,6 +65,7 @@ __all__ = [
     "attempts_after_seen_renewal",
     "attempts_by",
     "deletes_by_non_holders",
+    "early_takeovers",
     "holder_at",
     "lease_requests",
     "lease_writes",
@@ -72,5 +73,4 @@ __all__ = [
     "pod_deletions",
     "read_records",
     "recording",
-    "unfenced_deletes",
 ]

@@ -131,6 +131,8 @@ class LeaseRequest:
     the audit record has no response object (a Metadata-level policy)."""
     duration_s: float | None = None
     """leaseDurationSeconds as this request left or read it (None: unknown)."""
+    renewed_at: dt.datetime | None = None
+    """renewTime as the writer put it (the Lease's own statement; None: unknown)."""
 
     @property
     def renewed(self) -> bool:
@@ -220,12 +222,13 @@ def _records(source: Path | Iterable[AuditRecord]) -> Iterable[AuditRecord]:
     return read_records(source)[0] if isinstance(source, Path) else source
 
 
-def _lease_spec(record: AuditRecord) -> tuple[str | None, float | None]:
+def _lease_spec(record: AuditRecord) -> tuple[str | None, float | None, dt.datetime | None]:
     spec = (record.response or {}).get("spec") if record.response else None
     if not isinstance(spec, dict):
-        return None, None
+        return None, None, None
     duration = spec.get("leaseDurationSeconds")
-    return str(spec.get("holderIdentity") or ""), float(duration) if duration else None
+    return (str(spec.get("holderIdentity") or ""), float(duration) if duration else None,
+            _time(spec.get("renewTime")))
 
 
 def lease_requests(audit_log: Path | Iterable[AuditRecord], *, namespace: str, name: str,
@@ -240,9 +243,9 @@ def lease_requests(audit_log: Path | Iterable[AuditRecord], *, namespace: str, n
         if (record.resource == "leases" and record.verb in verbs
                 and record.namespace == namespace and record.name in (name, "")
                 and record.user.startswith(users_prefix)):
-            holder, duration = _lease_spec(record)
+            holder, duration, renewed = _lease_spec(record)
             found.append(LeaseRequest(record.order.received, record.user, record.verb,
-                                      record.code, record.order, holder, duration))
+                                      record.code, record.order, holder, duration, renewed))
     return sorted(found, key=lambda r: r.at)
 
 
