@@ -66,8 +66,17 @@ def schedules(draw: st.DrawFn, *, misses: int = 3, max_events: int = 14,
                                       *([Event("wait", seconds=w)] if w else [])],
                      node, st.sampled_from(("False", "Unknown")),
                      st.sampled_from((0.0, *WAITS)))
+    # an outage during which a replacement is bound to the failed node, then its recovery:
+    # the replacement may go while the transition can explain it, not for the recovery
+    outage = st.builds(
+        lambda n, s, w1, w2, p: [
+            Event("ready", node=n, status=s), Event("wait", seconds=w1),
+            Event("pod", pod=replace(p, name=f"p{next(bound, 99)}", node=n)),
+            Event("wait", seconds=w2), Event("ready", node=n, status="True")],
+        node, st.sampled_from(("False", "Unknown")), st.sampled_from(WAITS[:5]),
+        st.sampled_from(WAITS[-3:]), _pods(len(nodes), watched, misses, ""))
     fragments = st.one_of(
-        flip, flip, flip,
+        flip, flip, flip, outage,
         st.builds(lambda n, s, w: [Event("ready", node=n, status=s),
                                    Event("wait", seconds=w), Event("ready", node=n,
                                                                    status="True")],

@@ -221,7 +221,11 @@ def _delete_step(record: AuditRecord) -> Step:
     response = record.response or {}
     if record.succeeded and response.get("kind") == "Pod":
         seen = pod_view(response)
-        removed = grace == 0 or not seen.terminating
+        # removed at once unless the API server kept it to be deleted gracefully: then the
+        # pod it answers with carries a grace period left (a terminal pod, or grace 0
+        # asked, is removed whatever was asked; a finalizer would keep it, none is used)
+        left = (response.get("metadata") or {}).get("deletionGracePeriodSeconds")
+        removed = not seen.terminating or left == 0
         pod = replace(seen, exists=not removed, terminating=seen.terminating and not removed)
     return Step(record.order, record.user, "delete", record.code, pod=pod,
                 target=f"{record.namespace}/{record.name}", grace=grace, grace_known=known,

@@ -229,3 +229,15 @@ def test_what_the_record_cannot_say_is_undecided_never_passed(build: Builder,
 def test_every_rule_cites_a_seed_sentence() -> None:
     for rule in RULES.values():
         assert rule.seed.startswith("seed 00") and '"' in rule.seed, rule.id
+
+
+def test_a_frozen_leader_stopped_by_the_suite_is_judged_only_past_its_exit_time(
+        build: Builder, setup: Setup) -> None:
+    def story(stop_at: float) -> set[str]:
+        b = type(build)()
+        _leading(b).renewals("r0", 2).mark("sigstop r0").attempt("r1").at(9).lease("r1")
+        b.mark("sigcont r0").at(stop_at).mark("sigterm r0").mark("exited r0 0")
+        return _rules(b.renewals("r1", 40).mark("tick -"), setup)
+
+    assert story(12) == set(), "asked to stop within its 19 s: not judged"
+    assert story(30) == {"exit-on-loss"}, "still running past 19 s on its own"
