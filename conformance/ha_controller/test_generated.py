@@ -22,7 +22,7 @@ import pytest
 from zoneproof_fixtures import settings as zp
 
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Cluster
+from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness.component import IN_CLUSTER
 from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.conformance.ha_controller import executor, labels, suite
@@ -102,6 +102,9 @@ def test_generated_schedules(
                     "(run it with --zp-components host)")
     if (reason := facets.audit_unmet(module_bed, what="the generated schedules' record")) \
             is not None:
+        _no_verdict(record_property, reason)
+    if (reason := facets.unmet(module_bed, [Capability.CONTROL_PLANE], what="the generated "
+                               "schedules (they stop kube-controller-manager)")) is not None:
         _no_verdict(record_property, reason)
     budget = suite.Budget.thorough() if zp_settings.thorough else suite.Budget.default()
     run_seed = zp_settings.seed if zp_settings.seed is not None else random.randrange(2**32)

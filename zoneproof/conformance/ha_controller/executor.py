@@ -322,32 +322,35 @@ class _Run:
             self.skipped.append(f"{event.describe()}: HTTP {exc.status}")
 
     def _apply(self, event: Event) -> None:
-        kind = event.kind
-        if kind == "wait":
-            time.sleep(event.seconds)
-        elif kind == "ready":
-            self.ready(event.node, event.status)
-        elif kind == "fence":
-            self.set_taint(event.node, f"node.kubernetes.io/{event.key}:NoSchedule", event.on)
-        elif kind == "taint":
-            self.set_taint(event.node, "zoneproof.dev/maintenance:NoSchedule", event.on)
-        elif kind == "cordon":
-            self.core.patch_node(self.nodes[event.node], {"spec": {"unschedulable": event.on}})
-        elif kind == "pod" and event.pod is not None:
-            self.pods[event.pod.name] = event.pod
-            self.create_pod(event.pod)
-        elif kind == "phase":
-            self.phase(event.name, event.phase)
-        elif kind == "terminate":
-            self.terminate(event.name)
-        elif kind == "recreate":
-            self.create_pod(self.pods[event.name], node=event.node)
-        elif kind == "start":
-            self.start(event)
-        elif kind == "signal":
-            self.signal(event)
-        elif kind == "intrude":
-            self.intrude()
+        handlers: dict[str, Callable[[Event], object]] = {
+            "wait": lambda e: time.sleep(e.seconds),
+            "ready": lambda e: self.ready(e.node, e.status),
+            "fence": lambda e: self.set_taint(e.node, f"node.kubernetes.io/{e.key}:NoSchedule",
+                                              e.on),
+            "taint": lambda e: self.set_taint(e.node, "zoneproof.dev/maintenance:NoSchedule",
+                                              e.on),
+            "cordon": lambda e: self.core.patch_node(self.nodes[e.node],
+                                                     {"spec": {"unschedulable": e.on}}),
+            "pod": self.bind,
+            "phase": lambda e: self.phase(e.name, e.phase),
+            "terminate": lambda e: self.terminate(e.name),
+            "recreate": lambda e: self.create_pod(
+                replace(self.pods[e.name], phase="Running", terminating=False), node=e.node),
+            "start": self.start,
+            "signal": self.signal,
+            "intrude": lambda e: self.intrude(),
+            "leader": self.await_leader,
+        }
+        handlers[event.kind](event)
+
+    def bind(self, event: Event) -> None:
+        assert event.pod is not None
+        self.pods[event.pod.name] = event.pod
+        self.create_pod(event.pod)
+
+    def await_leader(self, event: Event) -> None:
+        if self.resolve("leader") is None:
+            self.skipped.append(f"{event.describe()}: none did")
 
     def start(self, event: Event) -> None:
         identity = self.resolve(event.target)
@@ -375,6 +378,10 @@ class _Run:
     def intrude(self) -> None:
         """An outsider takes the Lease once its holder left it unrenewed past its duration
         (never before: that would make a correct holder act without the Lease)."""
+        holder = self.slot.replicas.holder()
+        if self.slot.replicas.alive(holder) and holder not in self.frozen:
+            self.skipped.append(f"intrude: the holder {holder} runs (it renews the Lease)")
+            return
         deadline = time.monotonic() + self.settings.lease_duration_s + 3
         while time.monotonic() < deadline:
             try:

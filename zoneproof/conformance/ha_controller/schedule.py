@@ -60,7 +60,8 @@ class Event:
     unrelated NoSchedule taint) · ``pod`` pod (bound now) · ``phase`` pod phase ·
     ``terminate`` pod (a graceful delete) · ``recreate`` pod node (a new pod of that name,
     once the old one is gone) · ``start`` target · ``signal`` target signal · ``intrude``
-    (an outsider takes the Lease once it expired) · ``wait`` seconds.
+    (an outsider takes the Lease once it expired) · ``leader`` (until a replica leads) ·
+    ``wait`` seconds.
     """
 
     kind: str
@@ -96,6 +97,8 @@ class Event:
             return f"start replica {self.target}"
         if self.kind == "signal":
             return f"{self.signal} {self.target}"
+        if self.kind == "leader":
+            return "until a replica leads"
         return self.kind
 
 
