@@ -21,7 +21,7 @@ import pytest
 
 from zoneproof._util import reaping, waiting
 from zoneproof._util.ports import is_free
-from zoneproof.cluster import state
+from zoneproof.runs import state
 
 CLI = [sys.executable, "-m", "zoneproof.cli.main"]
 STATE_ENV = "ZONEPROOF_STATE"

@@ -17,7 +17,7 @@ import pytest
 import urllib3
 
 from zoneproof._util import daemons
-from zoneproof.cluster import state
+from zoneproof.runs import state
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ownership")]
 CLI = [sys.executable, "-m", "zoneproof.cli.main"]

@@ -24,8 +24,8 @@ import yaml
 from zoneproof_fixtures.settings import Settings
 
 from zoneproof import binaries
-from zoneproof.cluster.sweep import RUN_LABEL
 from zoneproof.conformance.ha_config import registration_checks
+from zoneproof.runs.sweep import RUN_LABEL
 from zoneproof.specs.ha_config import registration
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("vendor-webhook")]

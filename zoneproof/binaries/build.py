@@ -27,6 +27,7 @@ from pathlib import Path
 
 from zoneproof import errors
 from zoneproof._util import processes
+from zoneproof._util.progress import Progress
 
 __all__ = [
     "KUBE_COMMANDS",
@@ -41,7 +42,6 @@ __all__ = [
     "staging_modules",
 ]
 
-Progress = Callable[[str], None]
 
 KUBE_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 #: Kubernetes commands of the kind node image (project ``kubernetes-node``).

@@ -11,7 +11,7 @@
   it. ``NodeScheduling`` is the cordon/drain adapter the fault library's scheduling
   faults act through.
   Inside a zoneproof run, the nodes it cordons or drains are held by the run first
-  (``cluster.sweep.hold_uncordon``): uncordoned when the run ends, however it ends.
+  (``runs.sweep.hold_uncordon``): uncordoned when the run ends, however it ends.
 - **Terminating pods count as Running.** ``pods_in_phase`` ignores deletionTimestamp;
   ``pods_running`` requires the pods to be live (not terminating) as well.
 """
@@ -35,7 +35,7 @@ from kubernetes import client
 from kubernetes.config import kube_config
 
 from zoneproof._util import waiting
-from zoneproof.cluster import sweep
+from zoneproof.runs import sweep
 
 __all__ = ["NodeScheduling", "flatten_kubeconfig", "pod_states", "pods_running", "using_kubeconfig"]
 

@@ -5,13 +5,9 @@ processes (kubelets, etcd members, control plane) as facets of a cluster. Backen
 through the entry-point group ``zoneproof.backends`` (``registry``): each is a module of its
 own (``local/``, ``kind/``, ``existing``) that no other backend imports, and nothing outside
 it names it (callers read its ``Traits``). Not here: what a fault means for an experiment
-(faults), measuring (measure), judging (slo).
+(faults), measuring (measure), judging (slo), what a run holds and how it is undone (runs).
 """
 
-# ownership, sweep and nodeagent register how a run's beds, objects and node agents are
-# undone (runs.reaper): loaded with the package, so every process that can reap a run knows
-# every holding kind
-from zoneproof.cluster import nodeagent, ownership, sweep  # noqa: F401
 from zoneproof.cluster.facets import facet
 from zoneproof.cluster.interface import (
     WORKLOAD_IMAGE,
@@ -19,7 +15,7 @@ from zoneproof.cluster.interface import (
     Capability,
     Cluster,
     ClusterStatus,
-    Component,
+    ControlPlaneProcess,
     Traits,
 )
 from zoneproof.cluster.registry import DEFAULT as DEFAULT_BACKEND
@@ -36,7 +32,7 @@ __all__ = [
     "Cluster",
     "ClusterSpec",
     "ClusterStatus",
-    "Component",
+    "ControlPlaneProcess",
     "Timings",
     "Traits",
     "backend_names",

@@ -18,11 +18,11 @@ import urllib3
 import yaml
 from kubernetes import client
 
-from zoneproof import errors
+from zoneproof import errors, runs
 from zoneproof._util import certs, files, kube, waiting
-from zoneproof.cluster import ownership, runs, state, sweep
 from zoneproof.cluster.interface import Capability, Progress
 from zoneproof.cluster.spec import NAME_PATTERN
+from zoneproof.runs import ownership, state, sweep
 from zoneproof.specs import kubernetes
 
 __all__ = [

@@ -13,12 +13,13 @@ default etcd members, its options...): callers decide by those, never by a backe
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from zoneproof._util.progress import Progress
 from zoneproof.binaries import PINS
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
@@ -31,18 +32,17 @@ __all__ = [
     "Capability",
     "Cluster",
     "ClusterStatus",
-    "Component",
+    "ControlPlaneProcess",
     "ControlPlane",
     "EtcdMembers",
     "Images",
     "Kubelets",
     "NodeMachines",
     "Progress",
+    "Repairable",
     "Traits",
     "fault_max_duration_s",
 ]
-
-Progress = Callable[[str], None]
 
 #: The image of test workloads: runs on every backend without a pull (kwok fakes it; kind
 #: nodes hold it, as kubeadm's pause image). Tagged, so the pull policy is IfNotPresent.
@@ -71,7 +71,7 @@ class Capability(enum.Enum):
     DESTRUCTIVE = "destructive"
 
 
-class Component(enum.StrEnum):
+class ControlPlaneProcess(enum.StrEnum):
     """Control-plane processes that can be killed and restarted."""
 
     APISERVER = "kube-apiserver"
@@ -209,13 +209,13 @@ class EtcdMembers(Protocol):
 class ControlPlane(Protocol):
     """Facet of Capability.CONTROL_PLANE: control-plane processes killed and restarted."""
 
-    def kill_component(self, component: Component) -> None:
+    def kill_component(self, component: ControlPlaneProcess) -> None:
         """SIGKILL a control-plane process."""
 
-    def restart_component(self, component: Component) -> None:
+    def restart_component(self, component: ControlPlaneProcess) -> None:
         """Start a killed control-plane process again; returns once it is healthy."""
 
-    def component_running(self, component: Component) -> bool:
+    def component_running(self, component: ControlPlaneProcess) -> bool:
         """True if the control-plane process runs (on every control-plane node)."""
 
 
@@ -303,3 +303,11 @@ class BackendType(Protocol):
 
     def from_config(self, config: BackendConfig) -> Backend:
         """A backend for ``config``; ConfigError names a bad option and the fix."""
+
+
+@runtime_checkable
+class Repairable(Protocol):
+    """A cluster that can restart what stopped (its processes), back to its spec."""
+
+    def repair(self, progress: Progress) -> list[str]:
+        """Start what is not running and wait until healthy; what was started."""

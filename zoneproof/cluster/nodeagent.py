@@ -31,10 +31,9 @@ import yaml
 from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
 
-from zoneproof import errors
+from zoneproof import errors, runs
 from zoneproof._util import kube, waiting
 from zoneproof.binaries.images import recipe
-from zoneproof.cluster import runs, sweep
 from zoneproof.cluster.interface import Progress, fault_max_duration_s
 from zoneproof.nodeagent.protocol import (
     COMMAND_KEY,
@@ -47,9 +46,10 @@ from zoneproof.nodeagent.protocol import (
     State,
     configmap_name,
 )
+from zoneproof.runs import sweep
 
 __all__ = ["DEPLOY_DIR", "HOLDING", "IMAGE_ENV", "NodeAgents", "hold", "image", "install",
-           "installed", "manifests", "remove", "unhold"]
+           "installed", "manifests", "reap_held", "remove", "unhold"]
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +109,8 @@ def unhold(kubeconfig: Path) -> None:
         run.release(HOLDING, str(kubeconfig.resolve()))
 
 
-@runs.reaper(HOLDING)
-def _remove_held(holding: dict[str, Any], progress: Progress) -> None:
+def reap_held(holding: dict[str, Any], progress: Progress) -> None:
+    """Remove the agent a run installed (the reaper of holding kind ``node-agent``)."""
     kubeconfig = Path(holding["kubeconfig"])
     if not kubeconfig.is_file():
         raise errors.BackendError(f"cannot remove the node agent: kubeconfig {kubeconfig} is "

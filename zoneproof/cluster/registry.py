@@ -7,7 +7,9 @@ The one place that knows which backends exist. A backend is a class satisfying
     mine = "my_package.my_backend:MyBackend"
 
 Discovery reads installed metadata once per process (cached); a backend's module is
-imported only when it is asked for (or when every backend's traits are asked for).
+imported only when it is asked for (or when every backend's traits are asked for). Beds by
+backend too: every bed there is (``survey``), and how a run's beds are undone
+(``delete_bed``, ``repair_bed``: reapers in entry-point group ``zoneproof.reapers``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import functools
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from zoneproof import errors
 from zoneproof.cluster.interface import (
@@ -25,8 +27,11 @@ from zoneproof.cluster.interface import (
     BackendOption,
     BackendType,
     Capability,
+    Progress,
+    Repairable,
     Traits,
 )
+from zoneproof.runs import ownership, state
 
 __all__ = [
     "DEFAULT",
@@ -36,10 +41,13 @@ __all__ = [
     "backend_type",
     "backends_with",
     "default_bed_premise",
+    "delete_bed",
     "get_backend",
     "names",
     "options",
     "private_bed_backend",
+    "repair_bed",
+    "survey",
 ]
 
 GROUP = "zoneproof.backends"
@@ -48,7 +56,9 @@ DEFAULT = "local"
 #: Why a run of a backend that makes no clusters (a user's cluster) has no private beds.
 NO_PRIVATE_BEDS = ("needs a private bed, and the {backend} backend makes none: zoneproof never "
                    "substitutes another cluster for the one under test; run it with a backend "
-                   "that makes clusters (--backend local or kind; pytest: --zp-backend)")
+                   "that makes clusters (--backend local or kind; pytest: --zp-backend), or on "
+                   "this cluster itself with --allow-destructive (pytest: "
+                   "--zp-allow-destructive)")
 #: Why a test of beds zoneproof makes skips on a run of a cluster it did not make.
 NOT_THE_DEFAULT_BED = ("checks beds zoneproof makes (the default shape, kwok's fake images, its "
                        "etcd members, beds of its own): the {backend} backend's cluster has the "
@@ -138,3 +148,28 @@ def private_bed_backend(backend: Backend) -> str | None:
     makes clusters, else None — a user's cluster is never a private bed, and no other
     cluster stands in for it (``NO_PRIVATE_BEDS`` says why)."""
     return backend.name if backend.traits.makes_clusters else None
+
+
+def survey() -> list[ownership.BedView]:
+    """Every directory in the root of every installed backend that keeps state."""
+    found = []
+    for name in names():
+        root = state.state_root() / name
+        if root.is_dir():
+            found += [ownership.view(name, path) for path in sorted(root.iterdir())
+                      if not path.name.endswith(".lock")]
+    return found
+
+
+# -- how a run's beds are undone (reapers of holding kinds ``bed`` and ``repair``) ----------
+
+def delete_bed(holding: dict[str, Any], progress: Progress) -> None:
+    """Delete the bed a run made (``ownership.claim``)."""
+    get_backend(holding["backend"]).delete(holding["name"], progress=progress)
+
+
+def repair_bed(holding: dict[str, Any], progress: Progress) -> None:
+    """Restart what a run's faults stopped in a kept bed (``ownership.disturbed``)."""
+    found = get_backend(holding["backend"]).get(holding["name"])
+    if isinstance(found, Repairable):
+        found.repair(progress)

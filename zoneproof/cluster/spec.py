@@ -11,12 +11,11 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from zoneproof import errors
+from zoneproof.runs.ownership import NAME_PATTERN
 
 __all__ = ["DEFAULT_ZONES", "NAME_PATTERN", "ClusterSpec", "Timings", "parse_zones"]
 
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-#: A cluster name: 1-40 lowercase letters, digits or '-', a letter or digit at each end.
-NAME_PATTERN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
 
 

@@ -41,9 +41,9 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import kube
-from zoneproof.cluster import sweep
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode, TrafficPlan
 from zoneproof.measure.timeline import Timeline
+from zoneproof.runs import sweep
 from zoneproof.traffic.informer import ConfigMapInformer
 
 __all__ = ["DATA_KEY", "FIELD_MANAGER", "RegisterTraffic", "TrafficSettings", "classify",

@@ -9,7 +9,8 @@ from typing import Any
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
-from zoneproof.cluster import interface, sweep
+from zoneproof.cluster import interface
+from zoneproof.runs import sweep
 from zoneproof.specs import kubernetes
 
 __all__ = ["WORKLOADS", "apply", "create_namespace", "delete_namespace", "ready_pods"]

@@ -15,9 +15,9 @@ import urllib3
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
-from zoneproof.cluster import sweep
 from zoneproof.cluster.interface import Cluster
 from zoneproof.measure import Timeline
+from zoneproof.runs import sweep
 
 __all__ = ["Writer"]
 

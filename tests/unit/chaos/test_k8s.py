@@ -13,9 +13,9 @@ from chaosk8s.node import actions as node_actions
 from chaoslib.exceptions import ActivityFailed
 from kubernetes.config import kube_config
 
+from zoneproof import runs
 from zoneproof._util import reaping
 from zoneproof.chaos import k8s
-from zoneproof.cluster import runs
 
 
 @pytest.fixture(autouse=True)

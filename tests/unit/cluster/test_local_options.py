@@ -8,10 +8,10 @@ import pytest
 
 from zoneproof import errors
 from zoneproof._util import daemons, reaping
-from zoneproof.cluster import state
 from zoneproof.cluster.local import LocalBackend, LocalOptions, render
 from zoneproof.cluster.local.ports import Ports
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.runs import state
 
 
 def test_flags_parse_into_typed_options() -> None:

@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 from kubernetes.client.rest import ApiException
 
+from zoneproof import runs
 from zoneproof._util import reaping
 from zoneproof.binaries.images import recipe
-from zoneproof.cluster import existing, nodeagent, runs, sweep
+from zoneproof.cluster import existing, nodeagent
 from zoneproof.cluster.existing import AgentCluster, ExistingBackend, ExistingCluster, blast_radius
 from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.nodeagent.protocol import NAMESPACE, SWITCH_LEASE
+from zoneproof.runs import sweep
 
 
 def test_manifests_run_the_chosen_image_privileged_on_every_node(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,6 +99,7 @@ def users_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     monkeypatch.setattr(nodeagent, "install", lambda api, progress: calls.append("install"))
     monkeypatch.setattr(nodeagent, "installed", lambda api: True)
     monkeypatch.setattr(existing, "node_lease_timings", lambda api, assumed: assumed)
+    monkeypatch.setattr(existing, "_answers", lambda api, kubeconfig: None)  # no server here
     monkeypatch.setattr(nodeagent, "remove", lambda api, progress: calls.append("remove"))
     monkeypatch.setitem(runs._REAPERS, "objects",
                         lambda holding, progress: calls.append("sweep"))

@@ -35,13 +35,14 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import daemons, kube
-from zoneproof.cluster import audit_policy, facets, sweep
-from zoneproof.cluster.interface import WORKLOAD_IMAGE, Capability, Cluster, Component
+from zoneproof.cluster import audit_policy, facets
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, Capability, Cluster, ControlPlaneProcess
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 from zoneproof.conformance.ha_controller import history, labels, model
 from zoneproof.conformance.ha_controller.history import MARKER_ANNOTATION, History, Scope
 from zoneproof.conformance.ha_controller.schedule import Event, PodSpec, Schedule
 from zoneproof.measure.audit import read_records
+from zoneproof.runs import sweep
 
 __all__ = ["EXECUTOR", "ModelBed", "Outcome", "Slot", "run"]
 
@@ -120,15 +121,15 @@ class ModelBed:
             for identity in replicas.identities:
                 replicas.kubeconfig(identity)
             self.slots.append(Slot(index, replicas))
-        self._control.kill_component(Component.CONTROLLER_MANAGER)
+        self._control.kill_component(ControlPlaneProcess.CONTROLLER_MANAGER)
         return self
 
     def close(self) -> None:
         """Stop every replica, start kcm again."""
         for slot in self.slots:
             slot.replicas.stop_all()
-        if not self._control.component_running(Component.CONTROLLER_MANAGER):
-            self._control.restart_component(Component.CONTROLLER_MANAGER)
+        if not self._control.component_running(ControlPlaneProcess.CONTROLLER_MANAGER):
+            self._control.restart_component(ControlPlaneProcess.CONTROLLER_MANAGER)
         self.api.close()
 
     def audit_log(self) -> Path:

@@ -18,19 +18,22 @@ from typing import Any
 
 from kubernetes import client
 
+from zoneproof import runs
 from zoneproof._util import kube, waiting
-from zoneproof.cluster import runs
-from zoneproof.cluster.interface import Progress
+from zoneproof._util.progress import Progress
 
 __all__ = [
     "KINDS",
     "RUN_LABEL",
+    "hold_uncordon",
     "labelled",
     "labels",
+    "reap_object",
+    "reap_objects",
+    "reap_uncordon",
     "remove_labelled",
     "remove_named",
     "track",
-    "hold_uncordon",
     "track_named",
     "uncordon",
 ]
@@ -184,18 +187,18 @@ def uncordon(kubeconfig: Path, label_selector: str, progress: Progress) -> None:
     progress(f"uncordoned {', '.join(nodes)} in the cluster of {kubeconfig}")
 
 
-# -- how a run's objects are undone (``runs.reap`` calls these by holding kind) -----------
+# -- how a run's objects are undone (reapers of holding kinds objects, object, uncordon) ---
 
-@runs.reaper("objects")
-def _remove_objects(holding: dict[str, Any], progress: Progress) -> None:
+def reap_objects(holding: dict[str, Any], progress: Progress) -> None:
+    """Remove a run's labelled objects from a cluster (``track``)."""
     remove_labelled(Path(holding["kubeconfig"]), holding["run"], progress)
 
 
-@runs.reaper("object")
-def _remove_object(holding: dict[str, Any], progress: Progress) -> None:
+def reap_object(holding: dict[str, Any], progress: Progress) -> None:
+    """Remove an object a run could not label (``track_named``)."""
     remove_named(Path(holding["kubeconfig"]), holding["object"], progress)
 
 
-@runs.reaper("uncordon")
-def _uncordon(holding: dict[str, Any], progress: Progress) -> None:
+def reap_uncordon(holding: dict[str, Any], progress: Progress) -> None:
+    """Uncordon the nodes a run cordoned (``hold_uncordon``)."""
     uncordon(Path(holding["kubeconfig"]), str(holding["selector"]), progress)

@@ -10,8 +10,9 @@ from types import SimpleNamespace
 import pytest
 from kubernetes import client
 
+from zoneproof import runs
 from zoneproof._util import reaping
-from zoneproof.cluster import runs, sweep
+from zoneproof.runs import sweep
 
 
 @pytest.fixture

@@ -1,21 +1,11 @@
 """Beds zoneproof owns: names and paths proven safe, who made them, how they are doing.
 
-A bed lives in ``<state root>/<backend>/<name>/``. ``bed_dir`` accepts only a name matching
-``spec.NAME_PATTERN`` (1-40 lowercase letters, digits or '-': never empty, no '/', no
-'..') whose directory lies directly inside the backend's root, symlinks resolved — checked
-before anything reads, writes or deletes it. A directory is zoneproof's only if its
-state.json carries the ``ownership`` record written the moment the directory was made:
-
-- ``uid``: a random id; the bed's processes carry it (``reaping.BED_ENV``), nothing else;
-- ``creator``: the process that made it (pid + start time) and the run it belonged to;
-- ``owner_run``: the run the bed lives and dies with (a pytest run's bed, qualify's), or
-  None for a bed kept until ``zoneproof down`` (``zoneproof up``, ``--keep-cluster``);
-- ``complete``: every creation step finished.
-
-While it is being made a bed is held by the creating run (``claim``), so a creator killed
-half-way leaves nothing its keeper does not remove; ``settle`` marks it complete and hands
-it over. ``judge`` says whether a bed is healthy, starting, partial or leaked, and why;
-``survey`` does so for every bed of every backend that keeps state (``zoneproof list``).
+A bed lives in ``<state root>/<backend>/<name>/``; ``bed_dir`` proves the name safe and the
+directory directly inside the backend's root before anything touches it. A directory is
+zoneproof's only if its state.json carries the ``Ownership`` record written when it was
+made. While it is being made the creating run holds it (``claim``: a creator killed half-way
+leaves it to its keeper); ``settle`` marks it complete and hands it over. ``judge`` says
+whether a bed is healthy, starting, partial or leaked, and why.
 """
 
 from __future__ import annotations
@@ -23,24 +13,23 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
+import re
 import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from zoneproof import errors
+from zoneproof import errors, runs
 from zoneproof._util import daemons, reaping
-from zoneproof.cluster import registry, runs, state
-from zoneproof.cluster.interface import Progress
-from zoneproof.cluster.spec import NAME_PATTERN
+from zoneproof.runs import state
 
 __all__ = [
+    "NAME_PATTERN",
     "BedView",
     "Health",
     "Ownership",
-    "Repairable",
     "bed_dir",
     "check_name",
     "claim",
@@ -51,10 +40,11 @@ __all__ = [
     "process_liveness",
     "settle",
     "unclaim",
-    "survey",
     "view",
 ]
 
+#: A bed's name, safe as a directory name: 1-40 lowercase letters, digits or '-'.
+NAME_PATTERN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 STATE_KEY = "ownership"
 _keep_beds = contextvars.ContextVar("zoneproof_keep_beds", default=False)
 
@@ -94,11 +84,15 @@ class Ownership:
     """Who made a bed and who it lives with (state.json's ``ownership``)."""
 
     uid: str
+    """A random id; the bed's processes carry it (``reaping.BED_ENV``), nothing else."""
     creator: reaping.ProcessId | None
+    """The process that made it (pid + start time)."""
     command: str
     creator_run: str | None
     owner_run: str | None
+    """The run the bed lives and dies with; None: kept until ``zoneproof down``."""
     complete: bool
+    """Every creation step finished."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -213,14 +207,6 @@ def judge(made: Ownership, processes: dict[str, bool] | None) -> tuple[Health, s
     return Health.HEALTHY, f"all {len(processes)} processes running"
 
 
-@runtime_checkable
-class Repairable(Protocol):
-    """A cluster that can restart what stopped (its processes), back to its spec."""
-
-    def repair(self, progress: Progress) -> list[str]:
-        """Start what is not running and wait until healthy; what was started."""
-
-
 @dataclass(frozen=True, slots=True)
 class BedView:
     """One bed as ``zoneproof list`` shows it."""
@@ -253,28 +239,3 @@ def view(backend: str, path: Path) -> BedView:
     made = Ownership.of_state(data)
     health, reason = judge(made, process_liveness(data))
     return BedView(backend, path.name, path, health, reason, made.owner_text())
-
-
-def survey() -> list[BedView]:
-    """Every directory in the root of every installed backend that keeps state."""
-    found = []
-    for name in registry.names():
-        root = state.state_root() / name
-        if root.is_dir():
-            found += [view(name, path) for path in sorted(root.iterdir())
-                      if not path.name.endswith(".lock")]
-    return found
-
-
-# -- how a run's beds are undone (``runs.reap`` calls these by holding kind) --------------
-
-@runs.reaper("bed")
-def _delete_bed(holding: dict[str, Any], progress: Progress) -> None:
-    registry.get_backend(holding["backend"]).delete(holding["name"], progress=progress)
-
-
-@runs.reaper("repair")
-def _repair_bed(holding: dict[str, Any], progress: Progress) -> None:
-    found = registry.get_backend(holding["backend"]).get(holding["name"])
-    if isinstance(found, Repairable):
-        found.repair(progress)

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from zoneproof_fixtures import shared
 
-from zoneproof.cluster import identity, runs, shared
+from zoneproof import runs
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.runs import identity
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,6 @@ def test_forget_cluster_drops_markers_of_killed_runs() -> None:
     backend = FakeBackend()
     shared.acquire(backend, ClusterSpec(name="bed"), "killed", _noop)  # type: ignore[arg-type]
     shared.acquire(backend, ClusterSpec(name="other"), "alive", _noop)  # type: ignore[arg-type]
-    assert shared.forget_cluster("bed") == ["killed"]
+    assert runs.forget_cluster("bed") == ["killed"]
     assert not (shared.run_dir("killed") / "cluster.json").exists()
     assert (shared.run_dir("alive") / "cluster.json").exists()

@@ -1,34 +1,26 @@
-"""A run: one zoneproof process that makes things, its private directory, what it holds, and
-the keeper that cleans up after it if it dies.
+"""Runs: what one zoneproof process makes, and how it is all undone however the process ends.
 
-``zoneproof up``, ``qualify``, a pytest session (its xdist workers join it) and a chaos run
-each open a run: ``<state root>/runs/<id>/`` (0700) with
+``up``, ``qualify``, a pytest session (its xdist workers join it) and ``chaos run`` each open
+a run: ``<state root>/runs/<id>/`` with ``owner.json`` (the owning process, its keeper),
+``private/`` (secrets that go with the run) and ``holdings/`` (one file per thing made
+outside the run: a bed, labelled objects, cordoned nodes...). Every process it starts
+carries its token (``reaping.RUN_ENV``). Closing a run reaps it: its processes end, each
+holding is undone newest first by the reaper of its kind (entry-point group
+``zoneproof.reapers``), the directory goes. If the owner dies unclosed, its ``keeper``
+reaps it; if the keeper died too, the next command that starts anything does
+(``reap_dead``).
 
-- ``owner.json``: the owning process (pid + start time), its command, its keeper's pid;
-- ``private/``: what must neither outlive the run nor be readable by others (component
-  certificates and keys, kubeconfigs of component identities, flattened kubeconfigs);
-- ``holdings/``: one JSON file per thing the run made outside itself that must be undone —
-  a bed (``bed``), a cluster it created labelled objects in (``objects``), an object it
-  cannot label (``object``), a bed whose processes it stopped (``repair``), nodes it
-  cordoned (``uncordon``).
-
-Processes need no holding: each inherits the run's token (``reaping.RUN_ENV``).
-
-Closing a run (its owner's normal end, Ctrl-C, SIGTERM) reaps it: every process with its
-token ends, every holding is undone newest first, the directory goes. If the owner dies
-without closing (SIGKILL, OOM), its keeper — a small process started with the run in a
-session of its own, waiting for the owner to end — reaps it at once; if the keeper died
-too, the next zoneproof command that starts anything (up, qualify, down, a pytest session,
-a chaos run) reaps every run whose owner is dead (``reap_dead``).
+Modules: ``state`` (the state root), ``ownership`` (beds zoneproof owns), ``sweep`` (what a
+run makes in a cluster), ``identity`` (which clusters a run tested), ``keeper``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -36,27 +28,37 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import filelock
 
 from zoneproof._util import files, reaping
-from zoneproof.cluster import state
-from zoneproof.cluster.interface import Progress
+from zoneproof._util.progress import Progress
+from zoneproof.runs import state
 
 __all__ = [
+    "CLUSTER_MARKER",
     "CREDENTIAL_LIFETIME_S",
+    "REAPED_KEPT_S",
+    "REAPERS",
+    "REVERTS_FAULTS",
+    "Reaped",
+    "Reaper",
     "Run",
     "RunView",
     "attach",
     "close",
     "current",
+    "describe",
     "directory",
+    "forget_cluster",
     "open_run",
     "private_dir",
     "reap",
     "reap_dead",
+    "reaped",
     "runs",
 ]
 
@@ -72,6 +74,16 @@ GRACE_S = 60.0
 CREDENTIAL_LIFETIME_S = 4 * 3600
 #: A run directory without owner.json older than this is a torn run (its open was killed).
 _TORN_AFTER_S = 60.0
+#: The entry-point group naming the reaper of each holding kind (``kind = "module:function"``).
+REAPERS = "zoneproof.reapers"
+#: Kinds of holdings undone before all others: they revert faults (a bed of the run deleted,
+#: a kept bed repaired, nodes uncordoned). Sweeping objects can wait on pods that only a
+#: reverted fault lets go (a namespace whose pods sit on a downed zone's nodes).
+REVERTS_FAULTS = frozenset({"bed", "repair", "uncordon"})
+#: How long the record of a run reaped after its owner died stays for ``zoneproof list``.
+REAPED_KEPT_S = 7 * 24 * 3600
+#: The file in a run's directory naming the cluster its processes share (the pytest plugin's).
+CLUSTER_MARKER = "cluster.json"
 
 
 def _root() -> Path:
@@ -213,7 +225,7 @@ def _spawn_keeper(run: Run) -> reaping.ProcessId:
     env = {k: v for k, v in os.environ.items() if k != reaping.RUN_ENV}
     with (run.directory / "keeper.log").open("ab") as sink:
         keeper = subprocess.Popen(
-            [sys.executable, "-m", "zoneproof.cluster.keeper", run.id], stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "zoneproof.runs.keeper", run.id], stdin=subprocess.DEVNULL,
             stdout=sink, stderr=subprocess.STDOUT, start_new_session=True, env=env,
             close_fds=True)
     found = reaping.ProcessId.of(keeper.pid)
@@ -225,38 +237,50 @@ def _spawn_keeper(run: Run) -> reaping.ProcessId:
 _REAPERS: dict[str, Reaper] = {}
 
 
-def reaper(kind: str) -> Callable[[Reaper], Reaper]:
-    """Register how a holding of ``kind`` is undone."""
-
-    def register(function: Reaper) -> Reaper:
-        _REAPERS[kind] = function
-        return function
-
-    return register
+@functools.cache
+def _declared() -> dict[str, metadata.EntryPoint]:
+    return {entry.name: entry for entry in metadata.entry_points(group=REAPERS)}
 
 
-def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S) -> list[str]:
-    """End every process of ``run``, undo its holdings newest first, remove its directory;
-    the problems met (each step runs even if another failed). A no-op while another
-    process reaps the same run."""
+def _reaper(kind: str) -> Reaper:
+    """How a holding of ``kind`` is undone: the function declared for it in ``REAPERS``."""
+    if kind not in _REAPERS:
+        entry = _declared().get(kind)
+        if entry is None:
+            raise LookupError(f"no reaper for holdings of kind {kind!r} (entry-point group "
+                              f"{REAPERS}: reinstall zoneproof, `make setup`)")
+        _REAPERS[kind] = entry.load()
+    return _REAPERS[kind]
+
+
+def _undo_order(holdings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fault reverts first, each group newest first (``holdings`` is newest first)."""
+    return sorted(holdings, key=lambda h: str(h.get("kind")) not in REVERTS_FAULTS)
+
+
+def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S, why: str = "") -> list[str]:
+    """End every process of ``run``, undo its holdings (fault reverts first, then newest
+    first), remove its directory; the problems met (each step runs even if another failed).
+    A no-op while another process reaps the same run. ``why``: the run's owner died without
+    closing it (what ``zoneproof list`` then shows, with what was undone)."""
     problems: list[str] = []
+    undone: list[str] = []
     lock = filelock.FileLock(str(run.directory / "reap.lock"))
     try:
         lock.acquire(timeout=0)
     except (filelock.Timeout, FileNotFoundError):
         return problems
+    owner = run.owner() or {}
     try:
         ended = reaping.terminate(reaping.with_token(reaping.RUN_ENV, run.id), grace_s=grace_s)
         if ended:
             progress(f"run {run.id}: ended {len(ended)} process(es) it started: "
                      f"{', '.join(str(p.pid) for p in ended)}")
-        for holding in run.holdings():
+        for holding in _undo_order(run.holdings()):
             kind = str(holding.get("kind"))
-            undo = _REAPERS.get(kind)
             try:
-                if undo is None:
-                    raise LookupError(f"no reaper for holdings of kind {kind!r}")
-                undo(holding, progress)
+                _reaper(kind)(holding, progress)
+                undone.append(f"{kind} {holding.get('key')}")
             except Exception as exc:  # every holding gets its turn; the problem is reported
                 problems.append(f"run {run.id}: undoing {kind} {holding.get('key')}: "
                                 f"{type(exc).__name__}: {exc}")
@@ -264,7 +288,55 @@ def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S) -> list[str]
     finally:
         lock.release()
         shutil.rmtree(run.directory, ignore_errors=True)
+        if why:
+            _record_reaped(run.id, owner, why, undone, problems)
     return problems
+
+
+def _reaped_root() -> Path:
+    return state.state_root() / "reaped"
+
+
+def _record_reaped(run_id: str, owner: dict[str, Any], why: str, undone: list[str],
+                   problems: list[str]) -> None:
+    """Keep what ``zoneproof list`` says of a run reaped after its owner died."""
+    with contextlib.suppress(OSError):
+        files.private_dir(_reaped_root())
+        state.write_json(_reaped_root() / f"{run_id}.json", {
+            "id": run_id, "kind": owner.get("kind", "torn"),
+            "pid": owner.get("process", {}).get("pid"), "why": why, "reaped": time.time(),
+            "undone": undone, "problems": problems})
+
+
+@dataclass(frozen=True, slots=True)
+class Reaped:
+    """A run reaped after its owner died (``zoneproof list``)."""
+
+    id: str
+    kind: str
+    pid: int | None
+    why: str
+    reaped: float
+    undone: tuple[str, ...]
+    problems: tuple[str, ...]
+
+
+def reaped() -> list[Reaped]:
+    """Runs reaped after their owner died, newest first (records older than
+    ``REAPED_KEPT_S`` are dropped)."""
+    found = []
+    for path in sorted(_reaped_root().glob("*.json")) if _reaped_root().is_dir() else []:
+        try:
+            data = state.read_json(path)
+        except (OSError, ValueError):
+            continue
+        if time.time() - float(data.get("reaped", 0)) > REAPED_KEPT_S:
+            path.unlink(missing_ok=True)
+            continue
+        found.append(Reaped(str(data["id"]), str(data.get("kind")), data.get("pid"),
+                            str(data.get("why")), float(data.get("reaped", 0)),
+                            tuple(data.get("undone", ())), tuple(data.get("problems", ()))))
+    return sorted(found, key=lambda r: r.reaped, reverse=True)
 
 
 def runs() -> list[Run]:
@@ -282,7 +354,8 @@ def reap_dead(progress: Progress) -> list[str]:
             owner = run.owner() or {}
             progress(f"reaping run {run.id} ({owner.get('kind', 'torn')}, pid "
                      f"{owner.get('process', {}).get('pid', '?')}, dead)")
-            problems += reap(run, progress)
+            problems += reap(run, progress, why="its owner died and its keeper too: reaped "
+                             "by the next zoneproof command")
     return problems
 
 
@@ -305,42 +378,20 @@ def describe(run: Run) -> RunView:
                    tuple(f"{h.get('kind')} {h.get('key')}" for h in run.holdings()))
 
 
-# -- the keeper -------------------------------------------------------------------------
-
-def _wait_owner_gone(run: Run) -> bool:
-    """Block until the owner ends (True) or the run is closed normally (False)."""
-    owner = run.owner()
-    if owner is None:
-        return False  # owner.json is written before the keeper starts: the run is gone
-    process = reaping.ProcessId.from_dict(owner["process"])
-    handle = None
-    with contextlib.suppress(OSError):  # no pidfd (old kernel): poll
-        handle = os.pidfd_open(process.pid)
-    try:
-        while process.alive():
-            if not run.directory.is_dir():
-                return False
-            if handle is not None:
-                select.select([handle], [], [], 1.0)
-            else:
-                time.sleep(1.0)
-    finally:
-        if handle is not None:
-            os.close(handle)
-    return run.directory.is_dir()
-
-
-def keep(run_id: str) -> int:
-    """The keeper of run ``run_id``: wait for its owner to end; reap it if it was not closed."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s keeper: %(message)s")
-    run = Run(run_id, directory(run_id))
-    if not _wait_owner_gone(run):
-        return 0
-
-    def progress(message: str) -> None:
-        log.info("%s", message)
-
-    log.info("owner of run %s ended without closing it: reaping", run_id)
-    for problem in reap(run, progress):
-        log.error("%s", problem)
-    return 0
+def forget_cluster(name: str) -> list[str]:
+    """Drop the cluster markers of runs that used cluster ``name`` (it was removed by
+    hand); their ids. The runs themselves are left to their owners (or keepers)."""
+    forgotten = []
+    for run in runs():
+        marker = run.directory / CLUSTER_MARKER
+        try:
+            uses = state.read_json(marker).get("name") == name
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            uses = True  # unreadable: a torn marker
+        if uses:
+            with contextlib.suppress(FileNotFoundError):
+                marker.unlink()
+            forgotten.append(run.id)
+    return forgotten

@@ -12,16 +12,16 @@ import contextlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import urllib3
 from kubernetes import client
 
+from zoneproof import runs
 from zoneproof._util import kube
-from zoneproof.cluster import runs, state
-from zoneproof.cluster.interface import Cluster
+from zoneproof.runs import state
 
-__all__ = ["ClusterIdentity", "identify", "record", "recorded"]
+__all__ = ["ClusterIdentity", "Reachable", "identify", "record", "recorded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,18 @@ class ClusterIdentity:
                 f"{self.kube_system_uid}, {self.version})")
 
 
-def identify(cluster: Cluster, role: str = "under test") -> ClusterIdentity:
+class Reachable(Protocol):
+    """What ``identify`` reads of a cluster (every ``zoneproof.cluster.Cluster`` has it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def kubeconfig(self) -> Path: ...
+
+
+def identify(cluster: Reachable, role: str = "under test") -> ClusterIdentity:
     """Ask ``cluster``'s API server who it is (fields it cannot answer read ``unknown``)."""
     uid = version = "unknown"
     with kube.api_client(cluster.kubeconfig, retries=1) as api:

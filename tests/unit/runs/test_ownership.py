@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from zoneproof import errors
+from zoneproof import errors, runs
 from zoneproof._util import reaping
-from zoneproof.cluster import ownership, runs, state
+from zoneproof.cluster import registry
 from zoneproof.cluster.local import LocalBackend
+from zoneproof.runs import ownership, state
 
 #: The names the issue saw `down --name` abuse, plus their cousins.
 ABUSIVE = ["", "..", ".", "../../dir2", "/some/abs/dir", "a/b", "UPPER", "-lead", "trail-",
@@ -128,7 +129,7 @@ def test_survey_marks_foreign_directories(tmp_path: Path, monkeypatch: pytest.Mo
     (tmp_path / "local" / "Bad Name").mkdir()
     (tmp_path / "local" / "bed").mkdir()
     state.write_json(tmp_path / "local" / "bed" / "state.json", {})
-    views = {v.name: v for v in ownership.survey()}
+    views = {v.name: v for v in registry.survey()}
     assert views["userdir"].health is ownership.Health.FOREIGN
     assert views["Bad Name"].health is ownership.Health.FOREIGN
     assert views["bed"].health is ownership.Health.HEALTHY  # no processes recorded
