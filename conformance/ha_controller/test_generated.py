@@ -13,10 +13,10 @@ cannot decide is no verdict (NO_DATA, a fail of the strict verdict), never a pas
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from zoneproof_fixtures import settings as zp
@@ -29,27 +29,17 @@ from zoneproof.conformance.ha_controller import executor, labels, suite
 from zoneproof.conformance.ha_controller.executor import ModelBed, Outcome
 from zoneproof.conformance.ha_controller.schedule import Schedule
 from zoneproof.report import junit
-from zoneproof.slo.results import SloResult, SloStatus
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ha_controller_model")]
 
 REACTION_S = 10.0
 """NotReady -> matching pods gone (C7; the hand suite's REACTION_BOUND_S)."""
-VERDICT = "controller-model"
-"""The name of the suite's verdict when the record cannot decide (NO_DATA)."""
 
 
 @pytest.fixture(autouse=True)
 def restore_nodes() -> None:
     """The schedules' nodes are the executor's own (it removes them); the bed's kwok nodes
     are left alone, so nothing is restored."""
-
-
-def _no_verdict(record_property: Callable[[str, object], None], reason: str) -> None:
-    """The record cannot decide: NO_DATA (the strict verdict fails), the test skips."""
-    record_property(*junit.slo_property(SloResult(VERDICT, SloStatus.NO_DATA, None, 0.0,
-                                                  "violations", reason)))
-    pytest.skip(f"no verdict (NO_DATA): {reason}")
 
 
 def _figure(record_property: Callable[[str, object], None], name: str, value: float) -> None:
@@ -93,8 +83,9 @@ def _failure(first: Outcome, shrunk: suite.Shrunk, run_seed: int, *, case: Path,
 
 def test_generated_schedules(
         *, module_bed: Cluster, controller_settings: ControllerSettings,
-        zp_settings: zp.Settings, tmp_path: Path, report_dir: Path | None,
-        record_property: Callable[[str, object], None]) -> None:
+        zp_settings: zp.Settings, zp_seed: int, tmp_path: Path, report_dir: Path | None,
+        record_property: Callable[[str, object], None],
+        no_verdict: Callable[[str], NoReturn]) -> None:
     """Every generated schedule's history satisfies the model: no forbidden deletion or
     Lease write, every required deletion and Lease event within its bound."""
     if controller_settings.component.mode == IN_CLUSTER:
@@ -102,12 +93,12 @@ def test_generated_schedules(
                     "(run it with --zp-components host)")
     if (reason := facets.audit_unmet(module_bed, what="the generated schedules' record")) \
             is not None:
-        _no_verdict(record_property, reason)
+        no_verdict(reason)
     if (reason := facets.unmet(module_bed, [Capability.CONTROL_PLANE], what="the generated "
                                "schedules (they stop kube-controller-manager)")) is not None:
-        _no_verdict(record_property, reason)
+        no_verdict(reason)
     budget = suite.Budget.thorough() if zp_settings.thorough else suite.Budget.default()
-    run_seed = zp_settings.seed if zp_settings.seed is not None else random.randrange(2**32)
+    run_seed = zp_seed
     record_property("seed", str(run_seed))
     print(f"seed = {run_seed} (replay: --zp-seed {run_seed}"
           f"{' --zp-thorough' if zp_settings.thorough else ''})")
@@ -146,7 +137,7 @@ def test_generated_schedules(
         if undecided:
             outcome, what = undecided[0]
             _save(outcome, where, f"seed-{run_seed}-undecided")
-            _no_verdict(record_property, f"{len(undecided)} item(s) the record cannot decide, "
+            no_verdict(f"{len(undecided)} item(s) the record cannot decide, "
                         f"e.g. {what} (seed {run_seed})")
         print(json.dumps({"seed": run_seed, "schedules": len(outcomes),
                           "required": sum(o.verdict.required for o in outcomes)}))
