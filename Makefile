@@ -4,9 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build browser test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify qualify-scale bench-ceiling certify down clean
+.PHONY: setup build browser wheel test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify qualify-scale bench-ceiling certify down clean
 
-$(BIN)/.installed: pyproject.toml setup.py
+$(BIN)/.installed: pyproject.toml setup.py pytest.ini
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -21,6 +21,10 @@ build: setup
 # Debian's chromium: the headless browser that looks at the HTML report and plots.
 browser:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+# The wheel a user installs (pip install dist/zoneproof-*.whl; pipx install . does the same).
+wheel: setup
+	$(BIN)/pip wheel --no-deps --wheel-dir dist .
 
 lint: setup
 	$(BIN)/ruff check .
@@ -94,4 +98,4 @@ down: setup
 	$(BIN)/zoneproof down
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist

@@ -152,7 +152,7 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       "--scale 334 --scale-pods 100000)")
     qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
     qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout)")
+                      "(default: reports/ in the current directory)")
     qual.add_argument("--allow-destructive", action="store_true",
                       help="allow disruptive faults on a cluster zoneproof did not make")
     _add_components(qual)
@@ -172,7 +172,7 @@ def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                            ".certification.tar.gz)")
     cert.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
     cert.add_argument("--reports", type=Path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout)")
+                      "(default: reports/ in the current directory)")
     cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
     cert.set_defaults(handler=_certify)
     ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "

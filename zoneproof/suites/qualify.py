@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
-from zoneproof._util import reaping
+from zoneproof._util import locations, reaping
 from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
@@ -33,7 +33,7 @@ from zoneproof.report import allure_html, summary
 from zoneproof.runs import identity, ownership
 from zoneproof.slo import load_slos
 
-__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root"]
+__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root", "suites"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -53,7 +53,7 @@ class Options:
     html: bool = True
     allow_destructive: bool = False
     reports: Path | None = None
-    """Parent of the run's report directory (default: reports/ in the checkout)."""
+    """Parent of the run's report directory (default: reports/ in the current directory)."""
     components: Components = field(default_factory=Components)
     """The webhook and controller under test (passed to pytest as ``--zp-components``)."""
     pytest_args: list[str] = field(default_factory=list)
@@ -65,12 +65,13 @@ class Options:
 
 
 def repo_root() -> Path:
-    """The zoneproof checkout holding the suites (qualify runs from a checkout)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / "conformance").is_dir():
-        raise errors.ConfigError(f"no conformance/ next to the zoneproof package ({root}): run "
-                                 "qualify from a zoneproof checkout (pip install -e .)")
-    return root
+    """The directory holding the suites: the checkout, or the installed ``zoneproof_suites``."""
+    return locations.suites_root()
+
+
+def suites(root: Path) -> list[str]:
+    """``SUITES`` that ``root`` holds (an installed zoneproof ships no tests/integration)."""
+    return [suite for suite in SUITES if (root / suite).is_dir()]
 
 
 def experiments(root: Path) -> list[str]:
@@ -115,7 +116,7 @@ def _check(options: Options, root: Path, backend: Backend) -> None:
 def _reports_dir(options: Options, root: Path) -> Path:
     """``<reports>/<UTC time>``, made now; ConfigError naming the fix if it cannot be."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    reports = (options.reports or root / "reports") / stamp
+    reports = (options.reports or Path("reports")).resolve() / stamp
     try:
         reports.mkdir(parents=True)
     except OSError as exc:
@@ -142,9 +143,11 @@ def _markers(backend: Backend) -> str:
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
                  kubeconfig: Path | None) -> list[str]:
     sized = [f"--zp-scale-pods={options.scale_pods}"] if options.scale_pods else []
-    suites = [SCALE_SUITE, "-n", "0", f"--zp-scale={options.scale}", *sized] if options.scale \
-        else [*SUITES, "-n", str(options.workers)]
-    argv = [sys.executable, "-m", "pytest", *suites,
+    chosen = [SCALE_SUITE, "-n", "0", f"--zp-scale={options.scale}", *sized] if options.scale \
+        else [*suites(repo_root()), "-n", str(options.workers)]
+    root = repo_root()
+    argv = [sys.executable, "-m", "pytest", *chosen, "-c", str(root / "pytest.ini"),
+            f"--rootdir={root}",
             "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",
             f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
             f"--zp-report-dir={reports}", f"--junitxml={reports / 'junit.xml'}",
