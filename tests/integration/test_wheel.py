@@ -54,6 +54,9 @@ def test_installed_wheel_qualifies_from_an_empty_directory(wheel: Path, host: An
 
     empty = tmp_path / "empty"
     empty.mkdir()
+    version = _run([str(zoneproof), "--version"], cwd=empty, host=host, timeout_s=120)
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith("zoneproof 0."), version.stdout
 
     started = time.monotonic()
     qualified = _run([str(zoneproof), "qualify", "--only", EXPERIMENT, "--name", "wheel"],

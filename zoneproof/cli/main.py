@@ -1,17 +1,23 @@
-"""``zoneproof build|up|down|list|status|kubeconfig|kind-config|qualify|certify|verify|bench|mutants``."""
+# PYTHON_ARGCOMPLETE_OK
+"""``zoneproof``: the command line (argument parsing and printing; the work is in the rooms below)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import argcomplete
+
 from zoneproof import bench, binaries, cluster, errors, runs
-from zoneproof._util import reaping
+from zoneproof._util import durations, kube, reaping
+from zoneproof._util import progress as progress_
 from zoneproof.binaries import images, nodeimage
+from zoneproof.cli import console, readback
 from zoneproof.cluster import interface, registry
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
@@ -19,16 +25,25 @@ from zoneproof.components import manifests
 from zoneproof.components.harness import component
 from zoneproof.components.harness.component import Components
 from zoneproof.components.harness.registry import Kind
-from zoneproof.report import attestation
+from zoneproof.report import attestation, versions
 from zoneproof.runs import ownership
 from zoneproof.slo.linearizability import CHECKER
 from zoneproof.suites import certify, mutants, profile, qualify
 
-__all__ = ["main"]
+__all__ = ["DESCRIPTION", "main"]
+
+DESCRIPTION = ("Chaos testing and conformance for Kubernetes high-availability machinery: bring "
+               "up a multi-zone test bed, qualify the components under test (conformance suites "
+               "and chaos experiments judged by SLOs), certify them in a signed bundle, read and "
+               "compare past runs.")
+_progress = console.progress
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+def _seconds(text: str) -> float:
+    try:
+        return durations.parse_seconds(text)
+    except errors.ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _zones(text: str) -> tuple[str, ...]:
@@ -231,10 +246,29 @@ def _add_webhook_cert(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     cert.set_defaults(handler=_webhook_cert)
 
 
+class _Version(argparse.Action):
+    """``--version``: what ``zoneproof version`` prints, then exit 0."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print("\n".join(readback.version_text(versions.pinned())))
+        parser.exit()
+
+
+def _add_globals(parser: argparse.ArgumentParser, default: object) -> None:
+    """-v/-q: on the root parser (with defaults) and on every command (taken anywhere)."""
+    parser.add_argument("-v", "--verbose", action="store_true", default=default,
+                        help="debug logging")
+    parser.add_argument("-q", "--quiet", action="store_true", default=default,
+                        help="no progress lines (results and errors still print)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="zoneproof", description=DESCRIPTION)
+    _add_globals(parser, False)
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print the versions (as `zoneproof version`) and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     _add_build(sub)
     _add_webhook_cert(sub)
@@ -244,16 +278,20 @@ def _parser() -> argparse.ArgumentParser:
     defaults = ClusterSpec()
     up.add_argument("--zones", type=_zones, default=defaults.zones,
                     help="comma-separated zone names (default: zone-a,zone-b,zone-c)")
-    up.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone)
+    up.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone,
+                    help="nodes in each zone (default: %(default)s)")
     makers = [n for n in cluster.backend_names() if cluster.backend_type(n).traits.makes_clusters]
     up.add_argument("--etcd-members", type=int, help="etcd members (default: " + "; ".join(
         f"{n} {cluster.backend_type(n).traits.default_etcd_members}" for n in makers) + ")")
     _add_backend_options(up)
     t = Timings()
-    up.add_argument("--node-monitor-grace-period", type=float,
-                    default=t.node_monitor_grace_period_s, help="seconds (default: %(default)s)")
-    up.add_argument("--toleration-seconds", type=int, default=t.toleration_s,
-                    help="default not-ready/unreachable toleration (default: %(default)s)")
+    up.add_argument("--node-monitor-grace-period", type=_seconds,
+                    default=t.node_monitor_grace_period_s, metavar="DURATION",
+                    help="how long a node may miss its lease before it is NotReady: 8s, 1m, "
+                         "or seconds (default: %(default)s)")
+    up.add_argument("--toleration-seconds", type=_seconds, default=t.toleration_s,
+                    metavar="DURATION", help="default not-ready/unreachable toleration: 30s, "
+                    "5m, or seconds (default: %(default)s)")
     up.add_argument("--keep-on-failure", action="store_true",
                     help="leave a half-started cluster for debugging")
     up.add_argument("--allow-destructive", action="store_true",
@@ -262,8 +300,10 @@ def _parser() -> argparse.ArgumentParser:
     kind_p = sub.add_parser("kind-config", help="print the kind config of a spec (or write "
                             "the repository's kind-configs/)")
     kind_p.add_argument("--etcd-members", type=int, default=1, help="control-plane nodes")
-    kind_p.add_argument("--zones", type=_zones, default=defaults.zones)
-    kind_p.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone)
+    kind_p.add_argument("--zones", type=_zones, default=defaults.zones,
+                        help="comma-separated zone names (default: zone-a,zone-b,zone-c)")
+    kind_p.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone,
+                        help="worker nodes in each zone (default: %(default)s)")
     kind_p.add_argument("--cgroup-v1", action="store_true", help="add failCgroupV1: false")
     kind_p.add_argument("--write", type=Path, metavar="DIR",
                         help="write the committed configs into DIR instead")
@@ -273,12 +313,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_certify(sub)
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
-    bench_p.add_argument("what", choices=sorted(bench.BENCHES))
-    bench_p.add_argument("--runs", type=int, default=3)
+    bench_p.add_argument("what", choices=sorted(bench.BENCHES), help="the benchmark")
+    bench_p.add_argument("--runs", type=int, default=3,
+                         help="runs whose median each figure is (default: %(default)s)")
     bench_p.add_argument("--json", type=Path, help="also write the figures to this file")
 
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
-    mutants_p.add_argument("component", choices=sorted(mutants.SUITES))
+    mutants_p.add_argument("component", choices=sorted(mutants.SUITES),
+                           help="whose conformance suite runs against the broken variants")
     mutants_p.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
     mutants_p.add_argument("--implementation", default=mutants.REFERENCE, metavar="NAME",
                            help="registered implementation whose variants to run (entry-point "
@@ -286,6 +328,9 @@ def _parser() -> argparse.ArgumentParser:
     mutants_p.set_defaults(handler=_mutants)
 
     _add_cluster_commands(sub)
+    readback.add_commands(sub)
+    for command in sub.choices.values():
+        _add_globals(command, argparse.SUPPRESS)
     return parser
 
 
@@ -314,7 +359,7 @@ def _spec(args: argparse.Namespace, backend: cluster.Backend) -> ClusterSpec:
         name=args.name, zones=args.zones, nodes_per_zone=args.nodes_per_zone,
         etcd_members=members,
         timings=Timings(node_monitor_grace_period_s=args.node_monitor_grace_period,
-                        toleration_s=args.toleration_seconds),
+                        toleration_s=round(args.toleration_seconds)),
     )
 
 
@@ -364,6 +409,17 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kubeconfig(args: argparse.Namespace) -> Path | None:
+    """For a backend that adopts a cluster: --kubeconfig, else $KUBECONFIG, else
+    ~/.kube/config (as kubectl); said on stderr when not given as the flag."""
+    if args.kubeconfig is not None or not cluster.backend_type(args.backend).traits.needs_kubeconfig:
+        return args.kubeconfig  # type: ignore[no-any-return]
+    found, source = kube.default_kubeconfig(os.environ, Path.home())
+    if found is not None:
+        _progress(f"kubeconfig: {found} (from {source}; --kubeconfig overrides it)")
+    return found
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
         return _build(args)
@@ -372,6 +428,7 @@ def _run(args: argparse.Namespace) -> int:
         with _opened("bench"):
             bench.BENCHES[args.what](args.runs, _progress, args.json)
         return 0
+    args.kubeconfig = _kubeconfig(args)
     backend = cluster.get_backend(args.backend, kubeconfig=args.kubeconfig,
                                   allow_destructive=getattr(args, "allow_destructive", False),
                                   options=_backend_options(args))
@@ -489,7 +546,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except errors.ZoneproofError as exc:
         print(f"zoneproof: error: {exc}", file=sys.stderr)
         return 1
+    argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
+    console.set_quiet(args.quiet)
+    progress_.started()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     reaping.interrupt_on_terminate()
