@@ -73,6 +73,7 @@ def test_installed_wheel_qualifies_from_an_empty_directory(wheel: Path, host: An
     assert any(t.startswith("conformance/") for t in tests)
     assert f"chaos/test_experiments.py::test_experiment[{EXPERIMENT}]" in tests
     assert (reports / "chaos" / EXPERIMENT / "timeline.png").is_file()
+    assert (reports / "report.html").is_file()
     assert not [p for p in empty.iterdir() if p.name != "reports"]
     assert host.wait_clean() == {}
     print(f"\nwheel {wheel.stat().st_size / 1e6:.2f} MB, install {install_s:.0f} s, "

@@ -165,7 +165,11 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       help="pods of the scale profile, dealt evenly over its nodes (default: "
                       "100 × --scale, e.g. 10,000 on 300 nodes; 1,000 nodes and 100,000 pods: "
                       "--scale 334 --scale-pods 100000)")
-    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
+    qual.add_argument("--no-html", action="store_true", help="skip the HTML reports")
+    qual.add_argument("--allure", action="store_true",
+                      help="also render the Allure report (needs Node.js and npm: Allure 3 is "
+                           "installed once into the cache; its history carries over between "
+                           "runs in the same reports directory)")
     qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
                       "(default: reports/ in the current directory)")
     qual.add_argument("--allow-destructive", action="store_true",
@@ -444,6 +448,7 @@ def _run(args: argparse.Namespace) -> int:
         options = qualify.Options(
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
+            allure=args.allure,
             reports=args.reports, allow_destructive=args.allow_destructive,
             components=_components(args), pytest_args=list(args.pytest_args), scale=args.scale,
             scale_pods=args.scale_pods)

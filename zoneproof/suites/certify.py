@@ -28,7 +28,7 @@ from zoneproof import cluster, errors
 from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import ClusterSpec
-from zoneproof.report import attestation, browser, bundle, certification, evidence, summary
+from zoneproof.report import attestation, browser, bundle, certification, evidence, page, summary
 from zoneproof.suites import qualify
 from zoneproof.suites.profile import Profile
 
@@ -81,7 +81,7 @@ def contents(reports: Path, experiments: list[str]) -> tuple[dict[str, Path], li
                  *_files(reports, LOGS, (".log",)),
                  *_files(reports, evidence.EVIDENCE, (".json", ".png"))]:
         found[path.relative_to(reports).as_posix()] = path
-    for name in ("summary.json", "junit.xml"):
+    for name in ("summary.json", "junit.xml", page.PAGE):
         if (reports / name).is_file():
             found[name] = reports / name
     missing = [f"{name} missing" for name in _REQUIRED.values() if name not in found]
@@ -118,6 +118,15 @@ def look_in_browser(reports: Path, experiments: list[str], progress: Progress) -
     return found
 
 
+def _page_with_browser(reports: Path, progress: Progress) -> None:
+    """``report.html`` again, now saying whether a browser looked at the report."""
+    try:
+        page.write(summary.load(reports / "summary.json"), reports,
+                   title=f"zoneproof certification run {reports.name}")
+    except errors.ConfigError as exc:
+        progress(f"report.html not rewritten: {exc}")
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "component"
 
@@ -143,6 +152,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         basetemp = Path(tmp) / "pytest"
         options = qualify.Options(
             keep_cluster=keep_cluster, workers=workers, slo_file=profile.slo_file, html=True,
+            allure=True,
             allow_destructive=choice.allow_destructive, reports=reports,
             components=profile.components,
             pytest_args=[*profile.scope.pytest_args(), f"--basetemp={basetemp}"])
@@ -152,6 +162,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
     chaos = qualify.repo_root() / "chaos"
     experiments = catalog.applicable(chaos, profile.components)
     browser_problems = look_in_browser(run.reports, experiments, progress)
+    _page_with_browser(run.reports, progress)
     files, problems = contents(run.reports, experiments)
     problems += browser_problems
     packed: dict[str, Path | bytes] = {**files, "profile.yaml": profile.source}

@@ -29,7 +29,7 @@ from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.components.harness.component import Components
-from zoneproof.report import allure_html, summary
+from zoneproof.report import allure_html, page, summary
 from zoneproof.runs import identity, ownership
 from zoneproof.slo import load_slos
 
@@ -51,6 +51,9 @@ class Options:
     only: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
     html: bool = True
+    """Write the HTML report (``report.html``: one page, no Node needed)."""
+    allure: bool = False
+    """Also render the Allure report (Node.js; its history carried over in the reports root)."""
     allow_destructive: bool = False
     reports: Path | None = None
     """Parent of the run's report directory (default: reports/ in the current directory)."""
@@ -222,9 +225,13 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
         progress(line)
     if not options.html:
         return True
+    progress(f"HTML report: {page.write(run, reports, title=f'zoneproof run {reports.name}')}")
+    if not options.allure:
+        return True
     try:
         index = allure_html.generate(reports / "allure-results", reports / "allure-report",
-                                     name=f"zoneproof qualification {reports.name}")
+                                     name=f"zoneproof qualification {reports.name}",
+                                     history=reports.parent / allure_html.HISTORY)
     except (errors.ZoneproofError, OSError) as exc:
         progress(f"allure HTML report failed: {exc}")
         return False
