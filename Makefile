@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build browser wheel test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify qualify-scale bench-ceiling certify down clean
+.PHONY: setup build browser docs wheel test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify qualify-scale bench-ceiling certify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py pytest.ini
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ browser:
 		apt-get install -y -qq chromium; } || \
 		echo "no chromium: browser checks are skipped (as root: apt-get install -y chromium)"
 
+# The documentation site (docs/): built strictly, a broken link fails.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
 # The wheel a user installs (pip install dist/zoneproof-*.whl; pipx install . does the same).
 wheel: setup
 	$(BIN)/pip wheel --no-deps --wheel-dir dist .
@@ -41,7 +45,7 @@ unit: setup
 test: test-local test-kind
 
 # Unit, test-bed integration, conformance and chaos, on real local beds (no docker needed).
-test-local: lint build browser
+test-local: lint docs build browser
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind and not long"
 
 # The slow variants left out above (every signal at every phase, ...), on local beds.
