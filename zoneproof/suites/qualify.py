@@ -29,11 +29,13 @@ from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.components.harness.component import Components
-from zoneproof.report import allure_html, page, summary
+from zoneproof.report import allure_html, page, results, summary
+from zoneproof.report.testids import experiment_of
 from zoneproof.runs import identity, ownership
 from zoneproof.slo import load_slos
 
-__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root", "suites"]
+__all__ = ["SUITES", "Options", "Run", "execute", "experiment_of", "experiments", "qualify",
+           "repo_root", "suites"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -169,23 +171,10 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
     return [*argv, *options.pytest_args]
 
 
-def experiment_of(test: str) -> str:
-    """The experiment a chaos test id names (its parameter: ``...[zone-outage]``)."""
-    return test.rsplit("[", 1)[-1].rstrip("]")
-
-
 def describe(run: summary.Summary) -> list[str]:
     """Lines for the terminal: each SLO, each chaos experiment's wall time, failures."""
-    lines = [f"{'SLO':<34}{'experiment':<36}{'target':>9}{'measured':>10}  result"]
-    for test, result in run.slos:
-        measured = "-" if result.observed is None else f"{result.observed:.2f}"
-        lines.append(f"{result.name:<34}{experiment_of(test):<36}{result.threshold:>9g}"
-                     f"{measured:>10}  {result.status}")
     counts = run.slo_counts
-    if counts:
-        others = ", ".join(f"{n} {status}" for status, n in counts.items() if status != "PASS")
-        lines.append(f"SLOs: {counts.get('PASS', 0)} passed"
-                     + (f", not passed: {others}" if others else ""))
+    lines = results.slo_table(run) if counts else []
     if counts.get("VOID"):
         lines.append(f"VOID: {counts['VOID']} SLO result(s) could not judge their run (e.g. "
                      "too little traffic before the fault): not passed")
