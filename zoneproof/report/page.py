@@ -65,10 +65,14 @@ def _plot(path: Path) -> str:
 def _faults(path: Path) -> str:
     if not path.is_file():
         return ""
+    try:
+        records = artefacts.load_faults(path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f'<p class="bad">{_e(path.name)} unreadable: {_e(exc)}</p>'
     rows = [[_e(r.kind), _e(", ".join(r.targets)), _e(", ".join(str(e) for e in r.effects)),
              _e("in force" if r.in_force_at is not None else "never in force"),
              _e("reverted" if r.reverted_at is not None else "NOT reverted")]
-            for r in artefacts.load_faults(path)]
+            for r in records]
     return _table(["fault", "targets", "effects it must cause", "", ""], rows) if rows else ""
 
 
@@ -95,7 +99,10 @@ def _experiments(run: Summary, reports: Path) -> str:
 def _kept_beds(reports: Path) -> str:
     rows = []
     for info in sorted((reports / beds.BEDS).glob("*/bed.json")):
-        bed: dict[str, Any] = json.loads(info.read_text())
+        try:
+            bed: dict[str, Any] = json.loads(info.read_text())
+        except (OSError, ValueError):
+            bed = {"name": info.parent.name, "not_saved": {"bed.json": "unreadable"}}
         base = f"{beds.BEDS}/{_e(info.parent.name)}"
         links = " · ".join(f'<a href="{base}/{f}">{f}</a>' for f in
                            ("events.json", "audit.log", "logs") if (info.parent / f).exists())
@@ -110,7 +117,10 @@ def _browser(reports: Path) -> str:
     seen = reports / _SEEN
     if not seen.is_file():
         return ""
-    data: dict[str, Any] = json.loads(seen.read_text())
+    try:
+        data: dict[str, Any] = json.loads(seen.read_text())
+    except (OSError, ValueError):
+        data = {"looked": False, "reason": f"{_SEEN} is unreadable"}
     if not data.get("looked"):
         return f'<h2>Browser</h2><p class="bad">{_e(data.get("reason", "not looked at"))}</p>'
     problems = data.get("problems") or []

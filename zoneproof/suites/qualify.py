@@ -214,7 +214,11 @@ def _report(reports: Path, options: Options, progress: Progress) -> bool:
         progress(line)
     if not options.html:
         return True
-    progress(f"HTML report: {page.write(run, reports, title=f'zoneproof run {reports.name}')}")
+    try:
+        progress(f"HTML report: {page.write(run, reports, title=f'zoneproof run {reports.name}')}")
+    except OSError as exc:
+        progress(f"HTML report failed: {exc}")
+        return False
     if not options.allure:
         return True
     try:

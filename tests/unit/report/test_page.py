@@ -65,3 +65,11 @@ def test_a_certification_page_says_whether_a_browser_looked(tmp_path: Path) -> N
     (seen / "seen.json").write_text(json.dumps({"looked": False, "reason": "not looked at in a "
                                                 "browser: no chromium on PATH"}))
     assert "no chromium on PATH" in page.render(run, reports, title="t")
+
+
+def test_an_unreadable_file_is_said_not_fatal(tmp_path: Path) -> None:
+    run, reports = _reports(tmp_path)
+    (reports / "chaos" / "zone-outage" / "faults.json").write_text("[{not json")
+    (reports / "beds" / "zoneproof" / "bed.json").write_text("{")
+    text = page.render(run, reports, title="t")
+    assert "faults.json unreadable" in text and "bed.json: unreadable" in text
