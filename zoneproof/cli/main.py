@@ -416,8 +416,9 @@ def _build(args: argparse.Namespace) -> int:
 def _kubeconfig(args: argparse.Namespace) -> Path | None:
     """For a backend that adopts a cluster: --kubeconfig, else $KUBECONFIG, else
     ~/.kube/config (as kubectl); said on stderr when not given as the flag."""
-    if args.kubeconfig is not None or not cluster.backend_type(args.backend).traits.needs_kubeconfig:
-        return args.kubeconfig  # type: ignore[no-any-return]
+    given: Path | None = args.kubeconfig
+    if given is not None or not cluster.backend_type(args.backend).traits.needs_kubeconfig:
+        return given
     found, source = kube.default_kubeconfig(os.environ, Path.home())
     if found is not None:
         _progress(f"kubeconfig: {found} (from {source}; --kubeconfig overrides it)")
