@@ -1,7 +1,7 @@
 """The chaos experiments of a checkout (``chaos/*.yaml``) and which apply to a run.
 
 One tag narrows them: an experiment tagged ``in-cluster`` takes down the components' own
-pods, so it applies only when both components under test run in the cluster. Any other
+pods, so it applies only when every component under test runs in the cluster. Any other
 experiment applies to every run; one that applies and did not run is never a pass.
 """
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from zoneproof.components.harness.component import IN_CLUSTER, Components
+from zoneproof.components.harness.source import Where
 
 __all__ = ["IN_CLUSTER_TAG", "applicable", "in_cluster_only", "names", "not_applicable"]
 
@@ -31,12 +32,12 @@ def in_cluster_only(directory: Path) -> set[str]:
 
 
 def not_applicable(directory: Path, components: Components) -> dict[str, str]:
-    """Experiment → why it does not apply to ``components`` (none when both run in-cluster)."""
-    if all(c.mode == IN_CLUSTER for c in (components.webhook, components.controller)):
+    """Experiment → why it does not apply to ``components`` (none when all run in-cluster)."""
+    if all(c.where is Where.IN_CLUSTER for c in components):
         return {}
-    return {name: f"takes down the components' own pods: only for components that both run "
-                  f"{IN_CLUSTER} (these run {components.webhook.mode} and "
-                  f"{components.controller.mode})"
+    ran = ", ".join(f"the {c.kind} {c.where}" for c in components)
+    return {name: f"takes down the components' own pods: only for components that all run "
+                  f"{IN_CLUSTER} (these run: {ran})"
             for name in sorted(in_cluster_only(directory))}
 
 

@@ -22,7 +22,7 @@ from kubernetes import client, watch
 
 from zoneproof import errors
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Capability, Cluster, Component
+from zoneproof.cluster.interface import Capability, Cluster, ControlPlaneProcess
 from zoneproof.measure import lease
 from zoneproof.measure.timeline import Timeline
 from zoneproof.specs import kubernetes
@@ -243,7 +243,7 @@ class NodeHeartbeatRecorder(_WatchRecorder):
         self._renewed[node] = renewed
 
 
-_PROCESSES = (Component.CONTROLLER_MANAGER, Component.SCHEDULER)
+_PROCESSES = (ControlPlaneProcess.CONTROLLER_MANAGER, ControlPlaneProcess.SCHEDULER)
 """Control-plane processes whose liveness is polled (the API server's is its /readyz)."""
 
 

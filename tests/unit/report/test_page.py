@@ -21,9 +21,9 @@ EXPERIMENT = "chaos/test_experiments.py::test_experiment[zone-outage]"
 def _reports(tmp_path: Path) -> tuple[summary.Summary, Path]:
     slos = [SloResult("notready-detection", SloStatus.PASS, 8.2, 10.0, "seconds", "ok"),
             SloResult("force-delete", SloStatus.FAIL, 3.0, 1.0, "seconds", "too slow")]
-    failed = summary.Outcome("conformance/ha_config/test_cases.py::test_case[b]", "failed", 1.0,
+    failed = summary.ItemResult("conformance/ha_config/test_cases.py::test_case[b]", "failed", 1.0,
                              message="AssertionError: <patch> & not applied")
-    run = summary.build([summary.Outcome(EXPERIMENT, "passed", 31.0, slos), failed],
+    run = summary.build([summary.ItemResult(EXPERIMENT, "passed", 31.0, slos), failed],
                         started="2026-01-01T00:00:00Z", finished="2026-01-01T00:10:00Z",
                         duration_s=600.0, versions={"zoneproof": "0.1.0"}, exit_status=1)
     chaos = tmp_path / "chaos" / "zone-outage"

@@ -31,9 +31,9 @@ def _slo(name: str, observed: float | None, bound: float = 10.0) -> SloResult:
 def _run(reports: Path, stamp: str, figures: dict[str, float | None],
          outcomes: dict[str, str] | None = None) -> Path:
     """A report directory ``reports/<stamp>`` whose zone-outage experiment measured ``figures``."""
-    tests = [summary.Outcome(CHAOS.format("zone-outage"), "passed", 30.0,
+    tests = [summary.ItemResult(CHAOS.format("zone-outage"), "passed", 30.0,
                              [_slo(name, value) for name, value in figures.items()])]
-    tests += [summary.Outcome(t, o, 2.0, message="assert broken" if o == "failed" else "")
+    tests += [summary.ItemResult(t, o, 2.0, message="assert broken" if o == "failed" else "")
               for t, o in (outcomes or {}).items()]
     built = summary.build(tests, started=f"{stamp}-start", finished=f"{stamp}-end",
                           duration_s=60.0, versions={"zoneproof": "0.1.0"},
