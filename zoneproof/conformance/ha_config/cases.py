@@ -17,6 +17,7 @@ from typing import Literal
 import yaml
 
 from zoneproof import errors
+from zoneproof._util import locations
 from zoneproof.specs.ha_config import configuration, facts
 from zoneproof.specs.ha_config.payloads import JsonObject
 
@@ -34,8 +35,8 @@ __all__ = [
     "load_cases",
 ]
 
-CASES_DIR = Path(__file__).resolve().parents[3] / "conformance" / "ha_config" / "cases"
-"""The cases shipped with the repository (a source checkout)."""
+CASES_DIR = locations.suite_path("conformance", "ha_config", "cases")
+"""The cases shipped with the suites (a checkout, or the installed zoneproof_suites)."""
 
 _API_VERSIONS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1",
                  "HorizontalPodAutoscaler": "autoscaling/v2"}
