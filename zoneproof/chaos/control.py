@@ -36,14 +36,18 @@ from zoneproof import cluster as clusters
 from zoneproof import errors
 from zoneproof.chaos import actions, guard, session
 from zoneproof.chaos.settings import Settings
+from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness import controller
 from zoneproof.faults.effects import StatedTimings
 from zoneproof.measure import (
+    ControlPlaneLeaseRecorder,
     HealthRecorder,
     LeaseRecorder,
+    LinkRecorder,
     NodeHeartbeatRecorder,
     NodeReadyRecorder,
     PodRecorder,
+    Recorder,
     pod_deletions,
 )
 from zoneproof.report import artefacts
@@ -77,6 +81,19 @@ def check_faults(experiment: Mapping[str, Any]) -> None:
         raise errors.ConfigError("; ".join(problems))
 
 
+#: kube-system Leases of the control plane's leader-elected components.
+CONTROL_PLANE_LEASES = ("kube-controller-manager", "kube-scheduler")
+
+
+def _zone_recorders(run: session.Run) -> list[Recorder]:
+    """On a cluster whose zones are failure domains: kcm's and the scheduler's Lease holders
+    and the round trips between zones."""
+    if Capability.ZONES not in run.cluster.capabilities:
+        return []
+    return [*(ControlPlaneLeaseRecorder(run.api, "kube-system", name)
+              for name in CONTROL_PLANE_LEASES), LinkRecorder(run.cluster)]
+
+
 def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
@@ -89,10 +106,12 @@ def before_experiment_control(context: Mapping[str, Any],
         raise InterruptExecution(f"zoneproof: {exc}") from exc
     run = session.open_run(configuration)
     s = run.settings
-    for recorder in (NodeReadyRecorder(run.api), NodeHeartbeatRecorder(run.api),
-                     PodRecorder(run.api, run.namespace, s.selector),
-                     LeaseRecorder(run.api, s.lease_namespace, s.lease_name),
-                     HealthRecorder(run.cluster)):
+    recorders: list[Recorder] = [
+        NodeReadyRecorder(run.api), NodeHeartbeatRecorder(run.api),
+        PodRecorder(run.api, run.namespace, s.selector),
+        LeaseRecorder(run.api, s.lease_namespace, s.lease_name),
+        HealthRecorder(run.cluster), *_zone_recorders(run)]
+    for recorder in recorders:
         recorder.start(run.timeline)
         run.recorders.append(recorder)
     log.info("zoneproof: recording cluster %s (workload namespace %s); SLOs: %s",

@@ -41,6 +41,8 @@ __all__ = [
     "Progress",
     "Repairable",
     "Traits",
+    "ZoneCut",
+    "Zones",
     "fault_max_duration_s",
 ]
 
@@ -67,6 +69,9 @@ class Capability(enum.Enum):
     NODE_CONTAINERS = "node-containers"
     #: ``Images``: load an image archive into every node; its pods run those images, no pull.
     LOAD_IMAGES = "load-images"
+    #: ``Zones``: each zone a failure domain of its own: its control-plane replicas and etcd
+    #: member die with it, and the links between zones can be cut or slowed.
+    ZONES = "zones"
     #: Faults may disrupt this cluster at all (false for a user's cluster unless allowed).
     DESTRUCTIVE = "destructive"
 
@@ -217,6 +222,52 @@ class ControlPlane(Protocol):
 
     def component_running(self, component: Component) -> bool:
         """True if the control-plane process runs (on every control-plane node)."""
+
+
+class ZoneCut(enum.StrEnum):
+    """Links of a zone that ``Zones.cut_zone`` cuts."""
+
+    #: The zone and the others cannot reach each other, both ways; everything keeps running.
+    PARTITION = "partition"
+    #: The zone's kubelets cannot reach any API server (one way); everything else works.
+    KUBELETS = "kubelets"
+
+
+@runtime_checkable
+class Zones(Protocol):
+    """Facet of Capability.ZONES: a zone's control plane and links, as a failure domain."""
+
+    def zone_control_plane(self, zone: str) -> dict[str, str]:
+        """Role → process of the control plane in ``zone``: ``etcd`` (its member),
+        ``kube-apiserver``, ``kube-controller-manager``, ``kube-scheduler``."""
+
+    def zone_processes_alive(self) -> dict[str, bool]:
+        """Every zone's control-plane process (not etcd: see EtcdMembers) → alive."""
+
+    def kill_zone_processes(self, zone: str) -> list[str]:
+        """SIGKILL the control-plane processes of ``zone`` but etcd (and what carries its
+        links); their names."""
+
+    def restart_zone_processes(self, zone: str) -> list[str]:
+        """Start what ``kill_zone_processes`` killed (a no-op for what runs); their names."""
+
+    def cut_zone(self, zone: str, cut: ZoneCut) -> None:
+        """Cut ``zone``'s links of kind ``cut`` (packets dropped in the network)."""
+
+    def restore_zone(self, zone: str, cut: ZoneCut) -> None:
+        """Undo ``cut_zone`` (idempotent)."""
+
+    def shape_links(self, zone: str, latency_ms: int, jitter_ms: int, bandwidth_kbps: int,
+                    timeout_ms: int) -> list[str]:
+        """Add latency (one way, both directions), a bandwidth cap and/or a timeout to every
+        link between ``zone`` and the other zones ('' : between all zones); the links."""
+
+    def unshape_links(self) -> None:
+        """Remove every latency, bandwidth cap and timeout (idempotent)."""
+
+    def link_round_trips(self, source: str) -> dict[str, float | None]:
+        """Seconds of one round trip from ``source`` to each other zone over the links its
+        processes use (None: no answer)."""
 
 
 @dataclass(frozen=True, slots=True)

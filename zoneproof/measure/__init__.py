@@ -27,8 +27,10 @@ from zoneproof.measure.audit import (
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode
 from zoneproof.measure.lease import LeaseHistory, LeaseObservation, observations
 from zoneproof.measure.recorders import (
+    ControlPlaneLeaseRecorder,
     HealthRecorder,
     LeaseRecorder,
+    LinkRecorder,
     NodeHeartbeatRecorder,
     NodeReadyRecorder,
     PodRecorder,
@@ -38,6 +40,7 @@ from zoneproof.measure.recorders import (
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
+    "ControlPlaneLeaseRecorder",
     "Event",
     "HealthRecorder",
     "History",
@@ -45,6 +48,7 @@ __all__ = [
     "LeaseObservation",
     "LeaseRecorder",
     "LeaseRequest",
+    "LinkRecorder",
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "OpKind",

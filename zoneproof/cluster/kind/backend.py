@@ -51,7 +51,8 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
     traits = Traits(
         summary="kind clusters (real kubelets in containers) from the offline node image; "
                 "etcd members = control-plane nodes (1, or 3 for an HA control plane)",
-        makes_clusters=True, default_etcd_members=1, capabilities=frozenset(Capability),
+        makes_clusters=True, default_etcd_members=1,
+        capabilities=frozenset(Capability) - {Capability.ZONES},
         tests_marker="kind",
         # A 3-control-plane kind on 2 cores carries ~90-115 ops/s of register traffic in all
         # (92.1 with 8 clients in CI, 90.6 with 16 under load): 100 would void by chance.

@@ -56,7 +56,7 @@ class KindCluster(ApiCluster):
     """A kind cluster zoneproof made, reconstructed from its state directory."""
 
     backend = NAME
-    capabilities = frozenset(Capability)
+    capabilities = frozenset(Capability) - {Capability.ZONES}
 
     def __init__(self, paths: KindPaths) -> None:
         self.paths = paths

@@ -1,0 +1,430 @@
+"""The zoned local bed (``--layout zones``): each zone a failure domain with its own control plane.
+
+Per zone (seed 003's failure tolerance ``zone``): one etcd member, one kube-apiserver (all
+the members as its etcd), one kube-controller-manager and one kube-scheduler (leader
+election on, each talking to its zone's API server), the zone's kwok nodes, and a
+toxiproxy carrying its links to the other zones; each zone in network namespaces of its
+own (``netns``). Clients outside the zones (the suite, components under test, users) reach
+the API servers through ``tcplb`` (round robin, /healthz checks) in the wan namespace; each
+zone's own clients use their zone's API server, as kubeadm's control-plane components do.
+All API servers write one audit log (appending lines).
+
+Processes are named ``<role>-<zone>`` (``etcd-zone-a``, ``kube-apiserver-zone-a``, ...),
+``toxiproxy-<zone>``, ``lb`` and ``kwok-<node>``; each runs in its namespace through
+``nsenter`` and is recorded like the flat bed's.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import urllib3
+
+from zoneproof import binaries as binaries_
+from zoneproof import errors
+from zoneproof._util import daemons, files, waiting
+from zoneproof.binaries import resolve
+from zoneproof.cluster import _etcd as etcd
+from zoneproof.cluster import state
+from zoneproof.cluster.interface import Capability, Component, ZoneCut
+from zoneproof.cluster.local import netns, render, toxiproxy
+from zoneproof.cluster.local.backend import (
+    _CAPABILITIES,
+    _START_TIMEOUT_S,
+    LocalCluster,
+)
+from zoneproof.cluster.local.ports import Ports
+from zoneproof.cluster.spec import ClusterSpec
+
+__all__ = ["LEADER_ELECTION", "ZonedLocalCluster", "network_state", "write_kubeconfigs",
+           "zone_kubeconfig"]
+
+#: kcm's and the scheduler's leader election (lease, renew deadline, retry; seconds): the
+#: HA controller's test-friendly timings, far below upstream's 15/10/2.
+LEADER_ELECTION = (6, 4, 1)
+APISERVER_PORT, KCM_PORT, SCHEDULER_PORT = 6443, 10257, 10259
+_LB = "lb"
+_ROLES = (Component.APISERVER.value, Component.CONTROLLER_MANAGER.value,
+          Component.SCHEDULER.value)
+
+
+def _kubeconfig(name: str, server: str, paths: render.BedPaths, cert: str) -> str:
+    return render.kubeconfig_yaml(name, 0, paths, cert=cert).replace(
+        "https://127.0.0.1:0", server)
+
+
+def zone_kubeconfig(paths: render.BedPaths, zone: str, cert: str = "admin") -> Path:
+    """The kubeconfig of ``zone``'s own clients (``cert`` admin: kcm, scheduler; kwok)."""
+    return paths.root / f"{cert}-{zone}.kubeconfig"
+
+
+def write_kubeconfigs(spec: ClusterSpec, network: netns.ZoneNetwork,
+                      paths: render.BedPaths) -> None:
+    """The admin kubeconfig (through the load balancer) and each zone's own (its server)."""
+    lb = f"https://{network.lb}:{APISERVER_PORT}"
+    files.write_private(paths.kubeconfig, _kubeconfig(spec.name, lb, paths, "admin"))
+    files.write_private(paths.kwok_kubeconfig, _kubeconfig(spec.name, lb, paths, "kwok"))
+    for zone in spec.zones:
+        own = f"https://{network.name(zone)}:{APISERVER_PORT}"
+        for cert in ("admin", "kwok"):
+            files.write_private(zone_kubeconfig(paths, zone, cert),
+                                _kubeconfig(spec.name, own, paths, cert))
+
+
+class ZonedLocalCluster(LocalCluster):
+    """A running zoned local bed, reconstructed from its state directory."""
+
+    capabilities = _CAPABILITIES | {Capability.ZONES}
+
+    def __init__(self, paths: render.BedPaths) -> None:
+        super().__init__(paths)
+        stored = state.read_json(paths.state)["network"]
+        self.network = netns.ZoneNetwork(int(stored["index"]), tuple(stored["zones"]))
+        self._links_lock = threading.Lock()
+        self._probers: dict[str, concurrent.futures.ThreadPoolExecutor] = {}
+        self._local = threading.local()
+        #: render's argv functions take a port block; every flag naming one is set here
+        self._no_ports = Ports.from_base(1, len(self.spec.zones))
+
+    @property
+    def host_address(self) -> str:
+        """This host as the zones' API servers reach it (webhooks served here bind it)."""
+        return self.network.host
+
+    # -- names -------------------------------------------------------------------------
+    def etcd_members(self) -> list[str]:
+        """``etcd-<zone>`` per zone."""
+        return [f"etcd-{zone}" for zone in self.spec.zones]
+
+    def _zone_of(self, name: str) -> str:
+        return next(z for z in self.spec.zones if name.endswith(f"-{z}"))
+
+    def etcd_url(self, member: str) -> str:
+        """Client URL of ``member`` from the host (its zone's wire address)."""
+        if member not in self.etcd_members():
+            raise errors.FaultError(f"no etcd member {member!r}; members: {self.etcd_members()}")
+        return f"https://{self.network.wire(self._zone_of(member))}:{toxiproxy.ETCD_PORTS['etcd-client']}"
+
+    def zone_control_plane(self, zone: str) -> dict[str, str]:
+        """Role → process in ``zone``."""
+        self.network.namespace(zone)  # FaultError for an unknown zone
+        return {"etcd": f"etcd-{zone}", **{role: f"{role}-{zone}" for role in _ROLES}}
+
+    def expected_processes(self) -> list[str]:
+        """In start order: toxiproxies, etcd, API servers, the load balancer, kcm and
+        scheduler replicas, kwok."""
+        zones = self.spec.zones
+        return [*(f"toxiproxy-{z}" for z in zones), *self.etcd_members(),
+                *(f"{Component.APISERVER.value}-{z}" for z in zones), _LB,
+                *(f"{role}-{z}" for role in _ROLES[1:] for z in zones),
+                *(f"kwok-{group}" for group in self.kwok_groups())]
+
+    # -- argv --------------------------------------------------------------------------
+    def _in(self, namespace: str, argv: list[str], zone: str = "") -> list[str]:
+        return netns.exec_argv(namespace, argv, hostname=zone)
+
+    def _toxiproxy_argv(self, zone: str) -> list[str]:
+        n = self.network
+        config = self.paths.root / f"toxiproxy-{zone}.json"
+        config.write_text(toxiproxy.config_json(toxiproxy.proxies(
+            zone, {z: (n.name(z), n.wire(z)) for z in self.spec.zones})))
+        binary = resolve.resolve("toxiproxy-server")
+        return self._in(n.namespace(zone), [str(binary), "-host", "0.0.0.0", "-port",
+                                            str(toxiproxy.API_PORT), "-config", str(config)])
+
+    def _etcd_argv(self, binary: Path, zone: str) -> list[str]:
+        n, ports = self.network, toxiproxy.ETCD_PORTS
+        client, peer = ports["etcd-client"], ports["etcd-peer"]
+        initial = ",".join(f"etcd-{z}=https://{n.name(z)}:{peer}" for z in self.spec.zones)
+        argv = render.etcd_argv(binary, self.spec, self._no_ports, self.paths, 0)
+        flags = {"--name": f"etcd-{zone}",
+                 "--data-dir": str(self.paths.etcd_data(f"etcd-{zone}")),
+                 "--listen-client-urls": f"https://{n.name(zone)}:{client},"
+                                         f"https://{n.wire(zone)}:{client}",
+                 "--advertise-client-urls": f"https://{n.name(zone)}:{client}",
+                 "--listen-peer-urls": f"https://{n.name(zone)}:{peer},"
+                                       f"https://{n.wire(zone)}:{peer}",
+                 "--initial-advertise-peer-urls": f"https://{n.name(zone)}:{peer}",
+                 "--initial-cluster": initial}
+        return self._in(n.namespace(zone), _set_flags(argv, flags))
+
+    def _apiserver_argv(self, binary: Path, zone: str) -> list[str]:
+        n = self.network
+        argv = render.apiserver_argv(binary, self.spec, self._no_ports, self.paths)
+        etcd_servers = ",".join(f"https://{n.name(z)}:{toxiproxy.ETCD_PORTS['etcd-client']}"
+                                for z in self.spec.zones)
+        return self._in(n.namespace(zone), _set_flags(argv, {
+            "--etcd-servers": etcd_servers, "--bind-address": "0.0.0.0",
+            "--secure-port": str(APISERVER_PORT), "--advertise-address": n.wire(zone)}), zone)
+
+    def _controller_argv(self, role: str, binary: Path, zone: str) -> list[str]:
+        own = str(zone_kubeconfig(self.paths, zone))
+        lease, renew, retry = LEADER_ELECTION
+        if role == Component.CONTROLLER_MANAGER:
+            argv = render.controller_manager_argv(binary, self.spec, self._no_ports,
+                                                  self.paths)
+            port = KCM_PORT
+        else:
+            argv = render.scheduler_argv(binary, self._no_ports, self.paths)
+            port = SCHEDULER_PORT
+        argv = _set_flags(argv, {"--kubeconfig": own, "--authentication-kubeconfig": own,
+                                 "--authorization-kubeconfig": own, "--bind-address": "0.0.0.0",
+                                 "--secure-port": str(port)})
+        argv = [a for a in argv if a != "--leader-elect=false"] + [
+            "--leader-elect=true", f"--leader-elect-lease-duration={lease}s",
+            f"--leader-elect-renew-deadline={renew}s", f"--leader-elect-retry-period={retry}s"]
+        return self._in(self.network.namespace(zone), argv, zone)
+
+    def _lb_argv(self) -> list[str]:
+        config = self.paths.root / "lb"
+        config.mkdir(exist_ok=True)
+        (config / "envoy.yaml").write_text("# tcplb reads lds.yaml and cds.yaml beside this\n")
+        (config / "lds.yaml").write_text(f"port_value: {APISERVER_PORT}\n")
+        (config / "cds.yaml").write_text("".join(
+            f"- address: {self.network.wire(z)}\n  port_value: {APISERVER_PORT}\n"
+            for z in self.spec.zones))
+        binary = resolve.resolve("tcplb")
+        return self._in(self.network.wan, [str(binary), "-c", str(config / "envoy.yaml")])
+
+    # -- creation steps ----------------------------------------------------------------
+    def start_network(self) -> None:
+        """The zones' namespaces and links, and each zone's toxiproxy."""
+        self.network.create()
+        for zone in self.spec.zones:
+            self.start_process(f"toxiproxy-{zone}", self._toxiproxy_argv(zone))
+        for zone in self.spec.zones:
+            self._wait_port(f"toxiproxy-{zone}", self.network.wire(zone), toxiproxy.API_PORT)
+
+    def _wait_port(self, name: str, host: str, port: int,
+                   timeout_s: float = _START_TIMEOUT_S["etcd"]) -> None:
+        self._wait_healthy(self._record(name), functools.partial(_accepts, host, port),
+                           timeout_s)
+
+    def start_etcd(self, bins: binaries_.Binaries) -> None:
+        """An etcd member per zone; waits until each reports health."""
+        records = [self.start_process(f"etcd-{z}", self._etcd_argv(bins.etcd, z))
+                   for z in self.spec.zones]
+        for record in records:
+            self._wait_healthy(record, functools.partial(etcd.healthy, self.etcd_url(record.name),
+                                                         self.etcd_pool),
+                               _START_TIMEOUT_S["etcd"])
+
+    def start_apiserver(self, bins: binaries_.Binaries) -> None:
+        """A kube-apiserver per zone (started together), then the load balancer; waits for
+        each server's /readyz and for /readyz through the balancer."""
+        records = [self.start_process(f"{Component.APISERVER.value}-{z}",
+                                      self._apiserver_argv(bins.kube_apiserver, z))
+                   for z in self.spec.zones]
+        for zone, record in zip(self.spec.zones, records, strict=True):
+            self._wait_healthy(record, functools.partial(self._ready, zone),
+                               _START_TIMEOUT_S["kube-apiserver"])
+        lb = self.start_process(_LB, self._lb_argv())
+        self._wait_healthy(lb, self.apiserver_ready, _START_TIMEOUT_S["kube-apiserver"])
+
+    def _ready(self, zone: str) -> bool:
+        return self._healthz(APISERVER_PORT, host=self.network.wire(zone), path="/readyz")
+
+    def start_controllers(self, bins: binaries_.Binaries) -> None:
+        """kcm and the scheduler in every zone (health is awaited in the last step)."""
+        for role, binary in ((Component.CONTROLLER_MANAGER.value, bins.kube_controller_manager),
+                             (Component.SCHEDULER.value, bins.kube_scheduler)):
+            for zone in self.spec.zones:
+                self.start_process(f"{role}-{zone}", self._controller_argv(role, binary, zone))
+
+    def _kwok_argv(self, bins: binaries_.Binaries, group: str, index: int) -> list[str]:
+        zone = group if self.options.kwok_per == "zone" else self._node_zone(group)
+        argv = render.kwok_argv(bins.kwok, self.spec, self.paths, bins.kwok_stages, group=group,
+                                index=index, kwok_per=self.options.kwok_per)
+        argv = _set_flags(argv, {"--kubeconfig": str(zone_kubeconfig(self.paths, zone, "kwok"))})
+        return self._in(self.network.kubelet_namespace(zone), argv)
+
+    def _node_zone(self, node: str) -> str:
+        return next(z for z, ns in self.spec.nodes_by_zone().items() if node in ns)
+
+    def create_nodes(self, bins: binaries_.Binaries) -> None:
+        """The Node objects, and each node's kwok in its zone's kubelet namespace."""
+        for zone, names in self.spec.nodes_by_zone().items():
+            for node in names:
+                self.core.create_node(self._node_body(zone, node))
+        for index, group in enumerate(self.kwok_groups()):
+            self.start_process(f"kwok-{group}", self._kwok_argv(bins, group, index))
+
+    def _component_health(self, component: Component) -> Callable[[], bool]:
+        return lambda: self.component_running(component) and all(
+            self._replica_healthy(component, z) for z in self.spec.zones)
+
+    def _replica_healthy(self, component: Component, zone: str) -> bool:
+        if component is Component.APISERVER:
+            return self._ready(zone)
+        port = KCM_PORT if component is Component.CONTROLLER_MANAGER else SCHEDULER_PORT
+        return self._healthz(port, host=self.network.wire(zone))
+
+    def wait_ready(self) -> None:
+        """Every replica of kcm and the scheduler healthy, nodes Ready, the ServiceAccount."""
+        for component in (Component.CONTROLLER_MANAGER, Component.SCHEDULER):
+            for zone in self.spec.zones:
+                record = self._record(f"{component.value}-{zone}")
+                self._wait_healthy(record, functools.partial(self._replica_healthy, component,
+                                                             zone), _START_TIMEOUT_S["components"])
+        super().wait_ready_nodes()
+
+    # -- etcd, control plane -----------------------------------------------------------
+    def restart_etcd_member(self, member: str) -> None:
+        """Start ``member`` again; returns once it serves its client port."""
+        record = self._restart(member)
+        self._wait_healthy(record, functools.partial(
+            _accepts, self.network.wire(self._zone_of(member)),
+            toxiproxy.ETCD_PORTS["etcd-client"]), _START_TIMEOUT_S["etcd"])
+
+    def _replicas(self, component: Component) -> list[str]:
+        return [f"{component.value}-{z}" for z in self.spec.zones]
+
+    def kill_component(self, component: Component) -> None:
+        """SIGKILL every replica of ``component``."""
+        self._disturb()
+        daemons.stop_together([self._record(r) for r in self._replicas(component)],
+                              sig=signal.SIGKILL)
+
+    def restart_component(self, component: Component) -> None:
+        """Start every stopped replica of ``component``; wait until all are healthy."""
+        for name in self._replicas(component):
+            self._restart(name)
+        waiting.wait_for(lambda: (self._component_health(component)(), None),
+                         what=f"every {component.value} healthy",
+                         timeout_s=_START_TIMEOUT_S["kube-apiserver"])
+
+    def component_running(self, component: Component) -> bool:
+        """True if ``component`` runs in every zone."""
+        records = self.records()
+        return all(daemons.alive(records[r]) for r in self._replicas(component))
+
+    # -- zones -------------------------------------------------------------------------
+    def zone_processes_alive(self) -> dict[str, bool]:
+        """Every zone's API server, kcm and scheduler → alive."""
+        records = self.records()
+        return {f"{role}-{z}": daemons.alive(records[f"{role}-{z}"])
+                for z in self.spec.zones for role in _ROLES}
+
+    def kill_zone_processes(self, zone: str) -> list[str]:
+        """SIGKILL ``zone``'s API server, kcm, scheduler and toxiproxy (its end of the links)."""
+        names = [*(self.zone_control_plane(zone)[r] for r in _ROLES), f"toxiproxy-{zone}"]
+        self._disturb()
+        daemons.stop_together([self._record(n) for n in names], sig=signal.SIGKILL)
+        return names
+
+    def restart_zone_processes(self, zone: str) -> list[str]:
+        """Start ``zone``'s toxiproxy, API server, kcm and scheduler again (what stopped)."""
+        names = [f"toxiproxy-{zone}", *(self.zone_control_plane(zone)[r] for r in _ROLES)]
+        for name in names:
+            self._restart(name)
+        self._wait_port(f"toxiproxy-{zone}", self.network.wire(zone), toxiproxy.API_PORT)
+        return names
+
+    def cut_zone(self, zone: str, cut: ZoneCut) -> None:
+        """Blackhole ``zone``'s links of kind ``cut`` in the wan."""
+        self._disturb()
+        self.network.cut(_CUTS[cut], zone)
+
+    def restore_zone(self, zone: str, cut: ZoneCut) -> None:
+        """Remove the cut."""
+        self.network.restore(_CUTS[cut], zone)
+
+    def _links(self, zone: str) -> list[tuple[str, str]]:
+        """(toxiproxy zone, proxy) of every link between ``zone`` and the others (all links
+        when ''), from the proxies each toxiproxy holds."""
+        n = self.network
+        return [(z, p.name) for z in self.spec.zones
+                for p in toxiproxy.proxies(z, {o: (n.name(o), n.wire(o)) for o in self.spec.zones})
+                if not zone or zone in (z, p.to_zone)]
+
+    def shape_links(self, zone: str, latency_ms: int, jitter_ms: int, bandwidth_kbps: int,
+                    timeout_ms: int) -> list[str]:
+        """Toxics on every link between ``zone`` and the others (all links: '')."""
+        toxics = toxiproxy.Toxics(latency_ms, jitter_ms, bandwidth_kbps, timeout_ms)
+        if problems := toxics.problems():
+            raise errors.ConfigError("; ".join(problems))
+        if zone:
+            self.network.namespace(zone)
+        self._disturb()
+        links = self._links(zone)
+        with self._links_lock:
+            for where, proxy in links:
+                toxiproxy.client(self.network.wire(where)).add_toxics(proxy, toxics)
+        return [proxy for _, proxy in links]
+
+    def unshape_links(self) -> None:
+        """Remove every toxic of every zone's toxiproxy that runs."""
+        records = self.records()
+        with self._links_lock:
+            for zone in self.spec.zones:
+                if daemons.alive(records[f"toxiproxy-{zone}"]):
+                    toxiproxy.client(self.network.wire(zone)).reset()
+
+    def link_round_trips(self, source: str) -> dict[str, float | None]:
+        """Seconds of one etcd /health round trip from ``source`` to every other zone, over
+        the link as the zone's processes use it (its toxiproxy, the wan); None: no answer."""
+        worker = self._probers.get(source)
+        if worker is None:
+            worker = self._probers[source] = concurrent.futures.ThreadPoolExecutor(
+                1, thread_name_prefix=f"link-probe-{source}",
+                initializer=netns.enter, initargs=(self.network.namespace(source),))
+        others = [z for z in self.spec.zones if z != source]
+        return worker.submit(self._round_trips, others).result()
+
+    def _round_trips(self, others: list[str]) -> dict[str, float | None]:
+        """In a zone's prober thread: one timed request to each of ``others``' etcd."""
+        found: dict[str, float | None] = {}
+        for zone in others:
+            url = f"https://{self.network.name(zone)}:{toxiproxy.ETCD_PORTS['etcd-client']}"
+            started = time.monotonic()
+            found[zone] = (time.monotonic() - started
+                           if etcd.member_status(url, self._probe_pool()) is not None else None)
+        return found
+
+    def _probe_pool(self) -> urllib3.PoolManager:
+        """The calling prober thread's own pool (its connections are its namespace's)."""
+        pool: urllib3.PoolManager | None = getattr(self._local, "pool", None)
+        if pool is None:
+            pool = self._local.pool = etcd.tls_pool(
+                self.paths.cert("etcd-ca"), self.paths.cert("etcd-health"),
+                self.paths.key("etcd-health"))
+        return pool
+
+    def release_network(self) -> list[str]:
+        """Remove the bed's namespaces (its processes stopped); what was removed."""
+        return self.network.delete()
+
+
+_CUTS = {ZoneCut.PARTITION: netns.Cut.PARTITION, ZoneCut.KUBELETS: netns.Cut.KUBELETS}
+
+
+def _accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _set_flags(argv: list[str], flags: dict[str, str]) -> list[str]:
+    """``argv`` with each ``--flag VALUE`` of ``flags`` replaced (appended when absent)."""
+    out = list(argv)
+    for flag, value in flags.items():
+        if flag in out:
+            out[out.index(flag) + 1] = value
+        else:
+            out += [flag, value]
+    return out
+
+
+def network_state(network: netns.ZoneNetwork) -> dict[str, Any]:
+    """What the state file keeps of the network."""
+    return {"index": network.index, "zones": list(network.zones)}
