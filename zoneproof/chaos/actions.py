@@ -17,6 +17,14 @@ from zoneproof import cluster as clusters
 from zoneproof import errors
 from zoneproof._util import kube, waiting
 from zoneproof.chaos import k8s, session
+from zoneproof.chaos.zone_actions import (
+    place_leaders,
+    probe_latency_limits,
+    probe_member_writes,
+    wait_control_plane_leaders,
+)
+from zoneproof.cluster import facets
+from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness import controller as controllers
 from zoneproof.components.harness import in_cluster, in_cluster_controller
 from zoneproof.components.harness import webhook as webhooks
@@ -43,6 +51,9 @@ __all__ = [
     "expect_zone_tolerant_available",
     "expect_zone_tolerant_spread",
     "inject_fault",
+    "place_leaders",
+    "probe_latency_limits",
+    "probe_member_writes",
     "remove_ha_controller",
     "remove_webhook",
     "remove_workloads",
@@ -54,6 +65,7 @@ __all__ = [
     "stop_history_traffic",
     "stop_writer",
     "wait_apiserver",
+    "wait_control_plane_leaders",
     "wait_controller_leader",
     "wait_nodes",
     "wait_workloads_ready",
@@ -272,13 +284,19 @@ def revert_faults(fault: str = "", configuration: Configuration = None) -> list[
 
 # -- writes -------------------------------------------------------------------------------
 
-def start_writer(interval_s: float = 0.2, configuration: Configuration = None) -> str:
-    """Start the background writer (every acknowledged write recorded); its namespace."""
+def start_writer(interval_s: float = 0.2, zone: str = "",
+                 configuration: Configuration = None) -> str:
+    """Start the background writer (every acknowledged write recorded); its namespace.
+    With ``zone`` (a cluster whose zones are failure domains) it writes through that zone's
+    API server alone, as a client pinned to one server would, not the load balancer."""
     if interval_s <= 0:
         raise errors.ConfigError(f"interval_s must be > 0, got {interval_s}")
     run = session.current(configuration)
     namespace = run.namespace.replace(run.settings.namespace, _WRITES_NS, 1)
-    writer = Writer(run.cluster, run.timeline, namespace=namespace, interval_s=interval_s)
+    pinned = (facets.facet(run.cluster, Capability.ZONES).zone_kubeconfig(zone) if zone
+              else None)
+    writer = Writer(run.cluster, run.timeline, namespace=namespace, interval_s=interval_s,
+                    kubeconfig=pinned)
     run.extras[_WRITER] = writer.start()
     return namespace
 

@@ -265,9 +265,21 @@ class Zones(Protocol):
     def unshape_links(self) -> None:
         """Remove every latency, bandwidth cap and timeout (idempotent)."""
 
-    def link_round_trips(self, source: str) -> dict[str, float | None]:
-        """Seconds of one round trip from ``source`` to each other zone over the links its
-        processes use (None: no answer)."""
+    def link_round_trips(self, source: str) -> dict[str, tuple[float, bool]]:
+        """(seconds, answered) of one request from ``source`` to each other zone over the
+        links its processes use (unanswered: the seconds until it failed)."""
+
+    def place_leaders(self, zone: str) -> dict[str, str]:
+        """Make ``zone``'s replicas the leaders: etcd's (leadership transferred to its
+        member) and kcm's and the scheduler's (the other zones' replicas stopped until it
+        holds their Lease, then started again); lease or role → holder."""
+
+    def zone_kubeconfig(self, zone: str) -> Path:
+        """A kubeconfig (admin) for ``zone``'s API server alone, usable from this host."""
+
+    def etcd_write(self, member: str, timeout_s: float) -> bool:
+        """True if a linearizable write sent to ``member`` alone is acknowledged within
+        ``timeout_s``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +318,9 @@ class Traits:
     #: The least rate (ops/s) of register traffic before a fault that makes its history
     #: judgeable on this backend's beds (slower: void). What its beds carry on one machine.
     history_min_rate_ops_s: float = 100.0
+    #: Options (``BackendOption.flag`` → value) under which its beds' zones are failure
+    #: domains (Capability.ZONES); None: it makes no such beds.
+    zoned_options: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,7 @@ OBSERVATIONS: dict[Effect, str] = {
                           "deleted or being deleted (pod_deleting / pod_deleted)",
     Effect.LINKS_SLOWED: "every target link (zone<->zone+Nms) carries a round trip (an etcd "
                          "/health request from one zone to the other, through the zone's end of "
-                         "the link) at least the added 2 x N ms x 0.8 slower than its median "
+                         "the link) at least the added 2 x N ms x 0.8 slower than its fastest "
                          "before the fault (link_rtt seconds)",
 }
 

@@ -8,7 +8,8 @@ transitions} · ``node_heartbeat`` {} (a kubelet renewed its node Lease) · ``ap
 {ready} · ``etcd_member`` {healthy} · ``etcd_leader`` {leader} · ``process_alive`` {alive}
 (kube-controller-manager, kube-scheduler; on a zoned bed each zone's replicas too, as
 ``<role>-<zone>``) · ``control_plane_leader`` {holder, zone} (kcm's and the scheduler's
-Leases) · ``link_rtt`` {source, seconds} (a round trip from one zone to another, the subject).
+Leases) · ``link_rtt`` {source, seconds, answered} (a round trip from one zone to another, the
+subject).
 """
 
 from __future__ import annotations
@@ -332,8 +333,9 @@ class HealthRecorder:
 
 class LinkRecorder:
     """``link_rtt`` for every ordered pair of zones every ``interval_s``: one round trip over
-    the link as the zones' processes use it (Zones.link_round_trips); ``seconds`` empty when
-    it got no answer. Each source zone is probed on a thread of its own."""
+    the link as the zones' processes use it (Zones.link_round_trips): its seconds, and
+    whether it was answered (else the seconds until it failed: a timeout says the link took
+    at least that long). Each source zone is probed on a thread of its own."""
 
     def __init__(self, cluster: Cluster, interval_s: float = 1.0) -> None:
         self.zones = facets.facet(cluster, Capability.ZONES)
@@ -350,9 +352,9 @@ class LinkRecorder:
             except (errors.ZoneproofError, OSError) as exc:
                 log.debug("link probe from %s failed: %s", source, exc)
                 trips = {}
-            for zone, seconds in trips.items():
-                self.timeline.add("link_rtt", zone, source=source,
-                                  seconds="" if seconds is None else f"{seconds:.4f}")
+            for zone, (seconds, answered) in trips.items():
+                self.timeline.add("link_rtt", zone, source=source, seconds=f"{seconds:.4f}",
+                                  answered=str(answered))
             self._stop.wait(self.interval_s)
 
     def start(self, timeline: Timeline) -> None:

@@ -15,7 +15,6 @@ its SLOs say. Pure functions.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -172,7 +171,9 @@ LINK_SHARE = 0.8
 def _links_slowed(fault: FaultRecord, events: Sequence[Event], _: StatedTimings
                   ) -> float | None:
     """When every target link (``faults.zones.link_target``) carried a round trip slower than
-    its median before the fault by ``LINK_SHARE`` of the added 2 x latency (either way)."""
+    its fastest answered one before the fault (earlier slowings, a loaded machine only add)
+    by ``LINK_SHARE`` of the added 2 x latency, either way (one that timed out after that
+    long counts: the link took at least that)."""
     from zoneproof.faults.zones import parse_link_target
 
     def slowed(target: str) -> float | None:
@@ -182,10 +183,11 @@ def _links_slowed(fault: FaultRecord, events: Sequence[Event], _: StatedTimings
         a, b, ms = parsed
         mine = [e for e in events if e.kind == "link_rtt" and e.detail.get("seconds")
                 and {e.detail.get("source"), e.subject} == {a, b}]
-        before = [float(e.detail["seconds"]) for e in mine if e.t < fault.injected_at]
+        before = [float(e.detail["seconds"]) for e in mine if e.t < fault.injected_at
+                  and e.detail.get("answered") != "False"]
         if not before:
             return None  # never measured before: a slow round trip proves nothing
-        wanted = statistics.median(before) + LINK_SHARE * 2 * ms / 1000
+        wanted = min(before) + LINK_SHARE * 2 * ms / 1000
         return _first_t(e for e in mine if e.t >= fault.in_force
                         and float(e.detail["seconds"]) >= wanted)
 

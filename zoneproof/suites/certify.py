@@ -150,7 +150,8 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
                               progress=progress)
         collect_logs(basetemp, run.reports)
     chaos = qualify.repo_root() / "chaos"
-    experiments = catalog.applicable(chaos, profile.components)
+    zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
+    experiments = catalog.applicable(chaos, profile.components, zones=zones)
     browser_problems = look_in_browser(run.reports, experiments, progress)
     files, problems = contents(run.reports, experiments)
     problems += browser_problems
@@ -172,7 +173,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
                        for p in evidence.registrations(run.reports)],
         files={role: name for role, name in _REQUIRED.items() if name in files},
         started=started.isoformat(), finished=finished.isoformat(), problems=problems,
-        not_applicable=catalog.not_applicable(chaos, profile.components))
+        not_applicable=catalog.not_applicable(chaos, profile.components, zones=zones))
     if run.code != 0 and document["verdict"] == "PASS":  # the run itself failed (e.g. no report)
         document["problems"].append(f"the qualification exited {run.code}")
         document["verdict"] = "FAIL"

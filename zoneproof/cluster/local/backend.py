@@ -441,6 +441,8 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         summary="etcd, control plane and kwok nodes as processes on this host",
         makes_clusters=True, default_etcd_members=3,
         capabilities=_CAPABILITIES | {Capability.ZONES},  # ZONES: the zoned layout's
+        # where this process cannot make network namespaces, it makes no zoned beds
+        zoned_options={"layout": "zones"} if netns.available() is None else None,
         options=options_.OPTIONS, holds_nodes_at_scale=True)
     paths_type = render.BedPaths
     cluster_type = staticmethod(open_cluster)

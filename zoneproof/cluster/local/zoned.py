@@ -16,8 +16,10 @@ Processes are named ``<role>-<zone>`` (``etcd-zone-a``, ``kube-apiserver-zone-a`
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import functools
+import json
 import signal
 import socket
 import threading
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+from kubernetes import client
 
 from zoneproof import binaries as binaries_
 from zoneproof import errors
@@ -39,6 +42,7 @@ from zoneproof.cluster.local import netns, render, toxiproxy
 from zoneproof.cluster.local.backend import (
     _CAPABILITIES,
     _START_TIMEOUT_S,
+    _STOP_TIMEOUT_S,
     LocalCluster,
 )
 from zoneproof.cluster.local.ports import Ports
@@ -52,6 +56,8 @@ __all__ = ["LEADER_ELECTION", "ZonedLocalCluster", "network_state", "write_kubec
 LEADER_ELECTION = (6, 4, 1)
 APISERVER_PORT, KCM_PORT, SCHEDULER_PORT = 6443, 10257, 10259
 _LB = "lb"
+#: How long a link probe waits for its answer (a round trip at 4 s added each way).
+_PROBE_TIMEOUT_S = 10.0
 _ROLES = (Component.APISERVER.value, Component.CONTROLLER_MANAGER.value,
           Component.SCHEDULER.value)
 
@@ -62,7 +68,8 @@ def _kubeconfig(name: str, server: str, paths: render.BedPaths, cert: str) -> st
 
 
 def zone_kubeconfig(paths: render.BedPaths, zone: str, cert: str = "admin") -> Path:
-    """The kubeconfig of ``zone``'s own clients (``cert`` admin: kcm, scheduler; kwok)."""
+    """The kubeconfig of ``zone``'s own clients (``cert`` admin: kcm, scheduler; kwok;
+    ``host``: the admin's, for this host)."""
     return paths.root / f"{cert}-{zone}.kubeconfig"
 
 
@@ -77,6 +84,8 @@ def write_kubeconfigs(spec: ClusterSpec, network: netns.ZoneNetwork,
         for cert in ("admin", "kwok"):
             files.write_private(zone_kubeconfig(paths, zone, cert),
                                 _kubeconfig(spec.name, own, paths, cert))
+        files.write_private(zone_kubeconfig(paths, zone, "host"), _kubeconfig(
+            spec.name, f"https://{network.wire(zone)}:{APISERVER_PORT}", paths, "admin"))
 
 
 class ZonedLocalCluster(LocalCluster):
@@ -368,9 +377,9 @@ class ZonedLocalCluster(LocalCluster):
                 if daemons.alive(records[f"toxiproxy-{zone}"]):
                     toxiproxy.client(self.network.wire(zone)).reset()
 
-    def link_round_trips(self, source: str) -> dict[str, float | None]:
-        """Seconds of one etcd /health round trip from ``source`` to every other zone, over
-        the link as the zone's processes use it (its toxiproxy, the wan); None: no answer."""
+    def link_round_trips(self, source: str) -> dict[str, tuple[float, bool]]:
+        """(seconds, answered) of one etcd status request from ``source`` to every other
+        zone, over the link as the zone's processes use it (its toxiproxy, the wan)."""
         worker = self._probers.get(source)
         if worker is None:
             worker = self._probers[source] = concurrent.futures.ThreadPoolExecutor(
@@ -379,14 +388,19 @@ class ZonedLocalCluster(LocalCluster):
         others = [z for z in self.spec.zones if z != source]
         return worker.submit(self._round_trips, others).result()
 
-    def _round_trips(self, others: list[str]) -> dict[str, float | None]:
+    def _round_trips(self, others: list[str]) -> dict[str, tuple[float, bool]]:
         """In a zone's prober thread: one timed request to each of ``others``' etcd."""
-        found: dict[str, float | None] = {}
+        found: dict[str, tuple[float, bool]] = {}
         for zone in others:
             url = f"https://{self.network.name(zone)}:{toxiproxy.ETCD_PORTS['etcd-client']}"
             started = time.monotonic()
-            found[zone] = (time.monotonic() - started
-                           if etcd.member_status(url, self._probe_pool()) is not None else None)
+            try:  # long enough to see the slowest latency the experiments add
+                answered = self._probe_pool().request(
+                    "POST", f"{url}/v3/maintenance/status", body=b"{}",
+                    timeout=urllib3.Timeout(connect=1.0, read=_PROBE_TIMEOUT_S)).status == 200
+            except urllib3.exceptions.HTTPError:
+                answered = False
+            found[zone] = (time.monotonic() - started, answered)
         return found
 
     def _probe_pool(self) -> urllib3.PoolManager:
@@ -397,6 +411,71 @@ class ZonedLocalCluster(LocalCluster):
                 self.paths.cert("etcd-ca"), self.paths.cert("etcd-health"),
                 self.paths.key("etcd-health"))
         return pool
+
+    def zone_kubeconfig(self, zone: str) -> Path:
+        """The admin kubeconfig of ``zone``'s API server alone, from this host."""
+        self.network.namespace(zone)
+        return zone_kubeconfig(self.paths, zone, "host")
+
+    def etcd_write(self, member: str, timeout_s: float) -> bool:
+        """A put of key ``zoneproof/probe`` through ``member`` alone, acknowledged in time?"""
+        body = json.dumps({"key": base64.b64encode(b"zoneproof/probe").decode(),
+                           "value": base64.b64encode(str(time.time()).encode()).decode()})
+        try:
+            response = self.etcd_pool.request(
+                "POST", f"{self.etcd_url(member)}/v3/kv/put", body=body,
+                timeout=urllib3.Timeout(connect=0.5, read=timeout_s))
+        except urllib3.exceptions.HTTPError:
+            return False
+        return response.status == 200
+
+    def _move_etcd_leader(self, member: str) -> None:
+        ids = {m: status["header"]["member_id"] for m in self.etcd_members()
+               if (status := etcd.member_status(self.etcd_url(m), self.etcd_pool)) is not None}
+        leader = self.etcd_leader()
+        if leader == member:
+            return
+        response = self.etcd_pool.request(
+            "POST", f"{self.etcd_url(leader)}/v3/maintenance/transfer-leadership",
+            body=json.dumps({"targetID": ids[member]}),
+            timeout=urllib3.Timeout(connect=0.5, read=10.0))
+        if response.status != 200:
+            raise errors.FaultError(f"etcd would not move its leadership from {leader} to "
+                                    f"{member}: {response.status} {response.data[:200]!r}")
+        waiting.wait_for(lambda: (self.etcd_leader() == member, None),
+                         what=f"{member} etcd leader", timeout_s=10, ignore=(errors.FaultError,))
+
+    def _lease_holder(self, name: str) -> str:
+        lease = client.CoordinationV1Api(self.api).read_namespaced_lease(name, "kube-system")
+        return str(lease.spec.holder_identity or "")
+
+    def _lead(self, role: str, zone: str) -> str:
+        """Make ``zone``'s replica of ``role`` hold its Lease: the others stopped meanwhile."""
+        if self._lease_holder(role).startswith(f"{zone}_"):
+            return self._lease_holder(role)
+        others = [f"{role}-{z}" for z in self.spec.zones if z != zone]
+        self._disturb()
+        daemons.stop_together([self._record(o) for o in others], timeout_s=_STOP_TIMEOUT_S)
+        try:
+            lease = LEADER_ELECTION[0] + 2 * LEADER_ELECTION[2]
+            return waiting.wait_for(
+                lambda: (h.startswith(f"{zone}_"), h) if (h := self._lease_holder(role))
+                else (False, h), what=f"{role} of {zone} to hold its Lease",
+                timeout_s=3 * lease, ignore=(client.ApiException,))
+        finally:
+            for other in others:
+                self._restart(other)
+
+    def place_leaders(self, zone: str) -> dict[str, str]:
+        """etcd's, kcm's and the scheduler's leaders in ``zone``; who they are."""
+        member = self.zone_control_plane(zone)["etcd"]
+        self._move_etcd_leader(member)
+        placed = {"etcd": member}
+        for role in _ROLES[1:]:
+            placed[role] = self._lead(role, zone)
+        if self.etcd_leader() != member:  # moved meanwhile: once more
+            self._move_etcd_leader(member)
+        return placed
 
     def release_network(self) -> list[str]:
         """Remove the bed's namespaces (its processes stopped); what was removed."""
