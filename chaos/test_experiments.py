@@ -187,6 +187,10 @@ CAUGHT = [
     pytest.param(Twin("zone-partition", "reference", "zone-api-write-error-window",
                       {"start-writer": {"zone": "zone-a"}}),
                  id="zone-partition-writer-pinned-to-the-isolated-zone"),
+    # the writer pinned to a zone still down when zone-b returns: no write until zone-c is back
+    pytest.param(Twin("two-zones-down", "reference", "quorum-recovery",
+                      {"start-writer": {"zone": "zone-c"}}),
+                 id="two-zones-down-writer-pinned-to-a-zone-still-down"),
     # graceful deletes of pods whose node is merely unreachable: they stay Terminating
     pytest.param(Twin("kubelet-apiserver-cut", "graceful-delete", "statefulset-pod-ready-elsewhere",
                       {"workloads-ready-in-other-zones": {"timeout_s": 30}}),

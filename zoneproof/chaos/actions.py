@@ -22,6 +22,7 @@ from zoneproof.chaos.zone_actions import (
     probe_latency_limits,
     probe_member_writes,
     wait_control_plane_leaders,
+    zone_returns,
 )
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability
@@ -69,6 +70,7 @@ __all__ = [
     "wait_controller_leader",
     "wait_nodes",
     "wait_workloads_ready",
+    "zone_returns",
 ]
 
 #: The namespaces an experiment makes besides its workloads' (``Settings.namespace``), each

@@ -21,7 +21,7 @@ from zoneproof.faults.effects import StatedTimings
 from zoneproof.slo import effects as effect_checks
 from zoneproof.slo import zone_metrics
 
-__all__ = ["place_leaders", "probe_latency_limits", "probe_member_writes",
+__all__ = ["place_leaders", "probe_latency_limits", "probe_member_writes", "zone_returns",
            "wait_control_plane_leaders"]
 
 Configuration = dict[str, Any] | None
@@ -79,6 +79,24 @@ def probe_member_writes(zone: str, attempts: int = 3, timeout_s: float = 3.0,
         acknowledged += ok
         run.timeline.add("member_write", member, ok=str(ok))
     return {"attempts": attempts, "acknowledged": acknowledged}
+
+
+def zone_returns(zone: str, timeout_s: float = 60.0,
+                 configuration: Configuration = None) -> list[str]:
+    """``zone`` comes back while the faults that took it down are still in force for the
+    others: its etcd member and control-plane processes are started (their faults' reverts
+    later find them running), recorded as ``zone_returned``; returns once its member serves
+    (quorum-recovery judges how soon writes succeed again). The processes started."""
+    run = session.current(configuration)
+    zones = _zones(run)
+    member = zones.zone_control_plane(zone)["etcd"]
+    etcd = facets.facet(run.cluster, Capability.ETCD_MEMBERS)
+    etcd.restart_etcd_member(member)
+    run.timeline.add("zone_returned", zone, member=member)
+    started = [member, *zones.restart_zone_processes(zone)]
+    waiting.wait_for(lambda: (etcd.etcd_member_healthy(member), None),
+                     what=f"{member} healthy (a quorum again)", timeout_s=timeout_s)
+    return started
 
 
 #: The SLOs whose figures the latency sweep reports, by metric.

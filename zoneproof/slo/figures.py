@@ -229,6 +229,8 @@ FIGURES: dict[str, Figure] = {
                                                   Effect.ETCD_MEMBERS_DOWN}), _reelection),
     "member_writes_acknowledged": Figure(frozenset({Effect.ETCD_MEMBERS_DOWN}),
                                          _each(zone_metrics.member_writes_acknowledged)),
+    "writes_after_zone_returned": Figure(frozenset({Effect.ETCD_QUORUM_LOST}),
+                                         _each(zone_metrics.writes_after_zone_returned)),
     "write_latency_p99": Figure(frozenset({Effect.LINKS_SLOWED}),
                                 _each(zone_metrics.write_latency_p99)),
     "etcd_leader_changes": Figure(frozenset({Effect.LINKS_SLOWED}),

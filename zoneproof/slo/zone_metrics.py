@@ -19,6 +19,7 @@ __all__ = [
     "fault_zone",
     "member_writes_acknowledged",
     "write_latency_p99",
+    "writes_after_zone_returned",
 ]
 
 
@@ -131,3 +132,15 @@ def member_writes_acknowledged(timeline: Timeline, fault: FaultRecord) -> float 
     if not tried:
         return None
     return float(sum(1 for e in tried if e.detail.get("ok") == "True"))
+
+
+def writes_after_zone_returned(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """Seconds from the first zone that came back while ``fault`` held the quorum lost
+    (``zone_returned``) to the next acknowledged write; None without both."""
+    start, end = _window(timeline, fault)
+    returned = next((e for e in timeline.select("zone_returned")
+                     if start <= e.t <= end), None)
+    if returned is None:
+        return None
+    written = next((e for e in timeline.select("write_acknowledged", after=returned.t)), None)
+    return written.t - returned.t if written else None
