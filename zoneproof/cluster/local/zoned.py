@@ -37,6 +37,7 @@ from zoneproof._util import daemons, files, waiting
 from zoneproof.binaries import resolve
 from zoneproof.cluster import _etcd as etcd
 from zoneproof.cluster import state
+from zoneproof.cluster._common import Step
 from zoneproof.cluster.interface import Capability, Component, ZoneCut
 from zoneproof.cluster.local import netns, render, toxiproxy
 from zoneproof.cluster.local.backend import (
@@ -198,12 +199,30 @@ class ZonedLocalCluster(LocalCluster):
         (config / "envoy.yaml").write_text("# tcplb reads lds.yaml and cds.yaml beside this\n")
         (config / "lds.yaml").write_text(f"port_value: {APISERVER_PORT}\n")
         (config / "cds.yaml").write_text("".join(
-            f"- address: {self.network.wire(z)}\n  port_value: {APISERVER_PORT}\n"
+            f"- endpoint:\n    address: {self.network.wire(z)}\n    port_value: {APISERVER_PORT}\n"
             for z in self.spec.zones))
         binary = resolve.resolve("tcplb")
         return self._in(self.network.wan, [str(binary), "-c", str(config / "envoy.yaml")])
 
     # -- creation steps ----------------------------------------------------------------
+    def creation_steps(self, bins: binaries_.Binaries) -> list[Step]:
+        """Network and toxiproxies, etcd, API servers and the balancer, kcm and scheduler
+        replicas, nodes, readiness."""
+        spec, n = self.spec, self.network
+        zones = ", ".join(spec.zones)
+        return [
+            (f"network namespaces zp{n.index}-* (10.213.{n.index}.0/24), a toxiproxy per zone",
+             self.start_network),
+            (f"etcd: a member per zone ({zones})", lambda: self.start_etcd(bins)),
+            (f"kube-apiserver per zone, load balancer https://{n.lb}:{APISERVER_PORT}",
+             lambda: self.start_apiserver(bins)),
+            ("kube-controller-manager, kube-scheduler per zone (leader election)",
+             lambda: self.start_controllers(bins)),
+            (f"{spec.nodes_per_zone * len(spec.zones)} kwok nodes in zones {zones}",
+             lambda: self.create_nodes(bins)),
+            ("waiting for controllers, nodes Ready, default ServiceAccount", self.wait_ready),
+        ]
+
     def start_network(self) -> None:
         """The zones' namespaces and links, and each zone's toxiproxy."""
         self.network.create()
