@@ -404,7 +404,8 @@ class LocalCluster(ApiCluster):
         and node readiness (nodes empty if the API server is down)."""
         procs = self.liveness()
         try:
-            nodes = self.nodes_ready() if procs[Component.APISERVER] and self.apiserver_ready() \
+            nodes = self.nodes_ready() if procs.get(Component.APISERVER, True) \
+                and self.apiserver_ready() \
                 else {}
         except (client.ApiException, urllib3.exceptions.HTTPError):
             nodes = {}
