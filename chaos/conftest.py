@@ -20,9 +20,10 @@ from zoneproof import faults
 from zoneproof._util import kube, waiting
 from zoneproof.chaos import actions, catalog
 from zoneproof.chaos.settings import Settings as ChaosSettings
-from zoneproof.cluster import facets, identity
+from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Backend, Capability, Cluster
 from zoneproof.components.harness import component
+from zoneproof.runs import identity
 
 _RESTORE_TIMEOUT_S = 60.0
 #: Where an experiment's workloads live (its other namespaces: ``actions.NAMESPACE_STEMS``);

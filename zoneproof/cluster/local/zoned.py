@@ -36,7 +36,6 @@ from zoneproof import errors
 from zoneproof._util import daemons, files, waiting
 from zoneproof.binaries import resolve
 from zoneproof.cluster import _etcd as etcd
-from zoneproof.cluster import state
 from zoneproof.cluster._common import Step
 from zoneproof.cluster.interface import Capability, Component, ZoneCut
 from zoneproof.cluster.local import netns, render, toxiproxy
@@ -48,6 +47,7 @@ from zoneproof.cluster.local.backend import (
 )
 from zoneproof.cluster.local.ports import Ports
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.runs import state
 
 __all__ = ["LEADER_ELECTION", "ZonedLocalCluster", "network_state", "write_kubeconfigs",
            "zone_kubeconfig"]
