@@ -9,7 +9,9 @@ the API servers through ``tcplb`` (round robin, /healthz checks) in the wan name
 zone's own clients use their zone's API server, as kubeadm's control-plane components do.
 All API servers write one audit log (appending lines).
 
-Processes are named ``<role>-<zone>`` (``etcd-zone-a``, ``kube-apiserver-zone-a``, ...),
+kcm and the scheduler run under a supervisor that restarts them when they exit (they do when
+they lose their Lease), as the kubelet restarts static pods; faults kill the whole process
+group. Processes are named ``<role>-<zone>`` (``etcd-zone-a``, ``kube-apiserver-zone-a``, ...),
 ``toxiproxy-<zone>``, ``lb`` and ``kwok-<node>``; each runs in its namespace through
 ``nsenter`` and is recorded like the flat bed's.
 """
@@ -18,8 +20,10 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import contextlib
 import functools
 import json
+import os
 import signal
 import socket
 import threading
@@ -191,7 +195,7 @@ class ZonedLocalCluster(LocalCluster):
         argv = [a for a in argv if a != "--leader-elect=false"] + [
             "--leader-elect=true", f"--leader-elect-lease-duration={lease}s",
             f"--leader-elect-renew-deadline={renew}s", f"--leader-elect-retry-period={retry}s"]
-        return self._in(self.network.namespace(zone), argv, zone)
+        return self._in(self.network.namespace(zone), supervised(argv), zone)
 
     def _lb_argv(self) -> list[str]:
         config = self.paths.root / "lb"
@@ -318,8 +322,7 @@ class ZonedLocalCluster(LocalCluster):
     def kill_component(self, component: Component) -> None:
         """SIGKILL every replica of ``component``."""
         self._disturb()
-        daemons.stop_together([self._record(r) for r in self._replicas(component)],
-                              sig=signal.SIGKILL)
+        _kill_groups([self._record(r) for r in self._replicas(component)], signal.SIGKILL)
 
     def restart_component(self, component: Component) -> None:
         """Start every stopped replica of ``component``; wait until all are healthy."""
@@ -345,7 +348,7 @@ class ZonedLocalCluster(LocalCluster):
         """SIGKILL ``zone``'s API server, kcm, scheduler and toxiproxy (its end of the links)."""
         names = [*(self.zone_control_plane(zone)[r] for r in _ROLES), f"toxiproxy-{zone}"]
         self._disturb()
-        daemons.stop_together([self._record(n) for n in names], sig=signal.SIGKILL)
+        _kill_groups([self._record(n) for n in names], signal.SIGKILL)
         return names
 
     def restart_zone_processes(self, zone: str) -> list[str]:
@@ -502,6 +505,32 @@ class ZonedLocalCluster(LocalCluster):
 
 
 _CUTS = {ZoneCut.PARTITION: netns.Cut.PARTITION, ZoneCut.KUBELETS: netns.Cut.KUBELETS}
+
+
+#: Restarts its command whenever it exits, as the kubelet restarts a static pod: kcm and the
+#: scheduler exit when they lose their Lease (a zone cut off, its etcd slow). SIGTERM stops
+#: both; a fault kills the process group (``_kill_groups``).
+_SUPERVISOR = ('trap \'kill -TERM "$child" 2>/dev/null; wait "$child"; exit 0\' TERM INT; '
+               'while :; do "$@" & child=$!; wait "$child"; '
+               'echo "zoneproof: $1 exited $?, restarting in 2 s"; sleep 2; done')
+
+
+def supervised(argv: list[str]) -> list[str]:
+    """``argv`` under a shell that restarts it whenever it exits."""
+    return ["sh", "-c", _SUPERVISOR, "supervise", *argv]
+
+
+def _kill_groups(records: list[daemons.DaemonRecord], sig: signal.Signals) -> None:
+    """``sig`` to each record's process group (a supervisor and what it runs; each daemon
+    leads a session of its own), then wait until each record's process is gone."""
+    for record in records:
+        if daemons.alive(record):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(record.pid, sig)
+    for record in records:
+        waiting.wait_for(lambda r=record: (not daemons.alive(r), r.pid),  # type: ignore[misc]
+                         what=f"{record.name} to exit", timeout_s=_STOP_TIMEOUT_S,
+                         interval_s=0.05)
 
 
 def _accepts(host: str, port: int) -> bool:
