@@ -210,56 +210,57 @@ class ZonedLocalCluster(LocalCluster):
 
     # -- creation steps ----------------------------------------------------------------
     def creation_steps(self, bins: binaries_.Binaries) -> list[Step]:
-        """Network and toxiproxies, etcd, API servers and the balancer, kcm and scheduler
-        replicas, nodes, readiness."""
+        """Everything started at once (each process retries what it needs, and kcm and the
+        scheduler are restarted by their supervisor until their API server answers), then
+        waited for: etcd, the API servers and the balancer; then the nodes and readiness.
+        Three API servers start on the machine's cores together: waiting tier by tier would
+        add their start-up times."""
         spec, n = self.spec, self.network
         zones = ", ".join(spec.zones)
         return [
-            (f"network namespaces zp{n.index}-* (10.213.{n.index}.0/24), a toxiproxy per zone",
-             self.start_network),
-            (f"etcd: a member per zone ({zones})", lambda: self.start_etcd(bins)),
-            (f"kube-apiserver per zone, load balancer https://{n.lb}:{APISERVER_PORT}",
-             lambda: self.start_apiserver(bins)),
-            ("kube-controller-manager, kube-scheduler per zone (leader election)",
-             lambda: self.start_controllers(bins)),
+            (f"network namespaces zp{n.index}-* (10.213.{n.index}.0/24); per zone ({zones}) "
+             "a toxiproxy, an etcd member, kube-apiserver, kcm and scheduler; the load balancer",
+             lambda: self.start_everything(bins)),
+            ("waiting for etcd (a member per zone)", self.wait_etcd_members),
+            (f"waiting for every kube-apiserver and https://{n.lb}:{APISERVER_PORT}",
+             self.wait_apiservers),
             (f"{spec.nodes_per_zone * len(spec.zones)} kwok nodes in zones {zones}",
              lambda: self.create_nodes(bins)),
             ("waiting for controllers, nodes Ready, default ServiceAccount", self.wait_ready),
         ]
 
-    def start_network(self) -> None:
-        """The zones' namespaces and links, and each zone's toxiproxy."""
+    def start_everything(self, bins: binaries_.Binaries) -> None:
+        """The network and every control-plane process, without waiting on any."""
         self.network.create()
         for zone in self.spec.zones:
             self.start_process(f"toxiproxy-{zone}", self._toxiproxy_argv(zone))
         for zone in self.spec.zones:
-            self._wait_port(f"toxiproxy-{zone}", self.network.wire(zone), toxiproxy.API_PORT)
+            self.start_process(f"etcd-{zone}", self._etcd_argv(bins.etcd, zone))
+        for zone in self.spec.zones:
+            self.start_process(f"{Component.APISERVER.value}-{zone}",
+                               self._apiserver_argv(bins.kube_apiserver, zone))
+        self.start_process(_LB, self._lb_argv())
+        self.start_controllers(bins)
+
+    def wait_etcd_members(self) -> None:
+        """Every member reports health."""
+        for member in self.etcd_members():
+            self._wait_healthy(self._record(member), functools.partial(
+                etcd.healthy, self.etcd_url(member), self.etcd_pool), _START_TIMEOUT_S["etcd"])
+
+    def wait_apiservers(self) -> None:
+        """Every API server's /readyz, then /readyz through the balancer."""
+        for zone in self.spec.zones:
+            self._wait_healthy(self._record(f"{Component.APISERVER.value}-{zone}"),
+                               functools.partial(self._ready, zone),
+                               _START_TIMEOUT_S["kube-apiserver"])
+        self._wait_healthy(self._record(_LB), self.apiserver_ready,
+                           _START_TIMEOUT_S["kube-apiserver"])
 
     def _wait_port(self, name: str, host: str, port: int,
                    timeout_s: float = _START_TIMEOUT_S["etcd"]) -> None:
         self._wait_healthy(self._record(name), functools.partial(_accepts, host, port),
                            timeout_s)
-
-    def start_etcd(self, bins: binaries_.Binaries) -> None:
-        """An etcd member per zone; waits until each reports health."""
-        records = [self.start_process(f"etcd-{z}", self._etcd_argv(bins.etcd, z))
-                   for z in self.spec.zones]
-        for record in records:
-            self._wait_healthy(record, functools.partial(etcd.healthy, self.etcd_url(record.name),
-                                                         self.etcd_pool),
-                               _START_TIMEOUT_S["etcd"])
-
-    def start_apiserver(self, bins: binaries_.Binaries) -> None:
-        """A kube-apiserver per zone (started together), then the load balancer; waits for
-        each server's /readyz and for /readyz through the balancer."""
-        records = [self.start_process(f"{Component.APISERVER.value}-{z}",
-                                      self._apiserver_argv(bins.kube_apiserver, z))
-                   for z in self.spec.zones]
-        for zone, record in zip(self.spec.zones, records, strict=True):
-            self._wait_healthy(record, functools.partial(self._ready, zone),
-                               _START_TIMEOUT_S["kube-apiserver"])
-        lb = self.start_process(_LB, self._lb_argv())
-        self._wait_healthy(lb, self.apiserver_ready, _START_TIMEOUT_S["kube-apiserver"])
 
     def _ready(self, zone: str) -> bool:
         return self._healthz(APISERVER_PORT, host=self.network.wire(zone), path="/readyz")
