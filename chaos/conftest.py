@@ -18,17 +18,18 @@ from zoneproof_fixtures import settings
 from zoneproof import cluster as clusters
 from zoneproof import faults
 from zoneproof._util import kube, waiting
-from zoneproof.chaos import actions, catalog
-from zoneproof.chaos.settings import Settings as ChaosSettings
+from zoneproof.chaos import catalog, experiment
+from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Backend, Capability, Cluster
 from zoneproof.components.harness import component
 from zoneproof.runs import identity
+from zoneproof.slo.verdict import not_applicable
 
 _RESTORE_TIMEOUT_S = 60.0
-#: Where an experiment's workloads live (its other namespaces: ``actions.NAMESPACE_STEMS``);
+#: Where an experiment's workloads live (its other namespaces: ``experiment.NAMESPACE_STEMS``);
 #: namespaces of other tests (``zp-<test>``, beside on a user's cluster) are not waited for.
-_WORKLOADS = ChaosSettings().namespace
+_WORKLOADS = ExperimentConfig().namespace
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def restore_bed(experiment_bed: Cluster) -> Iterator[None]:
 
         def gone() -> tuple[bool, list[str]]:
             left = [n.metadata.name for n in core.list_namespace().items
-                    if actions.experiment_namespace(n.metadata.name, _WORKLOADS)]
+                    if experiment.experiment_namespace(n.metadata.name, _WORKLOADS)]
             return not left, left
 
         # the next experiment's drain must not meet this one's pods still terminating
@@ -118,8 +119,8 @@ def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) 
         if isinstance(case, tuple) and len(case) >= 3:
             reason = s.components.controller.cannot_be(case[1])
             if reason is not None:
-                item.add_marker(pytest.mark.skip(
-                    reason=f"no broken twin to prove {case[0]} can fail: {reason}"))
+                item.add_marker(pytest.mark.skip(reason=not_applicable(
+                    f"no broken twin to prove {case[0]} can fail: {reason}")))
 
 
 def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
@@ -134,7 +135,8 @@ def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
         if (name := experiment_of(item)) in excluded:
             how = ("" if name in zoned else f": run it with --zp-backend kind "
                    f"--zp-components {component.IN_CLUSTER}")
-            item.add_marker(pytest.mark.skip(reason=f"{name} {excluded[name]}{how}"))
+            item.add_marker(pytest.mark.skip(reason=not_applicable(
+                f"{name} {excluded[name]}{how}")))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,6 +1,7 @@
 """Every experiment in chaos/*.yaml, run in-process by chaoslib against the module's bed.
 
-The run passes only on the strict verdict (``slo.judge``: completed, steady state met
+The run passes only on the strict verdict (``slo.judge``, judged once by the zoneproof
+control and read from the journal: not interrupted, completed, steady state met
 before and after, every activity and rollback succeeded, every declared SLO PASS) and
 with nothing left behind when the zoneproof control closed the run. SLO figures go to
 the JUnit properties (and so to summary.json); the journal, timeline and its plots go to
@@ -28,7 +29,8 @@ from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.report import artefacts, junit
 from zoneproof.report import journal as journal_
-from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, judge, load_slos
+from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, load_slos
+from zoneproof.slo.verdict import not_applicable
 
 pytestmark = [pytest.mark.destructive]
 #: Two xdist groups, each on one worker with its module bed: the experiments, and the runs
@@ -67,7 +69,7 @@ def _attach(journal_path: Path, recorded: dict[str, Any]) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class ExperimentResult:
     """One experiment run: its journal (saved), SLO results and strict verdict."""
 
     journal_path: Path
@@ -103,7 +105,7 @@ def _load(name: str) -> dict[str, Any]:
 
 def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
          controller: ControllerSettings, workdir: Path, slos: SloSet,
-         record_property: Callable[[str, object], None]) -> Outcome:
+         record_property: Callable[[str, object], None]) -> ExperimentResult:
     """Run one experiment (a file, or one given as data) in-process with the zoneproof
     control; record its SLOs."""
     experiment = load_experiment(str(path)) if isinstance(path, Path) else path
@@ -123,7 +125,12 @@ def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
     print("\n".join([c.message for c in checks] + [r.message for r in results]))
     recorded = journal[journal_.JOURNAL_KEY]
     _attach(journal_path, recorded)
-    return Outcome(journal_path, results, judge(journal, results, checks),
+    verdict = journal_.verdict(journal)  # judged once, by the control
+    if verdict.interrupted:  # chaoslib swallowed the signal: this test is cut, the run ends
+        received = (recorded.get("interrupted_by") or "a signal")
+        record_property(junit.INTERRUPTED_PROPERTY, received)
+        pytest.fail(f"interrupted by {received}: {verdict.summary()}\njournal: {journal_path}")
+    return ExperimentResult(journal_path, results, verdict,
                    list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))
 
 
@@ -215,9 +222,9 @@ def test_experiment_catches_a_broken_controller(
     is started as its broken variant (conftest skips this when its source has no such
     variant)."""
     if case.slo in _AUDITED and experiment_bed.audit_log() is None:
-        pytest.skip(f"{case.slo} is judged from the API server's audit log, which the "
-                    f"{experiment_bed.backend} cluster {experiment_bed.name} does not let "
-                    "zoneproof read")
+        pytest.skip(not_applicable(
+            f"{case.slo} is judged from the API server's audit log, which the "
+            f"{experiment_bed.backend} cluster {experiment_bed.name} does not let zoneproof read"))
     broken = zp_settings.controller.with_component(
         zp_settings.controller.component.with_variant(case.variant))
     run = _run(_with_arguments(_load(case.experiment), case.arguments), experiment_bed,

@@ -1,8 +1,7 @@
 """zoneproof: chaos testing and conformance for Kubernetes high-availability machinery.
 
-Layers, lowest first (imports only go downward; checked by import-linter):
-``_util`` < ``binaries`` < ``cluster`` < ``components`` < ``measure`` < ``faults``
-< ``slo`` < ``report`` < ``chaos`` < ``cli``. The two components under test never import each other.
+Each subpackage is a room that imports only the rooms below it: the layers of the
+import-linter contract in pyproject.toml (the README's Architecture section shows them).
 """
 
 from typing import Any

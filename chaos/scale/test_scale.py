@@ -21,6 +21,7 @@ from zoneproof_fixtures.settings import Settings
 from zoneproof.bench import scale
 from zoneproof.report import junit
 from zoneproof.slo import SloStatus, evaluate
+from zoneproof.slo.verdict import not_applicable
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("scale")]
 
@@ -36,8 +37,8 @@ def test_zone_outage_at_scale(profile: str, zp_settings: Settings, tmp_path: Pat
     their SLOs."""
     n = zp_settings.scale
     if not n:
-        pytest.skip("the scale profile runs only when asked: --zp-scale NODES_PER_ZONE "
-                    "(zoneproof qualify --scale N)")
+        pytest.skip(not_applicable("the scale profile runs only when asked: --zp-scale "
+                                   "NODES_PER_ZONE (zoneproof qualify --scale N)"))
     workdir = zp_settings.report_dir / "chaos" / profile if zp_settings.report_dir else tmp_path
     pods = zp_settings.scale_pods
     record_property("scale bed", f"{3 * n} kwok nodes (3 zones), {pods} pods")

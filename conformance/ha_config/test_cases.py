@@ -27,8 +27,9 @@ from zoneproof_fixtures import settings
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import webhook as webhooks
-from zoneproof.components.harness.component import IN_CLUSTER, Component
+from zoneproof.components.harness.component import Component
 from zoneproof.conformance.ha_config import cases, direct, live
+from zoneproof.slo.verdict import not_applicable
 
 pytestmark = pytest.mark.cluster
 ALL = cases.load_cases()
@@ -83,9 +84,10 @@ def shared_node_count(shared_api: client.ApiClient) -> int:
 def shared_poster(webhook_under_test: dict[str, Any]) -> Iterator[direct.Poster]:
     """Posts AdmissionReviews to the shared webhook under test (its URL and CA)."""
     if not webhook_under_test["url"]:
-        pytest.skip("the in-cluster webhook is served behind its Service, which only the API "
-                    "server reaches: review cases post to the webhook directly (run them with "
-                    "--zp-components host)")
+        pytest.skip(not_applicable(
+            "the in-cluster webhook is served behind its Service, which only the API server "
+            "reaches: review cases post to the webhook directly (run them with "
+            "--zp-components host)"))
     poster = direct.Poster(webhook_under_test["url"], webhook_under_test["ca_bundle"].encode())
     yield poster
     poster.close()
@@ -130,13 +132,12 @@ def bed_webhook(request: pytest.FixtureRequest, webhook_component: Component,
                 tmp_path: Path) -> Iterator[BedWebhook]:
     """The case's Node count on the private bed, then its webhook (configured per case) started."""
     case: cases.Case = request.node.callspec.params["case"]
-    if webhook_component.external:
-        pytest.skip("--zp-webhook-url: an external webhook reads its own cluster, not the private bed "
-                    "this case needs; use --zp-webhook-command")
-    if webhook_component.mode == IN_CLUSTER:
-        pytest.skip("the case starts the webhook with its own settings (command-line arguments) "
-                    "and restarts its process on a 1-Node bed; the in-cluster webhook runs its "
-                    "manifests' arguments: run private-bed cases with --zp-components host")
+    if not webhook_component.runs_command:
+        pytest.skip(not_applicable(
+            f"the case starts the webhook with its own settings (command-line arguments) "
+                    f"and restarts its process on a bed of its own; the {webhook_component.label()}"
+                    " is not started from a command by the suite: run private-bed cases with "
+                    "--zp-webhook-command (or a variant) and --zp-components host"))
     ha_bed: Cluster = request.getfixturevalue("ha_bed")
     api = kube.api_client(ha_bed.kubeconfig)
     nodes = live.NodeSet(api)

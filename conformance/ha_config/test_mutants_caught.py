@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from zoneproof.slo.verdict import not_applicable
 from zoneproof.suites import mutants
 
 pytestmark = pytest.mark.mutants
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.mutants
 
 def test_every_broken_variant_is_caught_live(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     if "mutants" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("runs the live suite once per variant (minutes): select it with -m mutants")
+        pytest.skip(not_applicable("runs the live suite once per variant (minutes): select it "
+                                   "with -m mutants"))
     runs = mutants.run_mutants("webhook", workdir=tmp_path, progress=print)
     print(mutants.format_table(runs))
     found = mutants.problems(runs)

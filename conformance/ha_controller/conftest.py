@@ -22,7 +22,6 @@ from zoneproof_fixtures import namespaces
 from zoneproof import faults
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components.harness.component import IN_CLUSTER
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
 from zoneproof.components.harness.in_cluster_controller import replicas_of
 from zoneproof.measure import (
@@ -33,16 +32,12 @@ from zoneproof.measure import (
     Timeline,
     recording,
 )
+from zoneproof.slo.verdict import not_applicable
 
 _RESTORE_TIMEOUT_S = 60.0
-#: Tests whose verbs an in-cluster controller (its Deployment's pods) cannot take.
-_NO_IN_CLUSTER_MEANING = {
-    "test_sigterm_releases_the_lease_to_the_standby":
-        "the exit code of a gracefully deleted pod's container is not reliably observable "
-        "(the pod may be gone before its terminated state is read)",
-    "test_frozen_leader_exits_on_resume_and_deletes_nothing":
-        "a pod cannot be frozen (SIGSTOP) and thawed through the API",
-}
+#: Tests that need a verb of the replicas beyond start and stop (``controller.VERBS``).
+_NEEDS = {"test_sigterm_releases_the_lease_to_the_standby": "exit-code",
+          "test_frozen_leader_exits_on_resume_and_deletes_nothing": "freeze"}
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +57,10 @@ def restore_nodes(module_bed: Cluster) -> Iterator[None]:
 
 @pytest.fixture
 def hac_settings(controller_settings: ControllerSettings) -> ControllerSettings:
-    """The controller settings with a Lease of this test's own (``<lease>-<random>``); an
-    in-cluster controller keeps its manifests' Lease (their RBAC names it)."""
-    if controller_settings.component.mode == IN_CLUSTER:
+    """The controller settings with a Lease of this test's own (``<lease>-<random>``); a
+    controller that fixes its Lease keeps it (an in-cluster one's manifests: their RBAC
+    names it)."""
+    if "lease" in controller_settings.component.fixed():
         return controller_settings
     return dataclasses.replace(
         controller_settings, lease_name=f"{controller_settings.lease_name}-{uuid.uuid4().hex[:6]}")
@@ -121,11 +117,13 @@ def replicas(*, module_bed: Cluster, hac_settings: ControllerSettings, watched: 
              ) -> Iterator[ControllerReplicas]:
     """Two replicas of the controller under test acting in ``watched`` and ``watched_too``;
     not started yet."""
-    if (reason := _NO_IN_CLUSTER_MEANING.get(request.node.originalname)) is not None \
-            and hac_settings.component.mode == IN_CLUSTER:
-        pytest.skip(f"no in-cluster meaning: {reason} (run it with --zp-components host)")
     group = replicas_of(module_bed, hac_settings.with_namespaces(watched, watched_too),
                         tmp_path / "controller", replicas=2)
+    verb = _NEEDS.get(request.node.originalname, "")
+    if verb and (reason := group.cannot(verb)) is not None:
+        pytest.skip(not_applicable(
+            f"the replicas of the {hac_settings.component.label()} cannot take this test's "
+            f"verb: {reason} (run it with --zp-components host)"))
     try:
         yield group
     finally:

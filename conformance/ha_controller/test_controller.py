@@ -25,7 +25,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import WORKLOAD_IMAGE, Capability, Cluster, Component
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, Capability, Cluster, ControlPlaneProcess
 from zoneproof.cluster.spec import Timings
 from zoneproof.components.harness.controller import (
     ControllerReplicas,
@@ -357,7 +357,7 @@ def test_kubelet_reported_not_ready_is_acted_on_and_again_once_fenced(
     replicas.start_all()
     replicas.wait_leader(LEADER_TIMEOUT_S)
     control = facets.facet(module_bed, Capability.CONTROL_PLANE)
-    control.kill_component(Component.CONTROLLER_MANAGER)
+    control.kill_component(ControlPlaneProcess.CONTROLLER_MANAGER)
     try:
         with reporting_not_ready(module_bed, victim,
                                  lease_duration_s=BED.node_lease_duration_s):
@@ -369,7 +369,7 @@ def test_kubelet_reported_not_ready_is_acted_on_and_again_once_fenced(
                              "its node Lease renewed, no taint yet)")
             late = {(watched, "bound-before-fence"): _bare_pod(
                 bed_core, watched, "bound-before-fence", victim, match)}
-            control.restart_component(Component.CONTROLLER_MANAGER)
+            control.restart_component(ControlPlaneProcess.CONTROLLER_MANAGER)
             taints = _wait_fenced(bed_core, victim, NOT_READY_TIMEOUT_S)
             _wait_gone(bed_core, late, REACTION_BOUND_S, after=(
                 f"of kcm fencing {victim} ({taints}): this pod was bound to it after its "
@@ -380,8 +380,8 @@ def test_kubelet_reported_not_ready_is_acted_on_and_again_once_fenced(
                 f"the check is void: {victim}'s Ready condition was overwritten to {still} "
                 "during it (kwok or kcm)")
     finally:
-        if not control.component_running(Component.CONTROLLER_MANAGER):
-            control.restart_component(Component.CONTROLLER_MANAGER)
+        if not control.component_running(ControlPlaneProcess.CONTROLLER_MANAGER):
+            control.restart_component(ControlPlaneProcess.CONTROLLER_MANAGER)
     _assert_one_actor(replicas, module_bed, timeline, hac_settings, watched, watched_too)
 
 

@@ -180,7 +180,9 @@ def test_qualify_names_the_cluster_it_tested_and_never_another(module_host, user
     assert tested["version"].startswith("v1.")
     assert [c for c in summary["clusters"] if c["kube_system_uid"] != uid] == [], \
         "no other cluster was tested"
-    assert "PASSED (exit 0) for existing cluster" in result.stderr and uid in result.stderr
+    # -k chose a subset: PARTIAL, exit 0, the rest named as not judged (as asked)
+    assert "PARTIAL (exit 0) for existing cluster" in result.stderr and uid in result.stderr
+    assert summary["verdict"] == "PARTIAL" and all(n["asked"] for n in summary["not_judged"])
     assert module_host.beds() == ["users"]
     _same(users, before)
     assert sweep.RUN_LABEL not in json.dumps(snapshot(users)["nodes"])

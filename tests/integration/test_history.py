@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof import cluster as clusters
-from zoneproof.cluster.interface import Cluster, Component
+from zoneproof.cluster.interface import Cluster, ControlPlaneProcess
 from zoneproof.faults import Injector, KillComponent, KillEtcdLeader
 from zoneproof.measure.history import History, Outcome, ReadMode
 from zoneproof.measure.timeline import Timeline
@@ -67,7 +67,7 @@ def _across_faults(bed: Cluster, mode: ReadMode, workdir: Path) -> Run:
             time.sleep(HOLD_S)
         leader_after = bed.etcd_leader()
         time.sleep(BETWEEN_S)
-        with injector.injected(KillComponent(Component.APISERVER), max_duration_s=120):
+        with injector.injected(KillComponent(ControlPlaneProcess.APISERVER), max_duration_s=120):
             time.sleep(HOLD_S)
         time.sleep(BETWEEN_S)
     finally:

@@ -22,6 +22,7 @@ One signal per phase runs by default (a representative subset); the others are m
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -82,7 +83,7 @@ def test_signal_during_up(host, sig: signal.Signals) -> None:
     _wait_apiserver_started(host, "sig", up)
     host.remember_ports("sig")
     code = _ended(up, sig)
-    assert code == (-9 if sig is signal.SIGKILL else 130), host.log("up.log")
+    assert code == (-9 if sig is signal.SIGKILL else 128 + sig), host.log("up.log")
     assert host.wait_clean() == {}, host.log("up.log")
 
 
@@ -135,7 +136,7 @@ def test_signal_to_qualify_during_conformance(host, sig: signal.Signals | str) -
     else:
         code = _ended(qualify, sig)
     killed = sig in (signal.SIGKILL, GROUP_KILL)
-    assert code == (-9 if killed else 130), host.log("qualify.log")[-3000:]
+    assert code == (-9 if killed else 128 + int(sig)), host.log("qualify.log")[-3000:]
     assert host.wait_clean(timeout_s=300) == {}, host.log("qualify.log")[-3000:]
     assert not reports.exists() or any(p.is_file() for p in reports.rglob("*")), \
         "an empty report directory is removed"
@@ -223,3 +224,75 @@ def test_the_next_command_reaps_when_the_keeper_died_too(host) -> None:
     assert host.beds() == ["next"]
     assert host.cli("down", "--name", "next").returncode == 0
     assert host.wait_clean() == {}
+
+
+# -- a signal while a fault is active: the verdict, and the revert after SIGKILL ----------
+
+FAULTED = "zone-outage"
+_EXPERIMENT_ONLY = ["-k", "test_experiment and not catches"]
+
+
+def _wait_zone_down(host, proc, log: str) -> str:
+    """The private bed the experiment faults, once one of its processes is stopped (the
+    zone's kwok: its nodes go NotReady)."""
+    def down() -> tuple[bool, str]:
+        assert proc.poll() is None, host.log(log)[-3000:]
+        for bed in host.beds():
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                if _stopped(host, bed):
+                    return True, bed
+        return False, ""
+
+    return waiting.wait_for(down, what=f"{FAULTED}'s fault active", timeout_s=900, interval_s=0.2)
+
+
+def test_a_signal_during_a_fault_makes_the_qualification_interrupted(host) -> None:
+    """SIGTERM to qualify's process group while zone-outage has zone a down: exit 143, the
+    summary INTERRUPTED (never PASS), the experiment's test 'interrupted' with its SLOs
+    NOT_RUN, no traceback, nothing left behind."""
+    reports = host.state.parent / "reports"
+    qualify = host.start([*CLI, "qualify", "--name", "sigf", "--no-html", "--reports",
+                          str(reports), "--only", FAULTED, "-n", "1", "--", *_EXPERIMENT_ONLY],
+                         "qualify.log", cwd=ROOT, own_group=True)
+    _wait_zone_down(host, qualify, "qualify.log")
+    os.killpg(qualify.pid, signal.SIGTERM)
+    code = int(qualify.wait(timeout=600))
+    output = host.log("qualify.log")
+    assert code == 143, output[-3000:]
+    assert "Traceback" not in output, output[-6000:]
+    assert "qualification INTERRUPTED (exit 143)" in output, output[-3000:]
+    summary = state.read_json(next(reports.glob("*/summary.json")))
+    assert summary["verdict"] == "INTERRUPTED", summary
+    (test,) = [t for t in summary["tests"] if t["test"].endswith(f"test_experiment[{FAULTED}]")]
+    assert test["outcome"] == "interrupted", summary["tests"]
+    # judged NOT_RUN by the control; none at all if the worker was ended before it reported
+    slos = [s for s in summary["slos"] if s["test"] == test["test"]]
+    assert all(s["status"] == "NOT_RUN" and not s["pass"] for s in slos), slos
+    assert host.wait_clean(timeout_s=300) == {}, output[-3000:]
+
+
+#: How long a killed run's fault may outlast it: its keeper reverts it (here: deletes the
+#: private bed it faulted) at once; the bound is generous for a loaded machine.
+REVERT_BOUND_S = 60.0
+
+
+def test_sigkill_of_the_group_during_a_fault_is_reverted_within_seconds(host) -> None:
+    """SIGKILL of pytest's whole process group while zone-outage has zone a down: the run's
+    keeper deletes the faulted bed first (the fault with it) — not after waiting on the
+    experiment's namespaces, whose pods on the downed zone never finish terminating — and
+    ``zoneproof list`` then shows the run as killed, with what was undone."""
+    argv = [sys.executable, "-m", "pytest", "chaos/test_experiments.py", "-p",
+            "no:cacheprovider", "-n", "1", f"--zp-experiments={FAULTED}", *_EXPERIMENT_ONLY]
+    run = host.start(argv, "pytest.log", cwd=ROOT, own_group=True)
+    bed = _wait_zone_down(host, run, "pytest.log")
+    os.killpg(run.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    run.wait(timeout=60)
+    waiting.wait_for(lambda: (bed not in host.beds(), host.beds()),
+                     what=f"the keeper to delete the faulted bed {bed}",
+                     timeout_s=REVERT_BOUND_S, interval_s=0.1)
+    print(f"fault reverted (bed {bed} deleted) {time.monotonic() - killed:.1f} s after SIGKILL")
+    assert host.wait_clean(timeout_s=300) == {}, host.log("pytest.log")[-3000:]
+    listing = host.cli("list").stdout
+    assert "KILLED RUN" in listing and f"bed local/{bed}" in listing, listing
+    assert "killed" in listing, listing

@@ -1,8 +1,9 @@
 """Fixtures shared by unit tests: vendor signing keys (Ed25519 and ECDSA PEM pairs) for the
-certification bundle tests."""
+certification bundle tests; vendor programs on PATH and a CA bundle for component sources."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+
+from zoneproof._util import certs
 
 
 @dataclass(frozen=True)
@@ -68,3 +71,28 @@ def make_keys(tmp_path: Path) -> KeyMaker:
         return _write_pair(_make_key(kind), tmp_path / "made", f"{kind}-{next(made)}", encryption)
 
     return make
+
+
+#: Programs vendor command templates in unit tests start (components are refused up front
+#: when their program is missing).
+VENDOR_PROGRAMS = ("my-webhook", "my-controller", "hook", "ctl", "c", "w")
+
+
+@pytest.fixture
+def vendor_programs(tmp_path_factory: pytest.TempPathFactory,
+                    monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``VENDOR_PROGRAMS`` as executables on PATH (they only exit); their directory."""
+    directory = tmp_path_factory.mktemp("vendor-bin")
+    for name in VENDOR_PROGRAMS:
+        (directory / name).write_text("#!/bin/sh\nexit 0\n")
+        (directory / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{directory}:{os.environ.get('PATH', '')}")
+    return directory
+
+
+@pytest.fixture
+def ca_bundle(tmp_path: Path) -> Path:
+    """``ca.pem``: a PEM CA certificate (what a webhook URL's ``ca_bundle`` must be)."""
+    path = tmp_path / "ca.pem"
+    path.write_bytes(certs.make_ca("test-ca").cert_pem)
+    return path

@@ -228,6 +228,7 @@ def test_a_session_is_a_run_that_sigterm_ends_cleanly(pytester: pytest.Pytester,
     assert not runs.directory(flag.read_text()).exists()
 
 
+@pytest.mark.usefixtures("vendor_programs")  # ctl on PATH
 def test_broken_twins_run_only_where_the_controller_has_the_variant(pytester: pytest.Pytester
                                                                      ) -> None:
     """chaos/conftest.py skips a twin at collection (no bed made) when the controller under

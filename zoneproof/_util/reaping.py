@@ -8,7 +8,8 @@ what a dead run or a deleted bed left cannot hit anything else. A process is nam
 ``ProcessId`` (pid + kernel start time), so a reused pid is never taken for it.
 
 ``interrupt_on_terminate`` makes SIGTERM and SIGHUP take Ctrl-C's path (KeyboardInterrupt:
-every ``finally`` and teardown runs); ``run_child`` runs a child command whose interruption
+every ``finally`` and teardown runs) and remembers which signal came
+(``interrupted_by``); ``run_child`` runs a child command whose interruption
 is passed on to it, so the child cleans up too.
 """
 
@@ -32,6 +33,7 @@ __all__ = [
     "RUN_ENV",
     "ProcessId",
     "interrupt_on_terminate",
+    "interrupted_by",
     "run_child",
     "stat_of",
     "terminate",
@@ -142,16 +144,38 @@ def terminate(processes: Iterable[ProcessId], *, grace_s: float = 10.0) -> list[
     return targets
 
 
+class _Received:
+    signal: signal.Signals | None = None
+
+
+_received = _Received()
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+    if _received.signal is not None:
+        # the interruption is under way (a group signal, then the parent passing it on): a
+        # second KeyboardInterrupt would break off its cleanup, and print a traceback
+        log.info("signal %s while the interruption by %s is handled: noted",
+                 signal.Signals(signum).name, _received.signal.name)
+        return
+    _received.signal = signal.Signals(signum)  # the first one says why the run ended
+    raise KeyboardInterrupt(f"signal {_received.signal.name}")
+
+
+def interrupted_by() -> signal.Signals | None:
+    """The first signal that interrupted this process (SIGINT, SIGTERM or SIGHUP, once
+    ``interrupt_on_terminate`` handles them), None if none did."""
+    return _received.signal
 
 
 def interrupt_on_terminate() -> None:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, as Ctrl-C does (a
-    no-op off the main thread)."""
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, as Ctrl-C
+    does, and are remembered (``interrupted_by``); only the first: the cleanup it starts is
+    not broken off by another (SIGKILL still ends the process, and its keeper cleans up).
+    A no-op off the main thread."""
     if threading.current_thread() is not threading.main_thread():
         return
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupt)
 
 

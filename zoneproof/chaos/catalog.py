@@ -1,7 +1,7 @@
 """The chaos experiments of a checkout (``chaos/*.yaml``) and which apply to a run.
 
 Two tags narrow them: an experiment tagged ``in-cluster`` takes down the components' own
-pods, so it applies only when both components under test run in the cluster; one tagged
+pods, so it applies only when every component under test runs in the cluster; one tagged
 ``zones`` takes a zone down as a whole failure domain (its control plane, its links), so it
 applies only where the run's backend makes beds whose zones are such domains
 (``Traits.zoned_options``), and runs on one. Any other experiment applies to every run; one
@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from zoneproof.components.harness.component import IN_CLUSTER, Components
+from zoneproof.components.harness.source import Where
 
 __all__ = ["IN_CLUSTER_TAG", "ZONES_TAG", "applicable", "in_cluster_only", "names",
            "not_applicable", "zoned_only"]
@@ -47,19 +48,19 @@ def zoned_only(directory: Path) -> set[str]:
 
 def not_applicable(directory: Path, components: Components, *, zones: bool = True
                    ) -> dict[str, str]:
-    """Experiment → why it does not apply to ``components`` (none when both run in-cluster)
+    """Experiment → why it does not apply to ``components`` (none when all run in-cluster)
     on a run whose backend makes beds with failure-domain zones (``zones``) or not."""
     excluded = {} if zones else {
         name: "takes a zone down as a whole failure domain (its etcd member and control-plane "
               "replicas, its links): only on a backend that makes beds whose zones are such "
               "domains (the local backend's zoned layout, as root)"
         for name in sorted(zoned_only(directory))}
-    if all(c.mode == IN_CLUSTER for c in (components.webhook, components.controller)):
+    if all(c.where is Where.IN_CLUSTER for c in components):
         return excluded
+    ran = ", ".join(f"the {c.kind} {c.where}" for c in components)
     return {**excluded, **{
-        name: f"takes down the components' own pods: only for components that both run "
-              f"{IN_CLUSTER} (these run {components.webhook.mode} and "
-              f"{components.controller.mode})"
+        name: f"takes down the components' own pods: only for components that all run "
+              f"{IN_CLUSTER} (these run: {ran})"
         for name in sorted(in_cluster_only(directory))}}
 
 

@@ -1,45 +1,38 @@
-"""The zoneproof chaostoolkit control: record the run, bound its faults, judge its SLOs.
-
-Declare it in an experiment::
+"""The zoneproof chaostoolkit control: every experiment declares it; its activities act on
+the run it opens::
 
     controls:
       - name: zoneproof
         provider: {type: python, module: zoneproof.chaos.control}
 
-Before the experiment it checks every ``inject_fault`` activity against the fault
-registry (an unknown fault or parameter interrupts the run before anything is touched)
-and that the cluster can take every fault the experiment holds (``guard.check``: a
-refused experiment stops before its first action, status "interrupted", exit 1), opens
-a run (cluster, Timeline, Injector) and starts the recorders (node readiness, cordons and
-kubelet heartbeats, the run's workload pods, the controller Lease and its renewals, API
-server, etcd and control-plane process health). Before each fault action it logs the
-blast radius. After the experiment (after the rollbacks, also on failure or Ctrl-C) it
-reverts every fault still active, stops what the run started (the register traffic saves
-its history), has ``report.artefacts`` save the timeline, fault records and plots, checks
-the history with porcupine, checks that every fault took effect within the bounds the
-bed's timings give, computes the SLOs named by ``configuration.zoneproof_slos`` from the
-run's ``slo.Evidence`` and stores all of it in ``journal["zoneproof"]``.
+Before the experiment: open the run (``session.open_run``: its faults built and checked, a
+refused experiment stops before its first action) and start the recorders. Before each
+fault action: log its blast radius. After the experiment, however it went: close the run
+(faults reverted, what it started stopped), save the artefacts, check the history, the
+faults' effects and the SLOs, judge the run once (``slo.judge``; a signal that
+interrupted it is recorded and makes it INTERRUPTED) and store all of it in
+``journal["zoneproof"]``.
 """
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from chaoslib.exceptions import InterruptExecution
 
 from zoneproof import cluster as clusters
 from zoneproof import errors
-from zoneproof.chaos import actions, guard, session
-from zoneproof.chaos.settings import Settings
+from zoneproof._util import reaping
+from zoneproof.chaos import experiment, guard, session
 from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness import controller
 from zoneproof.faults.effects import StatedTimings
 from zoneproof.measure import (
+    CONTROL_PLANE_LEASES,
     ControlPlaneLeaseRecorder,
     HealthRecorder,
     LeaseRecorder,
@@ -54,38 +47,28 @@ from zoneproof.report import artefacts
 from zoneproof.report.journal import JOURNAL_KEY
 from zoneproof.slo import (
     Evidence,
+    Slo,
     SloResult,
     SloStatus,
-    effects,
+    effect_checks,
     figures,
     judge,
     linearizability,
 )
 
 __all__ = ["after_experiment_control", "before_activity_control", "before_experiment_control",
-           "check_faults", "stated_timings"]
+           "check_faults", "cleanup_control", "stated_timings"]
 
 log = logging.getLogger("chaostoolkit")
 
 
 def check_faults(experiment: Mapping[str, Any]) -> None:
     """ConfigError naming every ``inject_fault`` activity whose fault is not registered or
-    whose parameters its kind does not take (chaoslib checks only the action's own)."""
-    problems = []
-    for name, provider in guard.actions_of(experiment):
-        try:
-            actions.planned_fault(provider.get("func", ""), provider.get("arguments") or {})
-        except errors.ConfigError as exc:
-            problems.append(f"activity {name!r}: {exc}")
-    if problems:
-        raise errors.ConfigError("; ".join(problems))
+    whose parameters its kind does not take (``guard.FaultPlan.of``)."""
+    guard.FaultPlan.of(experiment)
 
 
-#: kube-system Leases of the control plane's leader-elected components.
-CONTROL_PLANE_LEASES = ("kube-controller-manager", "kube-scheduler")
-
-
-def _zone_recorders(run: session.Run) -> list[Recorder]:
+def _zone_recorders(run: experiment.ExperimentRun) -> list[Recorder]:
     """On a cluster whose zones are failure domains: kcm's and the scheduler's Lease holders
     and the round trips between zones."""
     if Capability.ZONES not in run.cluster.capabilities:
@@ -97,15 +80,15 @@ def _zone_recorders(run: session.Run) -> list[Recorder]:
 def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
-    """Check the faults and the experiment's needs, open the run and start recording."""
-    guard.begin(log.info)
+    """Open the run (the experiment's faults and needs checked) and start recording."""
+    # chaoslib's own SIGTERM handler would end the run without saying which signal came:
+    # ours (until chaoslib puts its caller's back) remember it for the verdict
+    reaping.interrupt_on_terminate()
     try:
-        check_faults(context)
-        guard.check(context, session.find_cluster(Settings.from_configuration(configuration)))
+        run = session.open_run(context, configuration, log.info)
     except errors.ZoneproofError as exc:
         raise InterruptExecution(f"zoneproof: {exc}") from exc
-    run = session.open_run(configuration)
-    s = run.settings
+    s = run.config
     recorders: list[Recorder] = [
         NodeReadyRecorder(run.api), NodeHeartbeatRecorder(run.api),
         PodRecorder(run.api, run.namespace, s.selector),
@@ -123,14 +106,13 @@ def before_activity_control(context: Mapping[str, Any],
                             **kwargs: Any) -> None:
     """Log the blast radius of a fault action before it runs."""
     provider = context.get("provider") or {}
-    if provider.get("module") != guard.ACTIONS_MODULE:
+    if provider.get("module") != guard.ACTIONS_MODULE or provider.get("func") != guard.INJECT:
         return
-    run = session.current(configuration)
+    arguments = provider.get("arguments") or {}
     try:
-        fault = actions.planned_fault(provider.get("func", ""), provider.get("arguments") or {})
-        if fault is None:
-            return
-        targets = run.injector.check(fault, actions.fault_context(run))
+        run = session.current()
+        fault = run.plan.fault(str(arguments.get("fault", "")), arguments.get("parameters"))
+        targets = run.injector.check(fault, run.fault_context())
     except errors.ZoneproofError as exc:
         log.warning("zoneproof: %s: cannot resolve its blast radius: %s", context.get("name"), exc)
         return
@@ -139,7 +121,7 @@ def before_activity_control(context: Mapping[str, Any],
              ", ".join(targets))
 
 
-def _check_history(run: session.Run) -> tuple[linearizability.CheckReport | None, str]:
+def _check_history(run: experiment.ExperimentRun) -> tuple[linearizability.CheckReport | None, str]:
     """porcupine's verdict on the run's register history (None: no history, or the check
     could not run: the reason)."""
     if run.history is None:
@@ -151,7 +133,7 @@ def _check_history(run: session.Run) -> tuple[linearizability.CheckReport | None
         return None, f"the history check failed: {exc}"
 
 
-def _evidence(run: session.Run, check: linearizability.CheckReport | None) -> Evidence:
+def _evidence(run: experiment.ExperimentRun, check: linearizability.CheckReport | None) -> Evidence:
     """What the closed run leaves to be judged by (audited deletes read now)."""
     audit = run.cluster.audit_log()
     deletions = None
@@ -160,14 +142,14 @@ def _evidence(run: session.Run, check: linearizability.CheckReport | None) -> Ev
         deletions = tuple(d for d in pod_deletions(audit, users_prefix=run.replica_prefix)
                           if d.namespace == run.namespace and d.at >= since)
     return Evidence(run.timeline, tuple(run.injector.records), run.namespace,
-                    lease=run.settings.lease, deletions=deletions,
+                    lease=run.config.lease, deletions=deletions,
                     replica_prefix=run.replica_prefix, history=run.history, history_check=check)
 
 
-def stated_timings(run: session.Run) -> StatedTimings:
+def stated_timings(run: experiment.ExperimentRun) -> StatedTimings:
     """The timings that bound the run's effects: the bed's (assumed upstream's for a
     cluster zoneproof did not make) and the HA controller's Lease timings."""
-    made = clusters.backend_type(run.settings.backend).traits.makes_clusters
+    made = clusters.backend_type(run.config.backend).traits.makes_clusters
     source = (f"{run.cluster.backend} cluster {run.cluster.name}'s spec" if made else
               "upstream defaults (a cluster zoneproof did not make states none), with the "
               "node-lease duration its node Leases state when node faults are allowed")
@@ -176,24 +158,25 @@ def stated_timings(run: session.Run) -> StatedTimings:
                             source=source)
 
 
-def _evaluate(run: session.Run, evidence: Evidence) -> list[SloResult]:
-    results = []
-    for name in run.settings.slos:
+def _evaluate(run: experiment.ExperimentRun, evidence: Evidence) -> tuple[list[SloResult], list[Slo]]:
+    """The result of each SLO the run names, and the SLOs judged (a name not in the SLO
+    file is INVALID)."""
+    received = reaping.interrupted_by()
+    results, judged = [], []
+    for name in run.config.slos:
+        if received is not None:  # figures of a run cut short judge nothing
+            results.append(SloResult(name, SloStatus.NOT_RUN, None, 0.0, "",
+                                     f"{received.name} interrupted the run before it could "
+                                     "be judged"))
+            continue
         try:
-            slo = run.settings.slo_set.get(name)
+            slo = run.config.slo_set.get(name)
         except errors.ConfigError as exc:
             results.append(SloResult(name, SloStatus.INVALID, None, 0.0, "", str(exc)))
             continue
+        judged.append(slo)
         results.append(figures.result(slo, evidence))
-    return results
-
-
-def _unfenced(slos: Sequence[str], evidence: Evidence) -> list[str]:
-    """Lines naming the deletes the Lease SLOs the run judges found outside a Lease."""
-    lines = figures.unfenced(evidence) if "concurrent-actors" in slos else []
-    if "lease-fenced-actions" in slos:
-        lines += [u for u in figures.unfenced(evidence, expiry=True) if u not in lines]
-    return lines
+    return results, judged
 
 
 def _history_record(evidence: Evidence, error: str) -> dict[str, Any] | None:
@@ -212,24 +195,35 @@ def after_experiment_control(context: Mapping[str, Any], state: dict[str, Any],
                              configuration: dict[str, Any] | None = None,
                              **kwargs: Any) -> None:
     """Close the run (revert, stop), save its artefacts, check its history, store the
-    effect checks and SLO results in the journal; then close the zoneproof run
-    ``guard.begin`` opened."""
-    try:
-        _close(context, state)
-    finally:
-        for problem in guard.end(log.info):
-            log.error("zoneproof: %s", problem)
-
-
-def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
+    effect checks and SLO results in the journal; then end the zoneproof run it opened."""
     run = session.close_run()
     if run is None:
         return
+    try:
+        _record(run, context, state)
+    finally:
+        _end(run)
+
+
+def cleanup_control() -> None:
+    """chaoslib's last call, however the experiment ended: close a run still open."""
+    run = session.close_run()
+    if run is not None:
+        log.warning("zoneproof: the chaos run was closed at cleanup (faults reverted)")
+        _end(run)
+
+
+def _end(run: experiment.ExperimentRun) -> None:
+    for problem in run.end(log.info):
+        log.error("zoneproof: %s", problem)
+
+
+def _record(run: experiment.ExperimentRun, context: Mapping[str, Any], state: dict[str, Any]) -> None:
     check, error = _check_history(run)
     evidence = _evidence(run, check)
     timings = stated_timings(run)
-    checks = effects.check(evidence.faults, evidence.timeline.events, timings)
-    results = _evaluate(run, evidence)
+    checks = effect_checks.check(evidence.faults, evidence.timeline.events, timings)
+    results, judged = _evaluate(run, evidence)
     saved = artefacts.save_run(run.workdir, run.timeline, run.injector.records,
                                title=str(context.get("title", "")), slos=results)
     for effect in checks:
@@ -239,7 +233,7 @@ def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
         log.info("zoneproof: SLO %s %s: %s", result.name, result.status, result.message)
     for problem in run.problems:
         log.error("zoneproof: %s", problem)
-    rogue = _unfenced(run.settings.slos, evidence)
+    rogue = figures.offenders(judged, evidence)
     for line in rogue:
         log.error("zoneproof: unfenced delete: %s", line)
     state[JOURNAL_KEY] = {
@@ -254,18 +248,8 @@ def _close(context: Mapping[str, Any], state: dict[str, Any]) -> None:
         "problems": list(run.problems),
         "unfenced_deletes": rogue,
         "slos": [r.to_dict() for r in results],
+        "interrupted_by": received.name if (received := reaping.interrupted_by()) else None,
     }
     verdict = judge(state, results, checks)
-    state[JOURNAL_KEY]["verdict"] = verdict.summary()
+    state[JOURNAL_KEY]["verdict"] = verdict.to_dict()
     log.info("zoneproof: verdict %s", verdict.summary())
-
-
-def _close_on_exit() -> None:
-    run = session.close_run()
-    if run is not None:
-        log.warning("zoneproof: the chaos run was closed at exit (faults reverted)")
-    for problem in guard.end(log.info):
-        log.error("zoneproof: %s", problem)
-
-
-atexit.register(_close_on_exit)

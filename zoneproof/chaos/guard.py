@@ -1,29 +1,30 @@
-"""Before an experiment touches anything: its run, and everything it needs checked up front.
+"""Before an experiment touches anything: the faults it injects, and whether the cluster
+can and may take them.
 
-``chaos run`` is a zoneproof run of its own (``zoneproof.runs``: a killed run is
-cleaned up by its keeper) unless the process already belongs to one (pytest runs
-experiments in-process); SIGTERM interrupts it like Ctrl-C. ``needs`` reads the whole
-experiment — every fault action in its method and rollbacks — so that a cluster that
-cannot or must not take one of them (a user's cluster without
-``zoneproof_allow_destructive``, a backend without kubelets to stop) is refused before the
-first action deploys anything. Each ``inject_fault`` activity names a registered fault kind
-(``faults.registry``), whose ``requires`` says what it needs.
+``FaultPlan.of`` builds the fault of every ``inject_fault`` activity in the method and the
+rollbacks once (``faults.registry.build``: an unknown fault or parameter is refused before
+the run starts); ``check`` refuses a cluster that cannot or must not take one of them (a
+user's cluster without ``zoneproof_allow_destructive``, a backend without kubelets to stop)
+before the first action deploys anything.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from zoneproof import errors, runs
-from zoneproof._util import reaping
-from zoneproof.chaos import actions
+from zoneproof import errors
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Capability, Cluster, Progress
+from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.faults import Fault, registry
 
-__all__ = ["ACTIONS_MODULE", "actions_of", "begin", "check", "end", "needs"]
+__all__ = ["ACTIONS_MODULE", "INJECT", "FaultPlan", "actions_of", "check", "needs"]
 
 ACTIONS_MODULE = "zoneproof.chaos.actions"
+#: The one activity that injects faults.
+INJECT = "inject_fault"
 
 
 def actions_of(experiment: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -35,26 +36,57 @@ def actions_of(experiment: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str
                 yield str(activity.get("name", provider.get("func", ""))), provider
 
 
-def needs(experiment: Mapping[str, Any]) -> dict[str, frozenset[Capability]]:
+def _key(fault: str, parameters: Mapping[str, Any] | None) -> str:
+    return json.dumps([fault, dict(parameters or {})], sort_keys=True, default=str)
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    """Activity name → the fault it injects, each built once from its arguments."""
+
+    faults: Mapping[str, Fault]
+    by_arguments: Mapping[str, Fault] = field(default_factory=dict)
+    """The same faults by their ``inject_fault`` arguments."""
+
+    @classmethod
+    def of(cls, experiment: Mapping[str, Any]) -> FaultPlan:
+        """The faults of ``experiment``'s ``inject_fault`` activities; ConfigError naming
+        every activity whose fault is not registered or whose parameters its kind does not
+        take (chaoslib checks only the action's own)."""
+        faults, built, problems = {}, {}, []
+        for name, provider in actions_of(experiment):
+            if provider.get("func") != INJECT:
+                continue
+            arguments = provider.get("arguments") or {}
+            fault, parameters = str(arguments.get("fault", "")), arguments.get("parameters")
+            try:
+                faults[name] = built[_key(fault, parameters)] = registry.build(fault, parameters)
+            except errors.ConfigError as exc:
+                problems.append(f"activity {name!r}: {exc}")
+        if problems:
+            raise errors.ConfigError("; ".join(problems))
+        return cls(faults, built)
+
+    def fault(self, fault: str, parameters: Mapping[str, Any] | None) -> Fault:
+        """The fault ``inject_fault(fault, parameters)`` injects: the planned one, else one
+        built now (arguments chaostoolkit substituted at run time)."""
+        planned = self.by_arguments.get(_key(fault, parameters))
+        return planned if planned is not None else registry.build(fault, parameters)
+
+
+def needs(plan: FaultPlan) -> dict[str, frozenset[Capability]]:
     """Fault activity name → what it needs of the cluster (every fault disrupts it:
-    DESTRUCTIVE, plus its kind's ``requires``). ConfigError for an unknown fault."""
-    found = {}
-    for name, provider in actions_of(experiment):
-        fault = actions.planned_fault(str(provider.get("func", "")),
-                                      provider.get("arguments") or {})
-        if fault is not None:
-            found[name] = fault.requires | {Capability.DESTRUCTIVE}
-    return found
+    DESTRUCTIVE, plus its kind's ``requires``)."""
+    return {name: fault.requires | {Capability.DESTRUCTIVE} for name, fault in plan.faults.items()}
 
 
-def check(experiment: Mapping[str, Any], cluster: Cluster) -> None:
+def check(plan: FaultPlan, cluster: Cluster, title: str) -> None:
     """FaultError (naming the activities, what is missing and who has it) unless ``cluster``
-    can take every fault of ``experiment``."""
-    wanted = needs(experiment)
+    can take every fault of experiment ``title``."""
+    wanted = needs(plan)
     if not wanted:
         return
     everything = frozenset().union(*wanted.values())
-    title = experiment.get("title", "the experiment")
     try:
         facets.require(cluster, everything,
                        what=f"experiment {title!r} (fault actions: {', '.join(wanted)}), "
@@ -63,31 +95,3 @@ def check(experiment: Mapping[str, Any], cluster: Cluster) -> None:
         hint = (" (in an experiment: configuration zoneproof_allow_destructive: true)"
                 if Capability.DESTRUCTIVE in everything - cluster.capabilities else "")
         raise errors.FaultError(f"{exc}{hint}") from None
-
-
-class _Opened:
-    run: runs.Run | None = None
-
-
-_opened = _Opened()
-
-
-def begin(progress: Progress) -> None:
-    """SIGTERM takes Ctrl-C's path from here on (chaoslib's own handler raises inside the
-    running activity, which then merely fails: the experiment went on and ended
-    "completed"); open a run for this chaos run unless the process already belongs to one
-    (after reaping what dead runs left)."""
-    reaping.interrupt_on_terminate()
-    if runs.current() is not None:
-        return
-    for problem in runs.reap_dead(progress):
-        progress(f"warning: {problem}")
-    _opened.run = runs.open_run("chaos")
-
-
-def end(progress: Progress) -> list[str]:
-    """Close the run ``begin`` opened (undoing what is still held); the problems met."""
-    if _opened.run is None:
-        return []
-    _opened.run = None
-    return runs.close(progress)

@@ -4,7 +4,6 @@ No ``from __future__ import annotations`` here: chaostoolkit discovery reads rea
 """
 
 
-from typing import Any
 
 import urllib3
 from kubernetes import client
@@ -26,12 +25,9 @@ __all__ = [
     "write_succeeds",
 ]
 
-Configuration = dict[str, Any] | None
-
-
-def nodes_ready(zone: str = "", configuration: Configuration = None) -> bool:
+def nodes_ready(zone: str = "") -> bool:
     """True if every node (of ``zone`` when given) is Ready."""
-    cluster = session.current(configuration).cluster
+    cluster = session.current().cluster
     by_zone = cluster.nodes_by_zone()
     if zone and zone not in by_zone:
         raise errors.ConfigError(f"unknown zone {zone!r}: the cluster has {sorted(by_zone)}")
@@ -40,23 +36,23 @@ def nodes_ready(zone: str = "", configuration: Configuration = None) -> bool:
     return bool(wanted) and all(ready.get(n, False) for n in wanted)
 
 
-def apiserver_ready(configuration: Configuration = None) -> bool:
+def apiserver_ready() -> bool:
     """True if kube-apiserver's /readyz answers 200."""
-    return session.current(configuration).cluster.apiserver_ready()
+    return session.current().cluster.apiserver_ready()
 
 
-def etcd_healthy(configuration: Configuration = None) -> bool:
+def etcd_healthy() -> bool:
     """True if every etcd member reports health (True where etcd is not reachable: existing)."""
-    cluster = session.current(configuration).cluster
+    cluster = session.current().cluster
     if Capability.ETCD_MEMBERS not in cluster.capabilities:
         return True
     etcd = facets.facet(cluster, Capability.ETCD_MEMBERS)
     return all(etcd.etcd_member_healthy(m) for m in etcd.etcd_members())
 
 
-def write_succeeds(timeout_s: float = 3.0, configuration: Configuration = None) -> bool:
+def write_succeeds(timeout_s: float = 3.0) -> bool:
     """True if the API server acknowledges a write (a dry-run ConfigMap) within ``timeout_s``."""
-    run = session.current(configuration)
+    run = session.current()
     core = client.CoreV1Api(kube.api_client(run.cluster.kubeconfig, retries=0))
     try:
         core.create_namespaced_config_map("default", {"metadata": {"generateName": "zp-probe-"}},
@@ -66,17 +62,17 @@ def write_succeeds(timeout_s: float = 3.0, configuration: Configuration = None) 
     return True
 
 
-def workloads_running(replicas: int = 3, configuration: Configuration = None) -> bool:
+def workloads_running(replicas: int = 3) -> bool:
     """True if each workload has ``replicas`` Running pods and none is terminating
     (chaostoolkit-kubernetes' phase check, without its count-terminating-as-Running flaw)."""
-    run = session.current(configuration)
+    run = session.current()
     core = client.CoreV1Api(run.api)
     return all(k8s.pods_running(run.cluster.kubeconfig, core, namespace=run.namespace,
                                 label_selector=f"workload={w}", min_count=replicas)
                for w in workloads.WORKLOADS)
 
 
-def controller_leader(configuration: Configuration = None) -> str:
+def controller_leader() -> str:
     """The controller Lease's holder ('' when free or absent)."""
-    run = session.current(configuration)
-    return controllers.lease_holder(run.api, run.settings.lease_namespace, run.settings.lease_name)
+    run = session.current()
+    return controllers.lease_holder(run.api, run.config.lease_namespace, run.config.lease_name)

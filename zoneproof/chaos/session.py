@@ -1,9 +1,11 @@
-"""Per-process state of chaostoolkit runs: the cluster, one Injector + Timeline per run.
+"""The experiment run this process is in, between chaostoolkit's calls of the activities.
 
-``chaos run`` calls activities as plain functions in one process, so a run's state lives
-here between calls: the control opens a run before the experiment and closes it after
-(reverting every active fault and stopping every registered extra, also on failure or
-Ctrl-C); an activity used without the control opens one lazily.
+chaostoolkit calls activities as plain functions, so the run the control opens before the
+experiment (``open_run``) is this module's ``current`` until the control closes it after
+(``close_run``: every fault reverted and everything the activities started stopped, also on
+failure or Ctrl-C). An ``ExperimentRun`` belongs to a zoneproof run (``zoneproof.runs``):
+the process's own (pytest runs experiments in-process) or one it opens (``chaos run``),
+which ``ExperimentRun.end`` closes.
 """
 
 from __future__ import annotations
@@ -11,120 +13,58 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import threading
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
-
-from kubernetes import client
+from typing import Any
 
 from zoneproof import cluster as clusters
 from zoneproof import errors, runs
-from zoneproof._util import kube
-from zoneproof.chaos import k8s
-from zoneproof.chaos.settings import Settings
+from zoneproof._util import kube, reaping
+from zoneproof._util.progress import Progress
+from zoneproof.chaos import guard, k8s
+from zoneproof.chaos.configuration import ExperimentConfig
+from zoneproof.chaos.experiment import ExperimentRun
 from zoneproof.cluster.interface import Cluster
-from zoneproof.components.harness.controller import REPLICA_PREFIX
-from zoneproof.faults import Fault, FaultContext, FaultRecord, Injector
-from zoneproof.measure import History, Recorder, Timeline
+from zoneproof.faults import Fault
 from zoneproof.runs import identity, sweep
 
-__all__ = ["Extra", "Run", "close_run", "current", "find_cluster", "open_run"]
+__all__ = ["close_run", "current", "open_run", "planned_fault"]
 
 log = logging.getLogger(__name__)
 
 
-class Extra(Protocol):
-    """Something an activity started that must end with the run (controller, writer...)."""
-
-    def stop(self) -> None:
-        """Stop it; idempotent."""
+class _Open:
+    run: ExperimentRun | None = None
 
 
-@dataclass
-class Run:
-    """One experiment run: its cluster, timeline, injector and what its activities started."""
-
-    settings: Settings
-    cluster: Cluster
-    timeline: Timeline
-    injector: Injector
-    workdir: Path
-    api: client.ApiClient
-    namespace: str
-    """This run's workload namespace: ``<zoneproof_namespace>-<run id>``."""
-    recorders: list[Recorder] = field(default_factory=list)
-    extras: dict[str, Extra] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    """What failed while closing the run (a revert, a stop): the verdict must fail."""
-    identity: dict[str, Any] = field(default_factory=dict)
-    """The cluster as reports name it (``runs.identity``)."""
-    history: History | None = None
-    """The register history of the run's traffic, once stopped (None: it ran none)."""
-    replica_prefix: str = REPLICA_PREFIX
-    """What the controller replicas' identities (and audited users) start with: the host
-    replicas' prefix, or the in-cluster Deployment's pod-name prefix once deployed."""
-
-    def start_fault(self, fault: Fault, max_duration_s: float,
-                    context: FaultContext | None = None) -> tuple[str, ...]:
-        """Inject ``fault`` acting on ``context`` (reverted at the latest when the run
-        closes); its targets."""
-        key = self.injector.start(fault, max_duration_s=max_duration_s, context=context)
-        return self.injector.record(key).targets
-
-    def stop_faults(self, kind: str = "") -> list[FaultRecord]:
-        """Revert the active faults of ``kind`` (all when empty); their records."""
-        return self.injector.revert_all(kind)
-
-    def extra(self, key: str) -> Any:
-        """The extra registered as ``key``; FaultError says which action registers it."""
-        try:
-            return self.extras[key]
-        except KeyError:
-            raise errors.FaultError(f"nothing registered as {key!r} in this run: call its "
-                                    f"deploy/start action first") from None
+#: The open run (chaostoolkit's activities reach it only here).
+_open = _Open()
 
 
-class _State:
-    run: Run | None = None
-
-
-_lock = threading.RLock()
-_state = _State()
-_clusters: dict[tuple[str, str], Cluster] = {}
-
-
-def _one_kubeconfig(settings: Settings) -> Path | None:
+def _one_kubeconfig(config: ExperimentConfig) -> Path | None:
     """The kubeconfig as one file: a list (``a:b``, also from $KUBECONFIG) is flattened."""
-    adopts = clusters.backend_type(settings.backend).traits.needs_kubeconfig
-    value = str(settings.kubeconfig or "") or (os.environ.get("KUBECONFIG", "") if adopts else "")
+    adopts = clusters.backend_type(config.backend).traits.needs_kubeconfig
+    value = str(config.kubeconfig or "") or (os.environ.get("KUBECONFIG", "") if adopts else "")
     if not value:
         return None
     return k8s.flatten_kubeconfig(value, runs.private_dir("kubeconfig"))
 
 
-def find_cluster(settings: Settings) -> Cluster:
-    """The running cluster named by ``settings`` (cached per process)."""
-    key = (settings.backend, settings.cluster)
-    with _lock:
-        if key not in _clusters:
-            backend = clusters.get_backend(settings.backend, kubeconfig=_one_kubeconfig(settings),
-                                           allow_destructive=settings.allow_destructive)
-            found = backend.get(settings.cluster)
-            if found is None:
-                raise errors.BackendError(
-                    f"no running {settings.backend} cluster {settings.cluster!r}: start it with "
-                    f"`zoneproof up --name {settings.cluster}` or set configuration "
-                    "zoneproof_cluster")
-            _clusters[key] = found
-        return _clusters[key]
+def _find_cluster(config: ExperimentConfig) -> Cluster:
+    """The running cluster named by ``config``."""
+    backend = clusters.get_backend(config.backend, kubeconfig=_one_kubeconfig(config),
+                                   allow_destructive=config.allow_destructive)
+    found = backend.get(config.cluster)
+    if found is None:
+        raise errors.BackendError(
+            f"no running {config.backend} cluster {config.cluster!r}: start it with "
+            f"`zoneproof up --name {config.cluster}` or set configuration zoneproof_cluster")
+    return found
 
 
-def _workdir(settings: Settings) -> Path:
-    if settings.workdir is not None:
-        base = settings.workdir
+def _workdir(config: ExperimentConfig) -> Path:
+    if config.workdir is not None:
+        base = config.workdir
     else:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         base = Path.cwd() / "zoneproof-chaos" / stamp
@@ -132,49 +72,68 @@ def _workdir(settings: Settings) -> Path:
     return base
 
 
-def open_run(configuration: dict[str, Any] | None) -> Run:
-    """Start a new run (closing a leftover one first)."""
-    settings = Settings.from_configuration(configuration)
-    with _lock:
-        close_run()
-        cluster = find_cluster(settings)
-        timeline = Timeline()
+def _open_zoneproof_run(progress: Progress) -> runs.Run | None:
+    """A zoneproof run for this chaos run (None: the process is in one already, e.g.
+    pytest's), after reaping what dead runs left. SIGTERM takes Ctrl-C's path from here on
+    (chaoslib's own handler raises inside the running activity, which then merely fails:
+    the experiment went on and ended "completed")."""
+    reaping.interrupt_on_terminate()
+    if runs.current() is not None:
+        return None
+    for problem in runs.reap_dead(progress):
+        progress(f"warning: {problem}")
+    return runs.open_run("chaos")
+
+
+def open_run(experiment: Mapping[str, Any], configuration: Mapping[str, Any] | None,
+             progress: Progress) -> ExperimentRun:
+    """Check ``experiment`` (its configuration, every fault it injects, that the cluster can
+    take them: ``guard``), then open its run (closing a leftover one first). ZoneproofError
+    before the experiment touches anything; nothing is left open then."""
+    config = ExperimentConfig.from_configuration(configuration)
+    plan = guard.FaultPlan.of(experiment)
+    if (leftover := close_run()) is not None:
+        leftover.end(progress)
+    opened = _open_zoneproof_run(progress)
+    try:
+        cluster = _find_cluster(config)
+        guard.check(plan, cluster, str(experiment.get("title", "the experiment")))
         sweep.track(cluster.kubeconfig)
         tested = identity.identify(cluster)
         identity.record(tested)
-        run = Run(settings, cluster, timeline, Injector(cluster, timeline),
-                  _workdir(settings), kube.api_client(cluster.kubeconfig),
-                  f"{settings.namespace}-{uuid.uuid4().hex[:6]}", identity=tested.to_dict())
-        _state.run = run
-        log.info("chaos run on cluster %s; artefacts in %s", cluster.name, run.workdir)
-        return run
+        run = ExperimentRun(config, cluster, kube.api_client(cluster.kubeconfig),
+                            _workdir(config), plan, opened=opened)
+    except BaseException:
+        if opened is not None:
+            for problem in runs.close(progress):
+                progress(f"warning: {problem}")
+        raise
+    run.identity = tested.to_dict()
+    _open.run = run
+    log.info("chaos run on cluster %s; artefacts in %s", cluster.name, run.workdir)
+    return run
 
 
-def current(configuration: dict[str, Any] | None) -> Run:
-    """The open run, or a new one for ``configuration``."""
-    with _lock:
-        return _state.run if _state.run is not None else open_run(configuration)
+def current() -> ExperimentRun:
+    """The open run; ConfigError if the experiment does not declare the zoneproof control."""
+    if _open.run is None:
+        raise errors.ConfigError(
+            "no zoneproof experiment run is open: declare the zoneproof control in the "
+            "experiment (controls: [{name: zoneproof, provider: {type: python, module: "
+            "zoneproof.chaos.control}}])")
+    return _open.run
 
 
-def close_run() -> Run | None:
-    """Revert every active fault, stop every extra and recorder; the closed run (or None).
+def planned_fault(fault: str, parameters: Mapping[str, Any] | None) -> Fault:
+    """The fault ``inject_fault`` injects for these arguments: the one the open run planned
+    (built when the experiment was checked), else built now (ConfigError names the fix)."""
+    plan = _open.run.plan if _open.run is not None else guard.FaultPlan({})
+    return plan.fault(fault, parameters)
 
-    Every step runs even if an earlier one fails; failures land in ``Run.problems``.
-    """
-    with _lock:
-        run, _state.run = _state.run, None
-    if run is None:
-        return None
-    steps: list[tuple[str, Callable[[], object]]] = [
-        ("revert faults", run.injector.revert_all),
-        *((f"stop {key}", extra.stop) for key, extra in reversed(run.extras.items())),
-        *((f"stop {type(r).__name__}", r.stop) for r in reversed(run.recorders))]
-    for step, undo in steps:
-        try:
-            undo()
-        except Exception as exc:  # kept in run.problems (fails the verdict): all steps run
-            log.error("closing the chaos run: %s failed: %s", step, exc)
-            run.problems.append(f"{step}: {type(exc).__name__}: {exc}")
-    run.extras.clear()
-    run.recorders.clear()
+
+def close_run() -> ExperimentRun | None:
+    """Close the open run (``ExperimentRun.close``); the closed run (None: none was open)."""
+    run, _open.run = _open.run, None
+    if run is not None:
+        run.close()
     return run

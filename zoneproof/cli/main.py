@@ -5,20 +5,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import math
 import sys
-from collections.abc import Iterator, Sequence
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from zoneproof import bench, binaries, cluster, errors, runs
-from zoneproof._util import reaping
+from zoneproof._util import reaping, userfiles
 from zoneproof.binaries import images, nodeimage
 from zoneproof.cluster import interface, registry
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
 from zoneproof.components import manifests
-from zoneproof.components.harness import component
+from zoneproof.components.harness import options as component_options
 from zoneproof.components.harness.component import Components
-from zoneproof.components.harness.registry import Kind
 from zoneproof.report import attestation
 from zoneproof.runs import ownership
 from zoneproof.slo.linearizability import CHECKER
@@ -45,6 +48,43 @@ def _cluster_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _path(text: str) -> Path:
+    """A path as given, resolved against the current directory now (the suite runs from the
+    checkout: a relative path would otherwise mean another place)."""
+    if not text or "\0" in text:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a path")
+    return Path(text).expanduser().resolve()
+
+
+def _whole(minimum: int, maximum: int = 1_000_000) -> Callable[[str], int]:
+    """A whole number in [minimum, maximum]."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number: give one from "
+                                             f"{minimum} to {maximum}") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{value} is out of range: give a whole number "
+                                             f"from {minimum} to {maximum}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """A finite number of seconds, > 0 and at most an hour."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r} seconds: give a finite number > 0 and "
+                                         "<= 3600")
+    return value
+
+
 def _add_target(parser: argparse.ArgumentParser) -> None:
     described = "; ".join(f"{name}: {cluster.backend_type(name).traits.summary}"
                           for name in cluster.backend_names())
@@ -55,7 +95,7 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
                         help="cluster name: 1-40 lowercase letters, digits or '-' (default: "
                              "zoneproof)")
     needing = [n for n in cluster.backend_names() if cluster.backend_type(n).traits.needs_kubeconfig]
-    parser.add_argument("--kubeconfig", type=Path,
+    parser.add_argument("--kubeconfig", type=_path,
                         help=f"kubeconfig of the cluster ({', '.join(needing)} backend)")
 
 
@@ -84,45 +124,8 @@ def _backend_options(args: argparse.Namespace) -> dict[str, str]:
             for flag in options if (value := getattr(args, _option_dest(flag), None)) is not None}
 
 
-def _add_components(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("components under test (default: the reference ones)")
-    for kind in Kind:
-        group.add_argument(f"--{kind}-command", default="", metavar="TEMPLATE",
-                           help=f"the {kind} under test, started by this command template; "
-                                f"placeholders {component.placeholders(kind)}")
-        group.add_argument(f"--{kind}-variant", default="", metavar="NAME",
-                           help=f"a variant of the reference {kind}")
-    group.add_argument("--webhook-url", default="", metavar="URL",
-                       help="a webhook under test already running at this https URL")
-    group.add_argument("--webhook-ca-bundle", default="", metavar="FILE",
-                       help="the PEM CA that signed --webhook-url's serving certificate")
-    group.add_argument("--webhook-registration", default="", metavar="FILE",
-                       help="the webhook's own MutatingWebhookConfiguration (YAML/JSON), registered "
-                            "under the suite's name with each entry's clientConfig filled in")
-    group.add_argument("--components", default=component.HOST, choices=component.MODES,
-                       help=f"{component.HOST}: host processes; {component.IN_CLUSTER}: deployed "
-                            "by manifests + image archive (backends that load images: kind); "
-                            "default: %(default)s")
-    for kind in Kind:
-        group.add_argument(f"--{kind}-manifests", default="", metavar="DIR",
-                           help=f"in-cluster {kind}: its kustomize directory (default: deploy/)")
-        group.add_argument(f"--{kind}-image-archive", default="", metavar="TAR",
-                           help=f"in-cluster {kind}: `docker save` archive of its images "
-                                "(default: `zoneproof build --images`)")
-
-
 def _components(args: argparse.Namespace) -> Components:
-    def chosen(kind: Kind) -> component.Component:
-        def value(name: str) -> str:
-            return str(getattr(args, f"{kind}_{name}", "") or "")
-
-        return component.from_choices(kind, variant=value("variant"), command=value("command"),
-                                      url=value("url"), ca_bundle=value("ca_bundle"),
-                                      registration=value("registration"), flag="--",
-                                      mode=args.components, manifests_dir=value("manifests"),
-                                      image_archive=value("image_archive"))
-
-    chosen_components = Components(chosen(Kind.WEBHOOK), chosen(Kind.CONTROLLER))
+    chosen_components = component_options.chosen(args)
     capabilities = cluster.backend_type(args.backend).traits.capabilities
     if (reason := chosen_components.refusal(args.backend, capabilities)) is not None:
         raise errors.ConfigError(reason)
@@ -133,8 +136,9 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
     _add_target(qual)
     qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
-    qual.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
-    qual.add_argument("--slo", type=Path, metavar="FILE",
+    qual.add_argument("-n", "--workers", type=_whole(1, 64), default=2,
+                      help="pytest-xdist workers")
+    qual.add_argument("--slo", type=_path, metavar="FILE",
                       help="SLO file whose entries replace or add to the defaults by name")
     qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
                       help="run only these chaos experiments (chaos/*.yaml stems), on every "
@@ -142,50 +146,72 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
                       help="do not run these chaos experiments (the rest of the "
                       "qualification still runs)")
-    qual.add_argument("--scale", type=int, default=0, metavar="NODES_PER_ZONE",
+    qual.add_argument("--scale", type=_whole(1, 10_000), default=0, metavar="NODES_PER_ZONE",
                       help="run the scale profile alone instead: the HA controller under test "
                       "on a bed of its own with this many kwok nodes per zone, zone a down, "
                       "judged by the scale-* SLOs")
-    qual.add_argument("--scale-pods", type=int, default=0, metavar="PODS",
+    qual.add_argument("--scale-pods", type=_whole(1, 10_000_000), default=0, metavar="PODS",
                       help="pods of the scale profile, dealt evenly over its nodes (default: "
                       "100 × --scale, e.g. 10,000 on 300 nodes; 1,000 nodes and 100,000 pods: "
                       "--scale 334 --scale-pods 100000)")
     qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
-    qual.add_argument("--reports", type=Path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout)")
+    qual.add_argument("--reports", type=_path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout; relative: to the current directory)")
     qual.add_argument("--allow-destructive", action="store_true",
                       help="allow disruptive faults on a cluster zoneproof did not make")
-    _add_components(qual)
+    component_options.add_arguments(qual)
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
 
 
 def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cert = sub.add_parser("certify", help="qualify a vendor's components as a certification "
                           "profile says; write the signed bundle (exit 0 only on PASS)")
-    cert.add_argument("profile", type=Path, help="certification profile (YAML, kind "
+    cert.add_argument("profile", type=_path, help="certification profile (YAML, kind "
                       "CertificationProfile; see certification/profile.example.yaml)")
-    cert.add_argument("--key", type=Path, required=True, metavar="PEM",
+    cert.add_argument("--key", type=_path, required=True, metavar="PEM",
                       help="the vendor's private signing key (Ed25519 or ECDSA P-256/P-384, PEM; "
                            f"password in ${attestation.PASSWORD_ENV} if encrypted)")
-    cert.add_argument("-o", "--output", type=Path, metavar="BUNDLE",
+    cert.add_argument("-o", "--output", type=_path, metavar="BUNDLE",
                       help="bundle path (default: <reports>/<product>-<version>-<run>"
                            ".certification.tar.gz)")
-    cert.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
-    cert.add_argument("--reports", type=Path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout)")
+    cert.add_argument("-n", "--workers", type=_whole(1, 64), default=2,
+                      help="pytest-xdist workers")
+    cert.add_argument("--reports", type=_path, help="parent of the run's report directory "
+                      "(default: reports/ in the checkout; relative: to the current directory)")
     cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
     cert.set_defaults(handler=_certify)
     ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
                          "print what it attests (exit 0 verified PASS, 1 not verified, "
                          "2 verified FAIL)")
-    ver.add_argument("bundle", type=Path, help="the .certification.tar.gz")
-    ver.add_argument("--key", type=Path, required=True, metavar="PEM",
+    ver.add_argument("bundle", type=_path, help="the .certification.tar.gz")
+    ver.add_argument("--key", type=_path, required=True, metavar="PEM",
                      help="the vendor's public key (PEM)")
     ver.set_defaults(handler=_verify)
 
 
+def _writable_output(path: Path, flag: str) -> None:
+    """``path`` can be written when the run ends: its directory exists and is writable, and
+    it is not a directory itself (checked before anything runs)."""
+    if path.is_dir():
+        raise errors.ConfigError(f"{flag} {path} is a directory: give the bundle's file path "
+                                 "(e.g. .../acme.certification.tar.gz)")
+    if not path.parent.is_dir():
+        raise errors.ConfigError(f"{flag} {path}: directory {path.parent} does not exist: create "
+                                 "it first, or write the bundle elsewhere")
+    try:
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
+    except OSError as exc:
+        raise errors.ConfigError(f"{flag} {path}: directory {path.parent} is not writable "
+                                 f"({exc.strerror or exc}): give a directory you can write "
+                                 "to") from None
+
+
 def _certify(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        _writable_output(args.output, "-o")
     chosen = profile.load(args.profile)
+    attestation.load_signer(args.key)  # a bad key is refused before anything opens
     _reap(runs.reap_dead(_progress))
     with _opened("certify"):
         return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
@@ -231,8 +257,17 @@ def _add_webhook_cert(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     cert.set_defaults(handler=_webhook_cert)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, refusing a bad command line in one line that says where help is."""
+
+    def error(self, message: str) -> NoReturn:
+        """One line: what is wrong, and ``--help``."""
+        self.exit(2, f"{self.prog}: error: {userfiles.bounded(message, chars=1000)} (see "
+                     f"`{self.prog} --help`)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="zoneproof", description=__doc__)
+    parser: argparse.ArgumentParser = _Parser(prog="zoneproof", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -244,15 +279,15 @@ def _parser() -> argparse.ArgumentParser:
     defaults = ClusterSpec()
     up.add_argument("--zones", type=_zones, default=defaults.zones,
                     help="comma-separated zone names (default: zone-a,zone-b,zone-c)")
-    up.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone)
+    up.add_argument("--nodes-per-zone", type=_whole(1, 10_000), default=defaults.nodes_per_zone)
     makers = [n for n in cluster.backend_names() if cluster.backend_type(n).traits.makes_clusters]
     up.add_argument("--etcd-members", type=int, help="etcd members (default: " + "; ".join(
         f"{n} {cluster.backend_type(n).traits.default_etcd_members}" for n in makers) + ")")
     _add_backend_options(up)
     t = Timings()
-    up.add_argument("--node-monitor-grace-period", type=float,
+    up.add_argument("--node-monitor-grace-period", type=_seconds,
                     default=t.node_monitor_grace_period_s, help="seconds (default: %(default)s)")
-    up.add_argument("--toleration-seconds", type=int, default=t.toleration_s,
+    up.add_argument("--toleration-seconds", type=_whole(0, 86_400), default=t.toleration_s,
                     help="default not-ready/unreachable toleration (default: %(default)s)")
     up.add_argument("--keep-on-failure", action="store_true",
                     help="leave a half-started cluster for debugging")
@@ -274,8 +309,8 @@ def _parser() -> argparse.ArgumentParser:
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
     bench_p.add_argument("what", choices=sorted(bench.BENCHES))
-    bench_p.add_argument("--runs", type=int, default=3)
-    bench_p.add_argument("--json", type=Path, help="also write the figures to this file")
+    bench_p.add_argument("--runs", type=_whole(1, 1000), default=3)
+    bench_p.add_argument("--json", type=_path, help="also write the figures to this file")
 
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
     mutants_p.add_argument("component", choices=sorted(mutants.SUITES))
@@ -372,6 +407,13 @@ def _run(args: argparse.Namespace) -> int:
         with _opened("bench"):
             bench.BENCHES[args.what](args.runs, _progress, args.json)
         return 0
+    traits = cluster.backend_type(args.backend).traits
+    if args.kubeconfig is not None and not traits.needs_kubeconfig:
+        adopting = [n for n in cluster.backend_names()
+                    if cluster.backend_type(n).traits.needs_kubeconfig]
+        raise errors.ConfigError(f"--kubeconfig names a cluster to adopt, and the {args.backend} "
+                                 f"backend makes its own: add --backend {' or '.join(adopting)} "
+                                 "to test that cluster, or drop --kubeconfig")
     backend = cluster.get_backend(args.backend, kubeconfig=args.kubeconfig,
                                   allow_destructive=getattr(args, "allow_destructive", False),
                                   options=_backend_options(args))
@@ -388,9 +430,12 @@ def _run(args: argparse.Namespace) -> int:
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
             reports=args.reports, allow_destructive=args.allow_destructive,
-            components=_components(args), pytest_args=list(args.pytest_args), scale=args.scale,
+            components=_components(args),
+            pytest_args=[*component_options.settings_given(args), *args.pytest_args],
+            scale=args.scale,
             scale_pods=args.scale_pods)
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
+        qualify.check(options, backend)  # bad input refused before the run opens
         with _opened("qualify"):
             return qualify.qualify(backend, spec, options,
                                    kubeconfig=args.kubeconfig, progress=_progress)
@@ -474,6 +519,14 @@ def _list(args: argparse.Namespace) -> int:
     for run in open_runs:
         print(f"{run.id:<14}{run.kind:<9}{run.pid or '-'!s:<9}"
               f"{'alive' if run.alive else 'DEAD':<8}{', '.join(run.holdings) or '-'}")
+    killed = runs.reaped()
+    if killed:
+        print(f"\n{'KILLED RUN':<14}{'KIND':<9}{'PID':<9}{'REAPED':<21}WHAT WAS UNDONE")
+    for gone in killed:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(gone.reaped))
+        print(f"{gone.id:<14}{gone.kind:<9}{gone.pid or '-'!s:<9}{when:<21}"
+              f"{', '.join(gone.undone) or 'nothing held'}")
+        print(f"{'':<14}{gone.why}" + "".join(f"\n{'':<14}problem: {p}" for p in gone.problems))
     leaked = [b for b in beds if b.health is ownership.Health.LEAKED]
     dead = [r for r in open_runs if not r.alive]
     if leaked or dead:
@@ -483,7 +536,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (1 on a zoneproof error, 130 on Ctrl-C)."""
+    """Entry point; returns the exit code (1 on a zoneproof error, 130 on Ctrl-C, 143 on
+    SIGTERM)."""
     try:
         parser = _parser()  # reads every installed backend's traits
     except errors.ZoneproofError as exc:
@@ -496,11 +550,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args) if hasattr(args, "handler") else _run(args)
     except errors.ZoneproofError as exc:
-        print(f"zoneproof: error: {exc}", file=sys.stderr)
+        print(f"zoneproof: error: {userfiles.bounded(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("zoneproof: interrupted", file=sys.stderr)
-        return 130
+        received = reaping.interrupted_by()
+        print(f"zoneproof: interrupted{f' by {received.name}' if received else ''}",
+              file=sys.stderr)
+        return 128 + (int(received) if received else 2)
     except BrokenPipeError:  # output piped into `head` and the like
         return 0
 

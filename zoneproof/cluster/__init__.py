@@ -15,7 +15,7 @@ from zoneproof.cluster.interface import (
     Capability,
     Cluster,
     ClusterStatus,
-    Component,
+    ControlPlaneProcess,
     Traits,
 )
 from zoneproof.cluster.registry import DEFAULT as DEFAULT_BACKEND
@@ -32,7 +32,7 @@ __all__ = [
     "Cluster",
     "ClusterSpec",
     "ClusterStatus",
-    "Component",
+    "ControlPlaneProcess",
     "Timings",
     "Traits",
     "backend_names",

@@ -83,11 +83,29 @@ class ExistingCluster(ApiCluster):
 
 def unreachable(kubeconfig: Path, server: str, exc: BaseException) -> errors.BackendError:
     """The error for a cluster that does not answer, naming what to check."""
-    reason = getattr(exc, "reason", None) or exc
+    reason = str(getattr(exc, "reason", None) or exc) or type(exc).__name__
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError | TimeoutError):
+        reason = f"no answer within {sum(ANSWER_TIMEOUT_S):g} s ({reason})"
     return errors.BackendError(
-        f"cannot reach the cluster of {kubeconfig} at {server}: {reason}; check that it is "
+        f"cannot reach the cluster of {kubeconfig} at {server}: {reason[:300]}; check that it is "
         "up and that the kubeconfig's server, credentials and CA are right (`kubectl "
         f"--kubeconfig {kubeconfig} get nodes` tells)")
+
+
+ANSWER_TIMEOUT_S = (5.0, 10.0)
+"""Connect and read bounds of the first request to a user's cluster: an API server that
+is down, or a port that accepts and never answers, is named within 15 s (no retries)."""
+
+
+def _answers(api: client.ApiClient, kubeconfig: Path) -> None:
+    """The API server of ``kubeconfig`` answers ``/version`` within ``ANSWER_TIMEOUT_S``;
+    BackendError naming its URL if it does not."""
+    try:
+        client.VersionApi(api).get_code(_request_timeout=ANSWER_TIMEOUT_S)
+    except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+        if isinstance(exc, client.ApiException) and exc.status in (401, 403):
+            return  # it answers; what the credentials may do is told where it matters
+        raise unreachable(kubeconfig, api.configuration.host, exc) from None
 
 
 def node_lease_timings(api: client.ApiClient, assumed: Timings) -> Timings:
@@ -172,13 +190,15 @@ class ExistingBackend:
                                      "path of a readable kubeconfig file with --kubeconfig "
                                      "(pytest: --zp-kubeconfig)")
         try:
-            kube.api_client(self.kubeconfig).close()
+            api = kube.api_client(self.kubeconfig, retries=0)
         except (config.ConfigException, yaml.YAMLError, OSError, ValueError, TypeError,
                 KeyError, AttributeError) as exc:
             raise errors.ConfigError(
                 f"{self.kubeconfig} is not a usable kubeconfig ({type(exc).__name__}: "
-                f"{str(exc)[:200]}): pass a kubeconfig kubectl accepts with --kubeconfig "
+                f"{' '.join(str(exc).split())[:200]}): pass a kubeconfig kubectl accepts with --kubeconfig "
                 "(pytest: --zp-kubeconfig)") from None
+        with api:
+            _answers(api, self.kubeconfig)
         return ExistingCluster(self.kubeconfig, allow_destructive=self.allow_destructive)
 
     def create(self, spec: ClusterSpec, *, progress: Progress, keep_on_failure: bool = False

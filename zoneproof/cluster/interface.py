@@ -32,7 +32,7 @@ __all__ = [
     "Capability",
     "Cluster",
     "ClusterStatus",
-    "Component",
+    "ControlPlaneProcess",
     "ControlPlane",
     "EtcdMembers",
     "Images",
@@ -76,7 +76,7 @@ class Capability(enum.Enum):
     DESTRUCTIVE = "destructive"
 
 
-class Component(enum.StrEnum):
+class ControlPlaneProcess(enum.StrEnum):
     """Control-plane processes that can be killed and restarted."""
 
     APISERVER = "kube-apiserver"
@@ -214,13 +214,13 @@ class EtcdMembers(Protocol):
 class ControlPlane(Protocol):
     """Facet of Capability.CONTROL_PLANE: control-plane processes killed and restarted."""
 
-    def kill_component(self, component: Component) -> None:
+    def kill_component(self, component: ControlPlaneProcess) -> None:
         """SIGKILL a control-plane process."""
 
-    def restart_component(self, component: Component) -> None:
+    def restart_component(self, component: ControlPlaneProcess) -> None:
         """Start a killed control-plane process again; returns once it is healthy."""
 
-    def component_running(self, component: Component) -> bool:
+    def component_running(self, component: ControlPlaneProcess) -> bool:
         """True if the control-plane process runs (on every control-plane node)."""
 
 

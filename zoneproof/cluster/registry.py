@@ -56,7 +56,9 @@ DEFAULT = "local"
 #: Why a run of a backend that makes no clusters (a user's cluster) has no private beds.
 NO_PRIVATE_BEDS = ("needs a private bed, and the {backend} backend makes none: zoneproof never "
                    "substitutes another cluster for the one under test; run it with a backend "
-                   "that makes clusters (--backend local or kind; pytest: --zp-backend)")
+                   "that makes clusters (--backend local or kind; pytest: --zp-backend), or on "
+                   "this cluster itself with --allow-destructive (pytest: "
+                   "--zp-allow-destructive)")
 #: Why a test of beds zoneproof makes skips on a run of a cluster it did not make.
 NOT_THE_DEFAULT_BED = ("checks beds zoneproof makes (the default shape, kwok's fake images, its "
                        "etcd members, beds of its own): the {backend} backend's cluster has the "

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, cast
 
 from kubernetes import client
 
@@ -12,6 +12,7 @@ from zoneproof import errors
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness.controller import ControllerReplicas
+from zoneproof.components.harness.kinds import Kind
 from zoneproof.components.harness.webhook import RunningWebhook
 from zoneproof.faults.effects import Effect
 
@@ -45,27 +46,31 @@ class FaultContext:
     api: client.ApiClient | None = None
     namespace: str = ""
     """The run's workload namespace (``hosting`` picks nodes by its pods)."""
-    controller: ControllerReplicas | None = None
-    webhook: RunningWebhook | None = None
+    running: Mapping[str, object] = field(default_factory=dict)
+    """The components under test the run started, by kind (what their kind's launcher
+    returned: the controller's ``ControllerReplicas``, the webhook's ``RunningWebhook``)."""
     scheduling: NodeScheduling | None = None
 
     def api_client(self) -> client.ApiClient:
         """The run's API client (one for the cluster's kubeconfig without a run)."""
         return self.api if self.api is not None else kube.api_client(self.cluster.kubeconfig)
 
+    def component(self, kind: str, fault: str, deploy: str) -> object:
+        """What the run started of ``kind``; FaultError naming the ``deploy`` action if none."""
+        found = self.running.get(kind)
+        if found is None:
+            raise errors.FaultError(f"fault {fault} needs {Kind(kind).spec.title} under test "
+                                    f"running in this run: deploy it first ({deploy})")
+        return found
+
     def replicas(self, fault: str) -> ControllerReplicas:
         """The HA controller replicas under test; FaultError if the run started none."""
-        if self.controller is None:
-            raise errors.FaultError(f"fault {fault} needs the HA controller under test running "
-                                    "in this run: deploy it first (deploy_ha_controller)")
-        return self.controller
+        return cast(ControllerReplicas, self.component(Kind.CONTROLLER, fault,
+                                                       "deploy_ha_controller"))
 
     def running_webhook(self, fault: str) -> RunningWebhook:
         """The webhook under test; FaultError if the run started none."""
-        if self.webhook is None:
-            raise errors.FaultError(f"fault {fault} needs the webhook under test running in "
-                                    "this run: deploy it first (deploy_webhook)")
-        return self.webhook
+        return cast(RunningWebhook, self.component(Kind.WEBHOOK, fault, "deploy_webhook"))
 
     def node_scheduling(self, fault: str) -> NodeScheduling:
         """The cordon/drain adapter; FaultError without one."""

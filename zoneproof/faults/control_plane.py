@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Capability, Component
+from zoneproof.cluster.interface import Capability, ControlPlaneProcess
 from zoneproof.faults import registry
 from zoneproof.faults.base import FaultContext
 from zoneproof.faults.effects import Effect
@@ -24,7 +24,7 @@ class KillComponent:
                                                            Capability.DESTRUCTIVE})
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.CONTROL_PLANE_DOWN})
 
-    component: Component = Component.APISERVER
+    component: ControlPlaneProcess = ControlPlaneProcess.APISERVER
 
     def targets(self, context: FaultContext) -> tuple[str, ...]:
         return (self.component.value,)

@@ -4,7 +4,7 @@ soon it must show: a bound per effect derived from the bed's stated timings.
 A fault kind declares its effects (``Fault.effects``); its ``FaultRecord`` carries them.
 Figures choose the records they are about by effect (``slo.figures``), and the run checks
 each declared effect was observed within its bound after the fault was in force
-(``slo.effects``): a fault that did not take effect, or took it later than the bed's
+(``slo.effect_checks``): a fault that did not take effect, or took it later than the bed's
 timings allow, is never a pass. ``bounds`` derives the bounds from ``StatedTimings`` (the
 cluster's ``Timings`` and the HA controller's Lease timings) and says how, for the report.
 """

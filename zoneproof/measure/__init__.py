@@ -27,6 +27,7 @@ from zoneproof.measure.audit import (
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode
 from zoneproof.measure.lease import LeaseHistory, LeaseObservation, observations
 from zoneproof.measure.recorders import (
+    CONTROL_PLANE_LEASES,
     ControlPlaneLeaseRecorder,
     HealthRecorder,
     LeaseRecorder,
@@ -40,6 +41,7 @@ from zoneproof.measure.recorders import (
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
+    "CONTROL_PLANE_LEASES",
     "ControlPlaneLeaseRecorder",
     "Event",
     "HealthRecorder",

@@ -25,12 +25,13 @@ from kubernetes import client, watch
 
 from zoneproof import errors
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Capability, Cluster, Component
+from zoneproof.cluster.interface import Capability, Cluster, ControlPlaneProcess
 from zoneproof.measure import lease
 from zoneproof.measure.timeline import Timeline
 from zoneproof.specs import kubernetes
 
 __all__ = [
+    "CONTROL_PLANE_LEASES",
     "ControlPlaneLeaseRecorder",
     "HealthRecorder",
     "LeaseRecorder",
@@ -227,6 +228,10 @@ class LeaseRecorder(_WatchRecorder):
         self._holder, self._renewed = holder, renewed
 
 
+#: kube-system Leases of the control plane's leader-elected components.
+CONTROL_PLANE_LEASES = ("kube-controller-manager", "kube-scheduler")
+
+
 class ControlPlaneLeaseRecorder(LeaseRecorder):
     """``control_plane_leader`` whenever the holder of a control-plane component's Lease
     (kube-system: kube-controller-manager, kube-scheduler) changes; ``zone`` is what the
@@ -263,7 +268,7 @@ class NodeHeartbeatRecorder(_WatchRecorder):
         self._renewed[node] = renewed
 
 
-_PROCESSES = (Component.CONTROLLER_MANAGER, Component.SCHEDULER)
+_PROCESSES = (ControlPlaneProcess.CONTROLLER_MANAGER, ControlPlaneProcess.SCHEDULER)
 """Control-plane processes whose liveness is polled (the API server's is its /readyz)."""
 
 

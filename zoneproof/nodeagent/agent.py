@@ -125,7 +125,7 @@ class Agent:
         except _API_ERRORS as exc:
             emit(log, logging.WARNING, "read_switch_failed", node=self.node, error=exc)
         decision = logic.decide(self.state, desired, self.switch.alive(now), now)
-        if decision.verdict is not logic.Verdict.NOTHING:
+        if decision.choice is not logic.Choice.NOTHING:
             self._carry_out(decision, desired, now)
         self._flush()
         return decision
@@ -133,7 +133,7 @@ class Agent:
     def shutdown(self) -> None:
         """Revert what is active (the agent is being removed) and report it."""
         if self.state.active is not None:
-            self._carry_out(logic.Decision(logic.Verdict.REVERT, Reason.AGENT_STOPPED),
+            self._carry_out(logic.Decision(logic.Choice.REVERT, Reason.AGENT_STOPPED),
                             self._desired, self._clock())
         self._flush()
 
@@ -151,26 +151,26 @@ class Agent:
 
     # --- acting and reporting --------------------------------------------------------------
     def _carry_out(self, decision: logic.Decision, desired: Command | None, now: float) -> None:
-        verdict = decision.verdict
-        if verdict is logic.Verdict.REFUSE and desired is not None:
+        choice = decision.choice
+        if choice is logic.Choice.REFUSE and desired is not None:
             self.state = logic.after(self.state, decision, desired, now)
             self._report(Report(desired.id, desired.action, State.REFUSED,
                                 error=f"switch Lease {desired.switch} is not being renewed"))
             return
-        command = desired if verdict is logic.Verdict.ACT else (
+        command = desired if choice is logic.Choice.ACT else (
             self.state.active.command if self.state.active else None)
         if command is None:
             return
-        argv = (host.apply_argv if verdict is logic.Verdict.ACT else host.revert_argv)(command.action)
+        argv = (host.apply_argv if choice is logic.Choice.ACT else host.revert_argv)(command.action)
         error = ""
         try:
             self._run(argv)
         except host.HostCommandError as exc:
             error = str(exc)
         self.state = logic.after(self.state, decision, desired, now, succeeded=not error)
-        emit(log, logging.INFO if not error else logging.ERROR, f"{verdict.value}",
+        emit(log, logging.INFO if not error else logging.ERROR, f"{choice.value}",
              node=self.node, command=command.id, reason=decision.reason or "", error=error)
-        if verdict is logic.Verdict.ACT:
+        if choice is logic.Choice.ACT:
             self._acted_wall = self._wall()
             state = State.FAILED if error else State.ACTIVE
             self._report(Report(command.id, command.action, state, self._acted_wall, error=error))

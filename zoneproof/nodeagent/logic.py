@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from zoneproof.nodeagent.protocol import Command, Reason
 
-__all__ = ["Active", "AgentState", "Decision", "Switch", "Verdict", "after", "decide", "observe"]
+__all__ = ["Active", "AgentState", "Choice", "Decision", "Switch", "after", "decide", "observe"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +66,7 @@ class AgentState:
     handled: str | None = None
 
 
-class Verdict(enum.Enum):
+class Choice(enum.Enum):
     NOTHING = "nothing"
     ACT = "act"
     REVERT = "revert"
@@ -75,7 +75,7 @@ class Verdict(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    verdict: Verdict
+    choice: Choice
     reason: Reason | None = None
 
 
@@ -84,15 +84,15 @@ def decide(state: AgentState, desired: Command | None, switch_alive: bool, now: 
     active = state.active
     if active is None:
         if desired is None or desired.id == state.handled:
-            return Decision(Verdict.NOTHING)
-        return Decision(Verdict.ACT if switch_alive else Verdict.REFUSE)
+            return Decision(Choice.NOTHING)
+        return Decision(Choice.ACT if switch_alive else Choice.REFUSE)
     if desired is None or desired.id != active.command.id:
-        return Decision(Verdict.REVERT, Reason.COMMANDED)
+        return Decision(Choice.REVERT, Reason.COMMANDED)
     if now - active.since >= active.command.max_duration_s:
-        return Decision(Verdict.REVERT, Reason.DEADLINE)
+        return Decision(Choice.REVERT, Reason.DEADLINE)
     if not switch_alive:
-        return Decision(Verdict.REVERT, Reason.SWITCH_EXPIRED)
-    return Decision(Verdict.NOTHING)
+        return Decision(Choice.REVERT, Reason.SWITCH_EXPIRED)
+    return Decision(Choice.NOTHING)
 
 
 def after(state: AgentState, decision: Decision, desired: Command | None, now: float, *,
@@ -102,10 +102,10 @@ def after(state: AgentState, decision: Decision, desired: Command | None, now: f
     A failed act leaves nothing active (the command is handled: reported failed, not
     retried); a failed revert keeps the fault active, so the next tick tries again.
     """
-    if decision.verdict is Verdict.ACT and desired is not None:
+    if decision.choice is Choice.ACT and desired is not None:
         return AgentState(Active(desired, now) if succeeded else None, desired.id)
-    if decision.verdict is Verdict.REFUSE and desired is not None:
+    if decision.choice is Choice.REFUSE and desired is not None:
         return AgentState(None, desired.id)
-    if decision.verdict is Verdict.REVERT:
+    if decision.choice is Choice.REVERT:
         return AgentState(None, state.handled) if succeeded else state
     return state

@@ -2,9 +2,10 @@
 
 Built from what the run wrote — summary.json (outcomes, SLO results, versions, the
 components exactly as they ran), the evidence read back from the cluster — and from the
-vendor's profile. The certification passes only if the run passed, every suite passed,
-every chaos experiment passed (one skipped or not run fails it) and no evidence is
-missing. ``predicate`` is the part the in-toto attestation carries.
+vendor's profile. It lists only the components certified; a reference that stood in for a
+kind the profile did not name is listed apart (``stood_in``). The certification passes
+only if the run passed, every suite passed, every chaos experiment passed (one skipped or
+not run fails it) and no evidence is missing. ``predicate`` is the part the in-toto attestation carries.
 """
 
 from __future__ import annotations
@@ -97,14 +98,18 @@ def document(vendor: Vendor, *, summary: Summary | None, experiments: Sequence[s
              backend: Mapping[str, Any], cluster: Mapping[str, Any] | None,
              registrations: Sequence[str], files: Mapping[str, str], started: str,
              finished: str, problems: Sequence[str],
-             not_applicable: Mapping[str, str] | None = None) -> dict[str, Any]:
+             not_applicable: Mapping[str, str] | None = None,
+             under_test: Sequence[str] | None = None,
+             stood_in: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The certification document (``certification.yaml``).
 
     ``files``: role → bundle path of the evidence (summary, junit, allure, ...);
     ``problems``: evidence found missing while packing (each fails the verdict);
     ``summary`` None: summary.json was missing or unreadable (fails the verdict);
     ``not_applicable``: experiment → why it does not apply to the components certified
-    (listed as such; ``experiments`` are the ones that apply, each must pass).
+    (listed as such; ``experiments`` are the ones that apply, each must pass);
+    ``under_test``: the kinds certified (None: every kind that ran); ``stood_in``: kind →
+    the reference that stood in for it (listed with what ran of it, not certified).
     """
     found = list(problems)
     if summary is None:
@@ -122,7 +127,10 @@ def document(vendor: Vendor, *, summary: Summary | None, experiments: Sequence[s
     if cluster is None:
         found.append("the cluster's versions were not measured (evidence/cluster.json missing)")
     versions = dict(summary.versions)
-    components = dict(versions.pop("components", {}))
+    ran = dict(versions.pop("components", {}))
+    components = {k: v for k, v in ran.items() if under_test is None or k in under_test}
+    stand_ins = {kind: {"reference": what, **(ran.get(kind) or {})}
+                 for kind, what in (stood_in or {}).items()}
     return {
         "apiVersion": API_VERSION, "kind": KIND,
         "verdict": "FAIL" if found else "PASS",
@@ -134,6 +142,7 @@ def document(vendor: Vendor, *, summary: Summary | None, experiments: Sequence[s
                       "python": versions.get("python", {}), "binaries": versions.get("binaries", {})},
         "backend": {**backend, "cluster": cluster if cluster is not None else "not measured"},
         "components": components,
+        "stood_in": stand_ins,
         "registrations": list(registrations),
         "suites": suites,
         "experiments": experiment_rows,
@@ -149,8 +158,11 @@ def predicate(certification: Mapping[str, Any]) -> dict[str, Any]:
     ran = {kind: [{k: entry.get(k) for k in ("component", "executable", "sha256", "url")
                    if entry.get(k)} for entry in section.get("ran", [])]
            for kind, section in certification["components"].items() if isinstance(section, dict)}
+    stood_in = {kind: section.get("reference")
+                for kind, section in certification.get("stood_in", {}).items()}
     return {**{k: certification[k] for k in keys}, "zoneproof": certification["zoneproof"]["version"],
-            "backend": certification["backend"].get("name"), "components": ran}
+            "backend": certification["backend"].get("name"), "components": ran,
+            "stood_in": stood_in}
 
 
 def to_yaml(certification: Mapping[str, Any]) -> bytes:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness import kinds
 from zoneproof.components.harness.started import Started
 
 __all__ = ["LOGS", "PROPERTY", "keep_logs", "property_of", "section"]
@@ -44,7 +44,7 @@ def section(properties: Iterable[tuple[str, str]]) -> dict[str, Any]:
         if nodeid not in group["tests"]:
             group["tests"].append(nodeid)
     out: dict[str, Any] = {}
-    for kind in Kind:
+    for kind in kinds.every():
         ran = [g for g in groups.values() if g["component"]["kind"] == kind]
         out[str(kind)] = {"starts": sum(g["starts"] for g in ran), "ran": ran}
         if not ran:

@@ -12,7 +12,8 @@ from collections.abc import Iterable
 
 from zoneproof.slo.results import SloResult
 
-__all__ = ["SLO_PROPERTY", "figure_property", "slo_property", "slo_results"]
+__all__ = ["INTERRUPTED_PROPERTY", "SLO_PROPERTY", "figure_property", "interrupted",
+           "slo_property", "slo_results"]
 
 SLO_PROPERTY = "slo:"
 """Prefix of the property holding one SLO result of a test."""
@@ -27,6 +28,16 @@ def slo_results(properties: Iterable[tuple[str, object]]) -> list[SloResult]:
     """The SLO results among a test's recorded properties."""
     return [SloResult.from_dict(json.loads(str(value))) for key, value in properties
             if key.startswith(SLO_PROPERTY)]
+
+
+INTERRUPTED_PROPERTY = "zoneproof:interrupted"
+"""Recorded by a test a signal cut short (its value: the signal): its outcome is
+``interrupted``, never passed, and the session stops."""
+
+
+def interrupted(properties: Iterable[tuple[str, object]]) -> str | None:
+    """The signal a test recorded as having cut it short, if it did."""
+    return next((str(value) for key, value in properties if key == INTERRUPTED_PROPERTY), None)
 
 
 def figure_property(name: str, value: float) -> tuple[str, str]:

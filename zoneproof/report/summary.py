@@ -17,17 +17,21 @@ from typing import Any
 from zoneproof import errors
 from zoneproof.runs.identity import ClusterIdentity
 from zoneproof.slo.results import SloResult
+from zoneproof.slo.verdict import NotJudged, RunVerdict, judge_run
 
-__all__ = ["SCHEMA", "Outcome", "Summary", "build", "load", "write"]
+__all__ = ["SCHEMA", "ItemResult", "Summary", "build", "load", "write"]
 
 SCHEMA = "zoneproof.dev/v2/Summary"
 """v2: an SLO row is ``SloResult.to_dict`` (observed, threshold, message) plus test, pass."""
 FAILING = frozenset({"failed", "error"})
+INTERRUPTED = "interrupted"
+"""The outcome of a test a signal ended before its result was known: never passed."""
 
 
 @dataclass
-class Outcome:
-    """One test's result: passed, failed, error, skipped, xfailed or xpassed."""
+class ItemResult:
+    """One test's result: passed, failed, error, skipped, xfailed, xpassed or interrupted;
+    ``message``: a failure's text, or why a test was skipped."""
 
     nodeid: str
     outcome: str
@@ -43,22 +47,27 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """The document: PASS only if pytest exited 0, nothing failed and every SLO passed."""
+    """The document; its verdict is ``slo.verdict.judge_run``'s (PASS only if everything
+    that should have run ran and passed)."""
 
     verdict: str
     pytest_exit: int
     started: str
     finished: str
     duration_s: float
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[ItemResult, ...]
     versions: dict[str, Any]
     clusters: tuple[ClusterIdentity, ...] = ()
     """Every cluster the run tested, as ``zoneproof.runs.identity`` names it."""
+    not_judged: tuple[NotJudged, ...] = ()
+    """What should have judged the run and did not (a PARTIAL run's gaps), and why."""
+    interrupted_by: str = ""
+    """The signal that interrupted the run (INTERRUPTED), if one did."""
 
     @property
     def passed(self) -> bool:
         """True for a PASS verdict."""
-        return self.verdict == "PASS"
+        return self.verdict == RunVerdict.PASS
 
     @property
     def slos(self) -> list[tuple[str, SloResult]]:
@@ -71,7 +80,7 @@ class Summary:
         return dict(sorted(Counter(str(r.status) for _, r in self.slos).items()))
 
     @property
-    def failures(self) -> list[Outcome]:
+    def failures(self) -> list[ItemResult]:
         """The tests that failed or errored."""
         return [o for o in self.outcomes if o.failed]
 
@@ -89,6 +98,8 @@ class Summary:
                        "duration_s": round(o.duration_s, 2)} for o in self.outcomes],
             "versions": self.versions,
             "clusters": [c.to_dict() for c in self.clusters],
+            "not_judged": [n.to_dict() for n in self.not_judged],
+            "interrupted_by": self.interrupted_by,
         }
 
     @classmethod
@@ -97,29 +108,37 @@ class Summary:
         if data.get("schema") != SCHEMA:
             raise errors.ConfigError(f"summary schema {data.get('schema')!r} is not {SCHEMA!r}: "
                                      "written by another zoneproof version")
-        outcomes = {t["test"]: Outcome(t["test"], t["outcome"], float(t["duration_s"]))
+        outcomes = {t["test"]: ItemResult(t["test"], t["outcome"], float(t["duration_s"]))
                     for t in data["tests"]}
         for row in data["slos"]:
-            outcomes.setdefault(row["test"], Outcome(row["test"], "passed")).slos.append(
+            outcomes.setdefault(row["test"], ItemResult(row["test"], "passed")).slos.append(
                 SloResult.from_dict(row))
         for failure in data["failures"]:
-            outcomes.setdefault(failure["test"], Outcome(failure["test"], "failed")).message = \
+            outcomes.setdefault(failure["test"], ItemResult(failure["test"], "failed")).message = \
                 failure["message"]
         return cls(data["verdict"], int(data["pytest_exit"]), data["started"],
                    data["finished"], float(data["duration_s"]), tuple(outcomes.values()),
                    dict(data["versions"]),
-                   tuple(ClusterIdentity.from_dict(c) for c in data.get("clusters", ())))
+                   tuple(ClusterIdentity.from_dict(c) for c in data.get("clusters", ())),
+                   tuple(NotJudged.from_dict(n) for n in data.get("not_judged", ())),
+                   str(data.get("interrupted_by") or ""))
 
 
-def build(outcomes: list[Outcome], *, started: str, finished: str, duration_s: float,
+def build(outcomes: list[ItemResult], *, started: str, finished: str, duration_s: float,
           versions: dict[str, Any], exit_status: int,
-          clusters: list[ClusterIdentity] | None = None) -> Summary:
-    """The summary; ``verdict`` PASS only if pytest exited 0, nothing failed and every SLO
-    passed."""
-    passed = (exit_status == 0 and bool(outcomes) and not any(o.failed for o in outcomes)
-              and all(r.met for o in outcomes for r in o.slos))
-    return Summary("PASS" if passed else "FAIL", exit_status, started, finished, duration_s,
-                   tuple(outcomes), versions, tuple(clusters or ()))
+          clusters: list[ClusterIdentity] | None = None, interrupted_by: str = "",
+          not_judged: list[NotJudged] | None = None) -> Summary:
+    """The summary, its verdict judged once (``slo.verdict.judge_run``): INTERRUPTED if a
+    signal ended the run (or a test was interrupted), FAIL if pytest did not exit 0, a test
+    failed or an SLO was not met, PARTIAL if something that should have judged did not
+    (``not_judged``), else PASS."""
+    verdict = judge_run(
+        ran=len(outcomes), failed=any(o.failed for o in outcomes),
+        slos_met=all(r.met for o in outcomes for r in o.slos), exit_status=exit_status,
+        interrupted=bool(interrupted_by) or any(o.outcome == INTERRUPTED for o in outcomes),
+        not_judged=not_judged or ())
+    return Summary(str(verdict), exit_status, started, finished, duration_s, tuple(outcomes),
+                   versions, tuple(clusters or ()), tuple(not_judged or ()), interrupted_by)
 
 
 def write(path: Path, summary: Summary) -> Path:

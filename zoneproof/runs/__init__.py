@@ -41,7 +41,10 @@ from zoneproof.runs import state
 __all__ = [
     "CLUSTER_MARKER",
     "CREDENTIAL_LIFETIME_S",
+    "REAPED_KEPT_S",
     "REAPERS",
+    "REVERTS_FAULTS",
+    "Reaped",
     "Reaper",
     "Run",
     "RunView",
@@ -55,6 +58,7 @@ __all__ = [
     "private_dir",
     "reap",
     "reap_dead",
+    "reaped",
     "runs",
 ]
 
@@ -72,6 +76,12 @@ CREDENTIAL_LIFETIME_S = 4 * 3600
 _TORN_AFTER_S = 60.0
 #: The entry-point group naming the reaper of each holding kind (``kind = "module:function"``).
 REAPERS = "zoneproof.reapers"
+#: Kinds of holdings undone before all others: they revert faults (a bed of the run deleted,
+#: a kept bed repaired, nodes uncordoned). Sweeping objects can wait on pods that only a
+#: reverted fault lets go (a namespace whose pods sit on a downed zone's nodes).
+REVERTS_FAULTS = frozenset({"bed", "repair", "uncordon"})
+#: How long the record of a run reaped after its owner died stays for ``zoneproof list``.
+REAPED_KEPT_S = 7 * 24 * 3600
 #: The file in a run's directory naming the cluster its processes share (the pytest plugin's).
 CLUSTER_MARKER = "cluster.json"
 
@@ -243,25 +253,34 @@ def _reaper(kind: str) -> Reaper:
     return _REAPERS[kind]
 
 
-def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S) -> list[str]:
-    """End every process of ``run``, undo its holdings newest first, remove its directory;
-    the problems met (each step runs even if another failed). A no-op while another
-    process reaps the same run."""
+def _undo_order(holdings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fault reverts first, each group newest first (``holdings`` is newest first)."""
+    return sorted(holdings, key=lambda h: str(h.get("kind")) not in REVERTS_FAULTS)
+
+
+def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S, why: str = "") -> list[str]:
+    """End every process of ``run``, undo its holdings (fault reverts first, then newest
+    first), remove its directory; the problems met (each step runs even if another failed).
+    A no-op while another process reaps the same run. ``why``: the run's owner died without
+    closing it (what ``zoneproof list`` then shows, with what was undone)."""
     problems: list[str] = []
+    undone: list[str] = []
     lock = filelock.FileLock(str(run.directory / "reap.lock"))
     try:
         lock.acquire(timeout=0)
     except (filelock.Timeout, FileNotFoundError):
         return problems
+    owner = run.owner() or {}
     try:
         ended = reaping.terminate(reaping.with_token(reaping.RUN_ENV, run.id), grace_s=grace_s)
         if ended:
             progress(f"run {run.id}: ended {len(ended)} process(es) it started: "
                      f"{', '.join(str(p.pid) for p in ended)}")
-        for holding in run.holdings():
+        for holding in _undo_order(run.holdings()):
             kind = str(holding.get("kind"))
             try:
                 _reaper(kind)(holding, progress)
+                undone.append(f"{kind} {holding.get('key')}")
             except Exception as exc:  # every holding gets its turn; the problem is reported
                 problems.append(f"run {run.id}: undoing {kind} {holding.get('key')}: "
                                 f"{type(exc).__name__}: {exc}")
@@ -269,7 +288,55 @@ def reap(run: Run, progress: Progress, *, grace_s: float = GRACE_S) -> list[str]
     finally:
         lock.release()
         shutil.rmtree(run.directory, ignore_errors=True)
+        if why:
+            _record_reaped(run.id, owner, why, undone, problems)
     return problems
+
+
+def _reaped_root() -> Path:
+    return state.state_root() / "reaped"
+
+
+def _record_reaped(run_id: str, owner: dict[str, Any], why: str, undone: list[str],
+                   problems: list[str]) -> None:
+    """Keep what ``zoneproof list`` says of a run reaped after its owner died."""
+    with contextlib.suppress(OSError):
+        files.private_dir(_reaped_root())
+        state.write_json(_reaped_root() / f"{run_id}.json", {
+            "id": run_id, "kind": owner.get("kind", "torn"),
+            "pid": owner.get("process", {}).get("pid"), "why": why, "reaped": time.time(),
+            "undone": undone, "problems": problems})
+
+
+@dataclass(frozen=True, slots=True)
+class Reaped:
+    """A run reaped after its owner died (``zoneproof list``)."""
+
+    id: str
+    kind: str
+    pid: int | None
+    why: str
+    reaped: float
+    undone: tuple[str, ...]
+    problems: tuple[str, ...]
+
+
+def reaped() -> list[Reaped]:
+    """Runs reaped after their owner died, newest first (records older than
+    ``REAPED_KEPT_S`` are dropped)."""
+    found = []
+    for path in sorted(_reaped_root().glob("*.json")) if _reaped_root().is_dir() else []:
+        try:
+            data = state.read_json(path)
+        except (OSError, ValueError):
+            continue
+        if time.time() - float(data.get("reaped", 0)) > REAPED_KEPT_S:
+            path.unlink(missing_ok=True)
+            continue
+        found.append(Reaped(str(data["id"]), str(data.get("kind")), data.get("pid"),
+                            str(data.get("why")), float(data.get("reaped", 0)),
+                            tuple(data.get("undone", ())), tuple(data.get("problems", ()))))
+    return sorted(found, key=lambda r: r.reaped, reverse=True)
 
 
 def runs() -> list[Run]:
@@ -287,7 +354,8 @@ def reap_dead(progress: Progress) -> list[str]:
             owner = run.owner() or {}
             progress(f"reaping run {run.id} ({owner.get('kind', 'torn')}, pid "
                      f"{owner.get('process', {}).get('pid', '?')}, dead)")
-            problems += reap(run, progress)
+            problems += reap(run, progress, why="its owner died and its keeper too: reaped "
+                             "by the next zoneproof command")
     return problems
 
 

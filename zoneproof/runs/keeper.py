@@ -55,8 +55,11 @@ def keep(run_id: str) -> int:
         log.info("%s", message)
 
     log.info("owner of run %s ended without closing it: reaping", run_id)
-    for problem in runs.reap(run, progress):
+    started = time.monotonic()
+    for problem in runs.reap(run, progress, why="its owner was killed (SIGKILL or crash): "
+                             "reaped by its keeper"):
         log.error("%s", problem)
+    log.info("run %s reaped in %.1f s", run_id, time.monotonic() - started)
     return 0
 
 

@@ -1,21 +1,11 @@
 """Beds zoneproof owns: names and paths proven safe, who made them, how they are doing.
 
-A bed lives in ``<state root>/<backend>/<name>/``. ``bed_dir`` accepts only a name matching
-``NAME_PATTERN`` (1-40 lowercase letters, digits or '-': never empty, no '/', no
-'..') whose directory lies directly inside the backend's root, symlinks resolved — checked
-before anything reads, writes or deletes it. A directory is zoneproof's only if its
-state.json carries the ``ownership`` record written the moment the directory was made:
-
-- ``uid``: a random id; the bed's processes carry it (``reaping.BED_ENV``), nothing else;
-- ``creator``: the process that made it (pid + start time) and the run it belonged to;
-- ``owner_run``: the run the bed lives and dies with (a pytest run's bed, qualify's), or
-  None for a bed kept until ``zoneproof down`` (``zoneproof up``, ``--keep-cluster``);
-- ``complete``: every creation step finished.
-
-While it is being made a bed is held by the creating run (``claim``), so a creator killed
-half-way leaves nothing its keeper does not remove; ``settle`` marks it complete and hands
-it over. ``judge`` says whether a bed is healthy, starting, partial or leaked, and why
-(``view``: one directory; ``zoneproof.cluster.registry.survey``: every bed).
+A bed lives in ``<state root>/<backend>/<name>/``; ``bed_dir`` proves the name safe and the
+directory directly inside the backend's root before anything touches it. A directory is
+zoneproof's only if its state.json carries the ``Ownership`` record written when it was
+made. While it is being made the creating run holds it (``claim``: a creator killed half-way
+leaves it to its keeper); ``settle`` marks it complete and hands it over. ``judge`` says
+whether a bed is healthy, starting, partial or leaked, and why.
 """
 
 from __future__ import annotations
@@ -94,11 +84,15 @@ class Ownership:
     """Who made a bed and who it lives with (state.json's ``ownership``)."""
 
     uid: str
+    """A random id; the bed's processes carry it (``reaping.BED_ENV``), nothing else."""
     creator: reaping.ProcessId | None
+    """The process that made it (pid + start time)."""
     command: str
     creator_run: str | None
     owner_run: str | None
+    """The run the bed lives and dies with; None: kept until ``zoneproof down``."""
     complete: bool
+    """Every creation step finished."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""

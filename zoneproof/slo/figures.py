@@ -9,11 +9,13 @@ Most figures are a number the SLO bounds (``results.evaluate``). A figure may in
 its SLO itself (``Figure.judge``) when a number cannot say what happened: the register
 history's check is VOID under the traffic's minimum rate, NO_DATA when the checker ran out
 of time, a FAIL naming the operations it could not place (``linearizability.judge``).
-``result`` is the one entry point: the SLO's result from the evidence.
+``result`` is the one entry point: the SLO's result from the evidence; ``offenders`` names
+what the judged SLOs' figures counted against them (a figure that can: ``Figure.offenders``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -29,7 +31,8 @@ from zoneproof.slo.results import SloResult, evaluate
 from zoneproof.slo.spec import Slo
 from zoneproof.traffic import workloads
 
-__all__ = ["FIGURES", "SCALE_METRICS", "Evidence", "Figure", "compute", "result", "unfenced"]
+__all__ = ["FIGURES", "SCALE_METRICS", "Evidence", "Figure", "compute", "offenders", "result",
+           "unfenced"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +68,20 @@ class Evidence:
 
 Compute = Callable[[Evidence, Sequence[FaultRecord]], float | None]
 Judge = Callable[[Slo, Evidence, Sequence[FaultRecord]], SloResult]
+Offenders = Callable[[Evidence], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
 class Figure:
     """One metric: the effects of the faults it is about (none: about no fault), how it is
-    computed from the evidence and those faults' records, and (``judge``) how it judges its
-    SLO when a number alone cannot (default: ``results.evaluate`` of the number)."""
+    computed from the evidence and those faults' records, (``judge``) how it judges its
+    SLO when a number alone cannot (default: ``results.evaluate`` of the number), and
+    (``offenders``) one line per thing it counts, for messages."""
 
     effects: frozenset[Effect]
     compute: Compute
     judge: Judge | None = None
+    offenders: Offenders | None = None
 
 
 def _worst(values: Iterable[float | None]) -> float | None:
@@ -196,6 +202,15 @@ def _reelection(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return max(figures_) if figures_ else None
 
 
+def unfenced(evidence: Evidence, *, expiry: bool = False) -> list[str]:
+    """One line per audited replica delete made outside its tenure as the Lease's holder of
+    record (``expiry``: outside its window of ability) (for messages)."""
+    return [u.describe() for u in unfenced_deletes(evidence.deletions or [],
+                                                   evidence.timeline.events,
+                                                   users_prefix=evidence.replica_prefix,
+                                                   expiry=expiry)]
+
+
 _NODES = frozenset({Effect.NODES_NOT_READY})
 _NONE: frozenset[Effect] = frozenset()
 
@@ -211,8 +226,10 @@ FIGURES: dict[str, Figure] = {
     "etcd_write_error_window": Figure(frozenset({Effect.ETCD_MEMBERS_DOWN}), _write_window),
     "lost_acknowledged_writes": Figure(_NONE, _lost_writes),
     # the Lease model (measure.lease): who could act when
-    "deletes_by_non_holders": Figure(_NONE, _audited_deletes(metrics.deletes_by_non_holders)),
-    "deletes_outside_lease": Figure(_NONE, _audited_deletes(metrics.deletes_outside_lease)),
+    "deletes_by_non_holders": Figure(_NONE, _audited_deletes(metrics.deletes_by_non_holders),
+                                     offenders=unfenced),
+    "deletes_outside_lease": Figure(_NONE, _audited_deletes(metrics.deletes_outside_lease),
+                                    offenders=functools.partial(unfenced, expiry=True)),
     "lease_overlaps": Figure(_NONE, _lease_overlaps),
     "lease_token_regressions": Figure(_NONE, _lease_tokens),
     "lease_handover_gap": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _handover_gap),
@@ -262,10 +279,12 @@ def result(slo: Slo, evidence: Evidence) -> SloResult:
     return evaluate(slo, compute(slo.metric, evidence))
 
 
-def unfenced(evidence: Evidence, *, expiry: bool = False) -> list[str]:
-    """One line per audited replica delete made outside its tenure as the Lease's holder of
-    record (``expiry``: outside its window of ability) (for messages)."""
-    return [u.describe() for u in unfenced_deletes(evidence.deletions or [],
-                                                   evidence.timeline.events,
-                                                   users_prefix=evidence.replica_prefix,
-                                                   expiry=expiry)]
+def offenders(slos: Iterable[Slo], evidence: Evidence) -> list[str]:
+    """One line per thing the figures of ``slos`` counted against them (e.g. each audited
+    delete made outside a Lease), each line once, in ``FIGURES`` order."""
+    metrics_judged = {slo.metric for slo in slos}
+    lines: list[str] = []
+    for metric, figure in FIGURES.items():
+        if metric in metrics_judged and figure.offenders is not None:
+            lines += [line for line in figure.offenders(evidence) if line not in lines]
+    return lines

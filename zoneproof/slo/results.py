@@ -23,6 +23,8 @@ class SloStatus(enum.StrEnum):
     VOID = "VOID"
     """The run cannot be judged by this SLO at all (e.g. its traffic before the fault was
     under the minimum rate): not a pass, not a measured failure."""
+    NOT_RUN = "NOT_RUN"
+    """The run ended before it could be judged (a signal interrupted it): never a pass."""
 
 
 @dataclass(frozen=True, slots=True)

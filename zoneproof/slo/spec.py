@@ -13,7 +13,9 @@ A user file overrides the defaults by name (fields given replace the default's) 
 add SLOs. ``metric`` must be one zoneproof measures: the defaults file bounds each of them
 once, so its metrics are the known ones (a misspelled metric would never have data). ``max``
 must be a finite number >= 0 (``.nan`` compares false with everything, so it would pass).
-``load_slos`` is the one place an SLO file is read and validated: the pytest plugin, the
+Each name appears once in a file. The file's schema is the pydantic model ``SloFile``
+(``SloFile.model_json_schema()``); it is read by ``_util.userfiles`` (text, no binary,
+aliases limited). ``load_slos`` is the one place an SLO file is read and validated: the pytest plugin, the
 chaos control and ``zoneproof qualify`` all call it and pass the ``SloSet`` on.
 """
 
@@ -23,18 +25,19 @@ import math
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import yaml
+import pydantic
 
 from zoneproof import errors
+from zoneproof._util import userfiles
 
-__all__ = ["DEFAULTS", "SCHEMA_VERSION", "Slo", "SloSet", "known_metrics", "load_slos"]
+__all__ = ["DEFAULTS", "SCHEMA_VERSION", "Slo", "SloEntry", "SloFile", "SloSet", "known_metrics",
+           "load_slos"]
 
 SCHEMA_VERSION = "zoneproof.dev/v1"
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
-_UNITS = ("seconds", "count", "ratio")
-_FIELDS = {"name", "metric", "max", "unit", "description", "allow_no_data"}
+_TOP = ("apiVersion", "kind", "slos")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,48 +68,96 @@ class SloSet:
         raise errors.ConfigError(f"no SLO named {name!r}; known: {[s.name for s in self.slos]}")
 
 
+class SloEntry(pydantic.BaseModel):
+    """One entry of an SLO file as written: every field but ``name`` may be left to the
+    defaults' entry of that name (the JSON Schema of the file: ``SloFile``)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", strict=True)
+
+    name: str = pydantic.Field(min_length=1, max_length=100)
+    metric: str | None = None
+    max: float | None = None
+    unit: Literal["seconds", "count", "ratio"] | None = None
+    description: str | None = None
+    allow_no_data: bool | None = None
+
+    @pydantic.field_validator("max", mode="before")
+    @classmethod
+    def _finite(cls, value: object) -> object:
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)
+                                  or not math.isfinite(value) or value < 0):
+            raise ValueError(f"max must be a finite number >= 0, got {value!r}")
+        return float(value) if isinstance(value, int) else value
+
+
+class SloFile(pydantic.BaseModel):
+    """An SLO file: ``apiVersion: zoneproof.dev/v1``, ``kind: SloSet``, ``slos`` (each name
+    once; the entries are ``SloEntry``)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    api_version: Literal["zoneproof.dev/v1"] = pydantic.Field(alias="apiVersion")
+    kind: Literal["SloSet"]
+    slos: list[SloEntry]
+
+
+def _problems(error: pydantic.ValidationError, where: str) -> list[str]:
+    """One line per problem, its place named as the file writes it."""
+    found = []
+    for item in error.errors(include_url=False):
+        field = ".".join(str(p) for p in item["loc"])
+        message = str(item["msg"]).removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = f"unknown field {field!r}; allowed: {sorted(SloEntry.model_fields)}"
+        elif item["type"] == "literal_error":
+            message = f"{field} must be one of {message.removeprefix('Input should be ')}, " \
+                      f"got {item['input']!r}"
+        else:
+            message = f"{field}: {message}"
+        found.append(f"{where}: {message}")
+    return found
+
+
 def _entries(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The entries of the SLO file at ``path`` that are well formed, and every problem."""
     try:
-        doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        return [], [f"{path}: cannot read YAML ({exc})"]
+        doc = userfiles.load_yaml(path, "SLO file", "give an SLO file (schema: "
+                                  "zoneproof/slo/defaults.yaml)")
+    except errors.ConfigError as exc:
+        return [], [str(exc)]
     if not isinstance(doc, dict):
         return [], [f"{path}: expected a mapping with apiVersion, kind, slos"]
     problems = []
     if doc.get("apiVersion") != SCHEMA_VERSION or doc.get("kind") != "SloSet":
         problems.append(f"{path}: apiVersion must be {SCHEMA_VERSION!r} and kind 'SloSet' "
                         f"(got {doc.get('apiVersion')!r}, {doc.get('kind')!r})")
-    slos = doc.get("slos")
-    if not isinstance(slos, list) or not all(isinstance(s, dict) for s in slos):
+    problems += [f"{path}: unknown key {k!r}; allowed: {', '.join(_TOP)}" for k in doc
+                 if k not in _TOP]
+    raw = doc.get("slos")
+    if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
         return [], [*problems, f"{path}: slos must be a list of mappings"]
-    for index, entry in enumerate(slos):
-        unknown = set(entry) - _FIELDS
-        if unknown:
-            problems.append(f"{path}: slos[{index}] has unknown fields {sorted(unknown)}; "
-                            f"allowed: {sorted(_FIELDS)}")
-        if not isinstance(entry.get("name"), str):
-            problems.append(f"{path}: slos[{index}] needs a name")
-    return slos, problems
+    entries = []
+    for index, item in enumerate(raw):
+        try:
+            entries.append(SloEntry.model_validate(item).model_dump(exclude_none=True))
+        except pydantic.ValidationError as exc:
+            problems += _problems(exc, f"{path}: slos[{index}]")
+    names = [str(e.get("name")) for e in raw]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        problems.append(f"{path}: SLO name(s) {', '.join(map(repr, twice))} given more than "
+                        "once: give each SLO once (a later entry would replace an earlier one)")
+    return entries, problems
 
 
 def _build(entry: dict[str, Any], where: str, metrics: Collection[str]
            ) -> tuple[Slo | None, list[str]]:
-    problems = []
-    for key in ("metric", "max", "unit"):
-        if key not in entry:
-            problems.append(f"{where}: missing {key!r}")
+    problems = [f"{where}: missing {key!r}" for key in ("metric", "max", "unit") if key not in entry]
     if problems:
         return None, problems
-    if not isinstance(entry["max"], int | float) or isinstance(entry["max"], bool) \
-            or not math.isfinite(entry["max"]) or entry["max"] < 0:
-        problems.append(f"{where}: max must be a finite number >= 0, got {entry['max']!r}")
     if metrics and entry["metric"] not in metrics:
-        problems.append(f"{where}: unknown metric {entry['metric']!r}: zoneproof measures "
-                        f"{', '.join(sorted(metrics))}")
-    if entry["unit"] not in _UNITS:
-        problems.append(f"{where}: unit must be one of {list(_UNITS)}, got {entry['unit']!r}")
-    if problems:
-        return None, problems
+        return None, [f"{where}: unknown metric {entry['metric']!r}: zoneproof measures "
+                      f"{', '.join(sorted(metrics))}"]
     return Slo(name=entry["name"], metric=str(entry["metric"]), max=float(entry["max"]),
                unit=entry["unit"], description=str(entry.get("description", "")),
                allow_no_data=bool(entry.get("allow_no_data", False))), []

@@ -2,7 +2,9 @@
 
 certify runs the whole qualification (``qualify.execute``: conformance, every chaos
 experiment, the integration suite) against exactly the profile's components on its
-backend, then packs the evidence into a signed bundle (``report.bundle``): certification.yaml,
+backend — a kind the profile does not name is the reference's, standing in: its
+conformance suite is left out, and the bundle names it apart from the components
+certified — then packs the evidence into a signed bundle (``report.bundle``): certification.yaml,
 summary.json, junit.xml, the allure HTML report, each experiment's journal, timeline,
 fault records and plots, the component logs, the evidence read back from the cluster
 (the webhook's registration as stored, the cluster's versions), screenshots of the report
@@ -29,11 +31,12 @@ from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.report import attestation, browser, bundle, certification, evidence, summary
+from zoneproof.slo.verdict import RunVerdict
 from zoneproof.suites import qualify
 from zoneproof.suites.profile import Profile
 
 __all__ = ["CERTIFICATION", "Certified", "certify", "collect_logs", "contents", "describe",
-           "look_in_browser", "verify"]
+           "left_out", "look_in_browser", "verify"]
 
 CERTIFICATION = "certification.yaml"
 LOGS = "logs"
@@ -74,8 +77,10 @@ def collect_logs(basetemp: Path, reports: Path) -> list[Path]:
     return copied
 
 
-def contents(reports: Path, experiments: list[str]) -> tuple[dict[str, Path], list[str]]:
-    """(bundle name → file) of a run's evidence, and the evidence found missing."""
+def contents(reports: Path, experiments: list[str], *, registration: bool = True
+             ) -> tuple[dict[str, Path], list[str]]:
+    """(bundle name → file) of a run's evidence, and the evidence found missing (the
+    webhook's registration as stored only when a webhook is certified: ``registration``)."""
     found: dict[str, Path] = {}
     for path in [*_files(reports, "allure-report"), *_files(reports, "chaos", _CHAOS_FILES),
                  *_files(reports, LOGS, (".log",)),
@@ -87,7 +92,7 @@ def contents(reports: Path, experiments: list[str]) -> tuple[dict[str, Path], li
     missing = [f"{name} missing" for name in _REQUIRED.values() if name not in found]
     missing += [f"chaos/{e}/{f} missing" for e in experiments for f in _EXPERIMENT_FILES
                 if f"chaos/{e}/{f}" not in found]
-    if not evidence.registrations(reports):
+    if registration and not evidence.registrations(reports):
         missing.append("the webhook's registration as the API server stored it was not read back "
                        f"({evidence.EVIDENCE}/{evidence.REGISTRATION_PREFIX}*.json missing)")
     return found, missing
@@ -122,6 +127,16 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "component"
 
 
+def left_out(profile: Profile) -> list[str]:
+    """The pytest options that leave out the conformance suites of the stand-ins."""
+    return [f"--ignore={suite}" for kind in profile.stand_ins for suite in kind.spec.conformance]
+
+
+def _stood_in(profile: Profile) -> dict[str, str]:
+    """Kind → the reference that stood in for it (not certified)."""
+    return {str(kind): profile.components[kind].label() for kind in profile.stand_ins}
+
+
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
@@ -145,15 +160,19 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
             keep_cluster=keep_cluster, workers=workers, slo_file=profile.slo_file, html=True,
             allow_destructive=choice.allow_destructive, reports=reports,
             components=profile.components,
-            pytest_args=[*profile.scope.pytest_args(), f"--basetemp={basetemp}"])
+            pytest_args=[*profile.scope.pytest_args(), *left_out(profile),
+                         f"--basetemp={basetemp}"])
         run = qualify.execute(backend, spec, options, kubeconfig=choice.kubeconfig,
                               progress=progress)
+        if run.verdict == RunVerdict.INTERRUPTED:  # nothing to certify: end as the run did
+            raise KeyboardInterrupt("the qualification was interrupted")
         collect_logs(basetemp, run.reports)
     chaos = qualify.repo_root() / "chaos"
     zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
     experiments = catalog.applicable(chaos, profile.components, zones=zones)
     browser_problems = look_in_browser(run.reports, experiments, progress)
-    files, problems = contents(run.reports, experiments)
+    files, problems = contents(run.reports, experiments, registration=any(
+        kind.spec.serves for kind in profile.under_test))
     problems += browser_problems
     packed: dict[str, Path | bytes] = {**files, "profile.yaml": profile.source}
     if profile.slo_file is not None:
@@ -173,7 +192,8 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
                        for p in evidence.registrations(run.reports)],
         files={role: name for role, name in _REQUIRED.items() if name in files},
         started=started.isoformat(), finished=finished.isoformat(), problems=problems,
-        not_applicable=catalog.not_applicable(chaos, profile.components, zones=zones))
+        not_applicable=catalog.not_applicable(chaos, profile.components, zones=zones),
+        under_test=[str(kind) for kind in profile.under_test], stood_in=_stood_in(profile))
     if run.code != 0 and document["verdict"] == "PASS":  # the run itself failed (e.g. no report)
         document["problems"].append(f"the qualification exited {run.code}")
         document["verdict"] = "FAIL"
@@ -205,6 +225,9 @@ def describe(path: Path, verified: bundle.Verified) -> list[str]:
              f"{vendor.get('vendor')}: {vendor.get('product')} {vendor.get('version')} "
              f"(contact {vendor.get('contact')}); zoneproof {attested.get('zoneproof')} on the "
              f"{attested.get('backend')} backend, certified {attested.get('certified', {}).get('finished')}"]
+    lines += [f"  {kind}: certified" for kind in attested.get("components", {})]
+    lines += [f"  {kind}: not certified, the {what} stood in"
+              for kind, what in attested.get("stood_in", {}).items()]
     lines += [f"  suite {name}: {s['verdict']} {s['counts']}"
               for name, s in attested.get("suites", {}).items()]
     lines += [f"  experiment {name}: {e['verdict']}" for name, e in attested.get("experiments", {}).items()]

@@ -4,9 +4,9 @@ The variants are those of a registered implementation (the component registry; d
 the reference). The suite runs once per variant, each in its own pytest process (``-x``:
 it stops at the first failing test) given the component as ``--zp-components``, all on
 one local cluster made once (or adopted if it runs; deleted at the end only if made
-here). The verdict of a run comes from its exit code and its JUnit report: a broken
+here). The status of a run comes from its exit code and its JUnit report: a broken
 variant is *caught* only if pytest exits 1 with a test *failure* (a setup error, a usage
-or collection error or a timeout is no verdict). The correct variant must pass.
+or collection error or a timeout is INVALID). The correct variant must pass.
 """
 
 from __future__ import annotations
@@ -25,12 +25,13 @@ from pathlib import Path
 from zoneproof import cluster, errors
 from zoneproof._util import processes
 from zoneproof.cluster.interface import Progress
-from zoneproof.components.harness import registry
+from zoneproof.components.harness import kinds, registry
 from zoneproof.components.harness.component import Component, Components, Registered
-from zoneproof.components.harness.registry import REFERENCE, Kind
+from zoneproof.components.harness.kinds import Kind
+from zoneproof.components.harness.registry import REFERENCE
 from zoneproof.suites import qualify
 
-__all__ = ["DEFAULT_CLUSTER", "REFERENCE", "SUITES", "MutantRun", "Target", "Verdict",
+__all__ = ["DEFAULT_CLUSTER", "REFERENCE", "SUITES", "MutantRun", "Target", "SuiteStatus",
            "format_table", "junit_outcomes", "main", "problems", "run_mutants", "run_variant",
            "target"]
 
@@ -42,10 +43,7 @@ _TIMED_OUT = -1
 
 
 #: The conformance suite of each kind of component (paths relative to the checkout).
-SUITES: dict[Kind, tuple[str, ...]] = {
-    Kind.WEBHOOK: ("conformance/ha_config/test_registration.py", "conformance/ha_config/test_cases.py"),
-    Kind.CONTROLLER: ("conformance/ha_controller/test_controller.py",),
-}
+SUITES: dict[Kind, tuple[str, ...]] = {kind: kind.spec.mutant_suite for kind in kinds.every()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +68,7 @@ class Target:
 
     def pytest_args(self, variant: str) -> list[str]:
         """The option that puts ``variant`` under test (the other kind: the reference)."""
-        component = Component(self.kind, Registered(self.implementation, variant))
-        chosen = (Components(webhook=component) if self.kind is Kind.WEBHOOK
-                  else Components(controller=component))
+        chosen = Components(Component(self.kind, Registered(self.implementation, variant)))
         return [f"--zp-components={chosen.to_json()}"]
 
 
@@ -81,11 +77,11 @@ def target(kind: str, implementation: str = REFERENCE) -> Target:
     if kind not in SUITES:
         raise errors.ConfigError(f"unknown component kind {kind!r}: choose one of "
                                  f"{', '.join(SUITES)}")
-    found = registry.implementation(Kind(kind), implementation)
-    return Target(SUITES[Kind(kind)], Kind(kind), implementation, found.variants)
+    found = registry.implementation(kinds.get(kind), implementation)
+    return Target(SUITES[kinds.get(kind)], kinds.get(kind), implementation, found.variants)
 
 
-class Verdict(enum.StrEnum):
+class SuiteStatus(enum.StrEnum):
     """What one run of the suite says about its variant."""
 
     PASSED = "passed"
@@ -93,7 +89,7 @@ class Verdict(enum.StrEnum):
     FAILED = "failed"
     """A conformance test failed (a broken variant is caught; the reference is broken)."""
     INVALID = "invalid"
-    """No verdict: usage/collection error, setup error or timeout; see ``output``."""
+    """No result: usage/collection error, setup error or timeout; see ``output``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,27 +108,27 @@ class MutantRun:
     """The variant of the implementation that must pass."""
 
     @property
-    def verdict(self) -> Verdict:
+    def status(self) -> SuiteStatus:
         """PASSED, FAILED (a test failed, nothing errored) or INVALID."""
         if self.exit_code == 0 and not self.errored_tests:
-            return Verdict.PASSED
+            return SuiteStatus.PASSED
         if self.exit_code == _TESTS_FAILED and self.failed_test and not self.errored_tests:
-            return Verdict.FAILED
-        return Verdict.INVALID
+            return SuiteStatus.FAILED
+        return SuiteStatus.INVALID
 
     @property
-    def expected(self) -> Verdict:
+    def expected(self) -> SuiteStatus:
         """The correct variant must pass; every broken variant must fail."""
-        return Verdict.PASSED if self.variant == self.correct else Verdict.FAILED
+        return SuiteStatus.PASSED if self.variant == self.correct else SuiteStatus.FAILED
 
     @property
     def outcome(self) -> str:
         """A word for the table: ok / caught / SURVIVED / BROKEN REFERENCE / INVALID RUN."""
-        if self.verdict is Verdict.INVALID:
+        if self.status is SuiteStatus.INVALID:
             return "INVALID RUN"
         if self.variant == self.correct:
-            return "ok" if self.verdict is Verdict.PASSED else "BROKEN REFERENCE"
-        return "caught" if self.verdict is Verdict.FAILED else "SURVIVED"
+            return "ok" if self.status is SuiteStatus.PASSED else "BROKEN REFERENCE"
+        return "caught" if self.status is SuiteStatus.FAILED else "SURVIVED"
 
 
 def junit_outcomes(path: Path) -> tuple[str | None, tuple[str, ...]]:
@@ -216,10 +212,10 @@ def run_mutants(component: str, names: Sequence[str] | None = None, *, workdir: 
 
 
 def problems(runs: Sequence[MutantRun]) -> list[str]:
-    """What is wrong: a survivor, a failing reference, a run without a verdict (with its output)."""
-    return [f"{run.variant}: expected {run.expected}, got {run.verdict} (exit {run.exit_code}"
+    """What is wrong: a survivor, a failing reference, a run without a result (with its output)."""
+    return [f"{run.variant}: expected {run.expected}, got {run.status} (exit {run.exit_code}"
             f"{', errors in ' + ', '.join(run.errored_tests) if run.errored_tests else ''}):\n"
-            f"{run.output}" for run in runs if run.verdict is not run.expected]
+            f"{run.output}" for run in runs if run.status is not run.expected]
 
 
 def format_table(runs: Sequence[MutantRun]) -> str:

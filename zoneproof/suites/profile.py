@@ -4,63 +4,64 @@ A YAML file (``apiVersion: zoneproof.dev/v1``, ``kind: CertificationProfile``; t
 schema is in the README, a sample in ``certification/profile.example.yaml``)::
 
     vendor / product / version / contact     who asks, for what (strings)
-    components:
+    components:                               at least one kind; one not named is the
       webhook:    source registered (name, variant) | command (command) | url (url, ca_bundle)
                   | in-cluster (manifests DIR, image_archive TAR; neither: the reference's)
       controller: source registered | command | in-cluster; selector, lease (NAMESPACE/NAME),
-                  namespaces
+                  namespaces                  reference's, standing in (not certified)
     slo: FILE                                 SLO file (default: zoneproof's defaults)
     backend: {name, kubeconfig, cluster_name, allow_destructive, options}
 
-A component's keys are the component's one serialization form (``Component.from_dict``).
+A component's keys are the component's one serialization form (``Component.from_dict``)
+and its kind's settings, both from the one option table (``components.harness.options``).
 Paths are relative to the profile's directory. ``load`` reports every problem at once,
 each with its fix; an unknown key names the valid ones (and the closest).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-import shlex
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from zoneproof import cluster, errors
+from zoneproof._util import userfiles
+from zoneproof.components.harness import kinds, options
 from zoneproof.components.harness.component import Component, Components
-from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.kinds import Kind
 from zoneproof.report.certification import Vendor
 from zoneproof.slo import load_slos
 
-__all__ = ["API_VERSION", "KIND", "NAMESPACES_PER_TEST", "BackendChoice", "ControllerScope",
-           "Profile", "load"]
+__all__ = ["API_VERSION", "KIND", "NAMESPACES_PER_TEST", "BackendChoice", "Profile", "Scope",
+           "load"]
 
 API_VERSION = "zoneproof.dev/v1"
 KIND = "CertificationProfile"
-NAMESPACES_PER_TEST = "per-test"
+NAMESPACES_PER_TEST = kinds.NAMESPACES_PER_TEST
 _VENDOR_KEYS = ("vendor", "product", "version", "contact")
 _TOP = ("apiVersion", "kind", *_VENDOR_KEYS, "components", "slo", "backend")
 _REQUIRED = ("apiVersion", "kind", *_VENDOR_KEYS, "components")
 _BACKEND = ("name", "kubeconfig", "cluster_name", "allow_destructive", "options")
-_SCOPE = ("selector", "lease", "namespaces")
-_PATHS = ("ca_bundle", "registration_file", "manifests", "image_archive")
 _DEFAULT_CLUSTER = "zoneproof-certify"
 
 
 @dataclass(frozen=True, slots=True)
-class ControllerScope:
-    """What the controller under test is told to act on (the suite's --zp-controller-*)."""
+class Scope:
+    """What the components under test are told: kind → setting → value (every setting of
+    every kind, the defaults where the profile gives none)."""
 
-    selector: str = "app=noobaa"
-    lease: str = "default/zoneproof-ha-controller"
-    namespaces: str = NAMESPACES_PER_TEST
+    values: Mapping[str, Mapping[str, str]]
+
+    def of(self, kind: str) -> Mapping[str, str]:
+        """The settings of ``kind``."""
+        return self.values[kind]
 
     def pytest_args(self) -> list[str]:
         """The plugin options that tell the suite."""
-        return [f"--zp-controller-selector={self.selector}", f"--zp-controller-lease={self.lease}"]
+        return options.setting_args(self.values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +88,17 @@ class Profile:
     source: Path
     vendor: Vendor
     components: Components
-    scope: ControllerScope
+    scope: Scope
     slo_file: Path | None
     backend: BackendChoice
+    under_test: tuple[Kind, ...] = ()
+    """The kinds the profile names: the certification is about them; the reference of
+    every other kind stands in for it."""
+
+    @property
+    def stand_ins(self) -> tuple[Kind, ...]:
+        """The kinds whose reference stands in (not certified)."""
+        return tuple(k for k in kinds.every() if k not in self.under_test)
 
 
 def _unknown(given: Mapping[str, Any], valid: tuple[str, ...], where: str) -> list[str]:
@@ -119,10 +128,12 @@ class _Reader:
 
     def text(self, data: Mapping[str, Any], key: str, where: str) -> str:
         value = data.get(key)
-        if not isinstance(value, str | int | float) or isinstance(value, bool) or not str(value).strip():
-            self.problems.append(f"{where}{key}: give a non-empty string, got {value!r}")
+        if not isinstance(value, str) or not value.strip():
+            shown = userfiles.bounded(repr(value), chars=80)
+            self.problems.append(f"{where}{key}: give a non-empty string, got {shown} (quote "
+                                 f"it: {key}: \"...\")")
             return ""
-        return str(value).strip()
+        return value.strip()
 
     def mapping(self, value: object, where: str) -> Mapping[str, Any]:
         if value is None:
@@ -132,30 +143,13 @@ class _Reader:
             return {}
         return value
 
-    # -- components --------------------------------------------------------------------
-    def _program(self, template: str, where: str) -> None:
-        """The command's program exists (a placeholder such as {python} is the suite's)."""
-        try:
-            program = shlex.split(template)[0] if template.strip() else ""
-        except ValueError as exc:
-            self.problems.append(f"{where}.command: cannot be split like a shell line: {exc}")
-            return
-        if not program or "{" in program:
-            return
-        if "/" in program and not Path(program).is_absolute():
-            self.problems.append(f"{where}.command: the program {program!r} is a relative path; "
-                                 f"the suite runs from the zoneproof checkout: write "
-                                 f"{(self.base / program).resolve()}")
-        elif shutil.which(program) is None:
-            self.problems.append(f"{where}.command: {program!r} is not an executable file nor on "
-                                 "PATH: install it or give its absolute path")
-
+    # -- components ------------------------------------------------------------------------
     def component(self, kind: Kind, raw: object) -> Component:
         where = f"components.{kind}"
         data = dict(self.mapping(raw, where))
-        for key in _SCOPE if kind is Kind.CONTROLLER else ():
-            data.pop(key, None)
-        for key in _PATHS:
+        for row in options.setting_rows(kind):
+            data.pop(row.option.key, None)
+        for key in options.path_keys():
             if isinstance(data.get(key), str):
                 data[key] = str((self.base / data[key]).expanduser().resolve())
         try:
@@ -163,28 +157,19 @@ class _Reader:
         except errors.ConfigError as exc:
             self.problems.append(f"{where}: {exc}")
             return Component(kind)
-        self.problems += [f"{where}: {p}" for p in component.problems()]
-        if component.source_name == "command":
-            self._program(component.template, where)
+        with contextlib.chdir(self.base):  # a relative program is relative to the profile
+            self.problems += [f"{where}: {p}" for p in component.problems()]
         return component
 
-    def scope(self, raw: object) -> ControllerScope:
-        data = self.mapping(raw, "components.controller")
-        defaults = ControllerScope()
-        selector = str(data.get("selector", defaults.selector)).strip()
-        lease = str(data.get("lease", defaults.lease)).strip()
-        namespaces = str(data.get("namespaces", defaults.namespaces)).strip()
-        if not selector:
-            self.problems.append("components.controller.selector: give a label selector "
-                                 "(e.g. app=noobaa)")
-        if lease.count("/") != 1 or not all(lease.split("/")):
-            self.problems.append(f"components.controller.lease: {lease!r} must be NAMESPACE/NAME")
-        if namespaces != NAMESPACES_PER_TEST:
-            self.problems.append(
-                f"components.controller.namespaces: {namespaces!r} is not supported: the suite "
-                f"makes fresh namespaces for each test and passes them comma-separated in "
-                f"{{namespaces}}; write {NAMESPACES_PER_TEST!r} and make the command use it")
-        return ControllerScope(selector, lease, namespaces)
+    def settings(self, kind: Kind, raw: object, component: Component) -> dict[str, str]:
+        data = self.mapping(raw, f"components.{kind}")
+        told = {}
+        for row in options.setting_rows(kind):
+            given = str(data.get(row.option.key, row.option.default)).strip()
+            value = told[row.option.key] = component.setting(row.option, given)
+            if (problem := row.option.problem(value)) is not None:
+                self.problems.append(f"components.{kind}.{row.option.key}: {problem}")
+        return told
 
     # -- the rest ------------------------------------------------------------------------
     def slo(self, value: object) -> Path | None:
@@ -231,12 +216,8 @@ class _Reader:
 def load(path: Path) -> Profile:
     """Read and validate the profile at ``path``; ConfigError lists every problem and its fix."""
     path = path.expanduser().resolve()
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise errors.ConfigError(f"certification profile {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise errors.ConfigError(f"certification profile {path} is not valid YAML: {exc}") from None
+    data = userfiles.load_yaml(path, "certification profile", "give a YAML profile (sample: "
+                               "certification/profile.example.yaml)")
     if not isinstance(data, Mapping):
         raise errors.ConfigError(f"certification profile {path} must be a mapping "
                                  f"(apiVersion: {API_VERSION}, kind: {KIND}, ...)")
@@ -251,22 +232,25 @@ def load(path: Path) -> Profile:
         read.problems.append(f"kind: {data['kind']!r}: write {KIND}")
     vendor = Vendor(*(read.text(data, key, "") if key in data else "" for key in _VENDOR_KEYS))
     components = read.mapping(data.get("components"), "components")
-    read.problems += _unknown(components, tuple(str(k) for k in Kind), "components")
-    read.problems += [f"components.{kind}: missing: say how to run the {kind} under test (e.g. "
-                      f"source: command)" for kind in Kind if "components" in data
-                      and str(kind) not in components]
-    webhook = read.component(Kind.WEBHOOK, components.get("webhook"))
-    controller = read.component(Kind.CONTROLLER, components.get("controller"))
-    scope = read.scope(components.get("controller"))
+    read.problems += _unknown(components, tuple(str(k) for k in kinds.every()), "components")
+    named = tuple(k for k in kinds.every() if str(k) in components)
+    if "components" in data and not named:
+        read.problems.append(f"components: name at least one component under test "
+                             f"({', '.join(kinds.every())}, e.g. source: command); a kind not "
+                             "named is the reference's, standing in")
+    chosen = [read.component(k, components[str(k)]) if k in named else Component(k)
+              for k in kinds.every()]
+    settings = Scope({str(c.kind): read.settings(c.kind, components.get(str(c.kind)), c)
+                         for c in chosen})
     slo_file = read.slo(data.get("slo"))
     backend = read.backend(data.get("backend"))
     if backend.name in cluster.backend_names():
         capabilities = cluster.backend_type(backend.name).traits.capabilities
-        if (reason := Components(webhook, controller).refusal(backend.name, capabilities,
-                                                                flag="")) is not None:
+        if (reason := Components(*chosen).refusal(backend.name, capabilities,
+                                                    flag="")) is not None:
             read.problems.append(f"components: {reason.replace('use backend', 'use backend.name')}")
     if read.problems:
         listed = "\n".join(f"  - {p}" for p in read.problems)
         raise errors.ConfigError(f"certification profile {path} has {len(read.problems)} "
                                  f"problem(s):\n{listed}")
-    return Profile(path, vendor, Components(webhook, controller), scope, slo_file, backend)
+    return Profile(path, vendor, Components(*chosen), settings, slo_file, backend, named)

@@ -16,8 +16,10 @@ is removed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import shutil
+import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +30,15 @@ from zoneproof._util import reaping
 from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.components.harness import kinds
 from zoneproof.components.harness.component import Components
 from zoneproof.report import allure_html, summary
 from zoneproof.runs import identity, ownership
-from zoneproof.slo import load_slos
+from zoneproof.slo import load_slos, verdict
+from zoneproof.slo.verdict import RunVerdict
 
-__all__ = ["SUITES", "Options", "Run", "execute", "experiments", "qualify", "repo_root"]
+__all__ = ["SUITES", "Options", "Qualification", "check", "execute", "experiments", "qualify",
+           "repo_root"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -76,6 +81,11 @@ def repo_root() -> Path:
 def experiments(root: Path) -> list[str]:
     """Names of the chaos experiments (chaos/*.yaml stems)."""
     return catalog.names(root / "chaos")
+
+
+def check(options: Options, backend: Backend) -> None:
+    """Refuse bad input before anything is built or started (ConfigError names the fix)."""
+    _check(options, repo_root(), backend)
 
 
 def _check(options: Options, root: Path, backend: Backend) -> None:
@@ -186,9 +196,12 @@ def describe(run: summary.Summary) -> list[str]:
     lines += [f"experiment {experiment_of(o.nodeid)}: {o.outcome} in {o.duration_s:.1f} s"
               for o in run.outcomes if "chaos/" in o.nodeid]
     lines += [f"FAILED {o.nodeid}" for o in run.failures]
+    lines += [f"INTERRUPTED {o.nodeid}" for o in run.outcomes if o.outcome == summary.INTERRUPTED]
+    lines += [f"NOT JUDGED {n.test}: {n.reason}" + (" (as asked)" if n.asked else "")
+              for n in run.not_judged]
     lines += [f"cluster {c.role}: {c.describe()}" for c in run.clusters]
     ran = run.versions.get("components", {})
-    for kind in ("webhook", "controller"):
+    for kind in kinds.every():
         if kind in ran:
             lines += [f"{kind} under test: {_ran(entry)}" for entry in ran[kind]["ran"]] or [
                 f"{kind} under test: {ran[kind].get('note', 'never started')}"]
@@ -204,53 +217,83 @@ def _ran(entry: dict[str, Any]) -> str:
     return f"{source.get(what['source'], what['source'])}{digest} ({entry['starts']} starts)"
 
 
-def _report(reports: Path, options: Options, progress: Progress) -> bool:
-    """Print the summary, render the HTML report; False if a report is missing."""
+def _report(reports: Path, options: Options, progress: Progress) -> summary.Summary | None:
+    """Print the summary, render the HTML report; None if a report is missing."""
     summary_path = reports / "summary.json"
     if not summary_path.is_file():
         progress(f"no {summary_path}: the suite did not finish its run")
-        return False
+        return None
     try:
         run = summary.load(summary_path)
     except errors.ConfigError as exc:
         progress(str(exc))
-        return False
+        return None
     for line in describe(run):
         progress(line)
     if not options.html:
-        return True
+        return run
     try:
         index = allure_html.generate(reports / "allure-results", reports / "allure-report",
                                      name=f"zoneproof qualification {reports.name}")
     except (errors.ZoneproofError, OSError) as exc:
         progress(f"allure HTML report failed: {exc}")
-        return False
+        return None
     progress(f"allure HTML report: {index}")
-    return True
+    return run
+
+
+def _verdict(run: summary.Summary | None, code: int) -> tuple[str, int]:
+    """The qualification's verdict and exit code: the summary's (read, never judged again);
+    INTERRUPTED when a signal ended it; FAIL when the run wrote no summary or its pytest
+    failed after writing one."""
+    if _interrupted(code):
+        return str(RunVerdict.INTERRUPTED), code
+    if run is None:
+        return str(RunVerdict.FAIL), code or 1
+    if run.verdict == RunVerdict.INTERRUPTED:  # a signal reached the suite, not qualify
+        number = signal.Signals.__members__.get(run.interrupted_by)
+        return run.verdict, verdict.exit_code(run.verdict, signal_number=number)
+    if run.verdict in (RunVerdict.PASS, RunVerdict.PARTIAL) and code != 0:
+        return str(RunVerdict.FAIL), code
+    return run.verdict, verdict.exit_code(run.verdict, run.not_judged)
+
+
+def _interrupted(code: int) -> bool:
+    """An exit status of 128 + a signal (``_run_suite`` of an interrupted qualify)."""
+    return code > 128
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
-    """A finished qualification: its exit code and report directory."""
+class Qualification:
+    """A finished qualification: its exit code, report directory and verdict."""
 
     code: int
     reports: Path
+    verdict: str = str(RunVerdict.FAIL)
 
 
 def _scale_profile(backend: Backend, spec: ClusterSpec, options: Options, reports: Path,
-                   progress: Progress) -> Run:
+                   progress: Progress) -> Qualification:
     """The scale profile alone: its test makes (and deletes) a bed of its own."""
     pods = f"{options.scale_pods} pods" if options.scale_pods else "its default pods"
     bed = (f"a {backend.name} bed of {options.scale} nodes in each of 3 zones and {pods}, made "
            "by the scale profile")
     progress(f"scale profile on {bed}; reports in {reports}")
-    code = reaping.run_child(_pytest_argv(backend, spec, reports, options, None),
-                             cwd=repo_root())
-    if not _report(reports, options, progress) and code == 0:
-        code = 1
-    progress(f"scale profile {'PASSED' if code == 0 else 'FAILED'} (exit {code}) on {bed}; "
-             f"reports: {reports}")
-    return Run(code, reports)
+    code = _run_suite(_pytest_argv(backend, spec, reports, options, None), reports)
+    found, code = _verdict(_report(reports, options, progress), code)
+    progress(f"scale profile {found} (exit {code}) on {bed}; reports: {reports}")
+    return Qualification(code, reports, found)
+
+
+def _run_suite(argv: list[str], reports: Path) -> int:
+    """pytest's exit status; interrupted (Ctrl-C, SIGTERM), 128 + the signal once pytest
+    cleaned up (its summary, if written, says INTERRUPTED)."""
+    try:
+        return reaping.run_child(argv, cwd=repo_root())
+    except KeyboardInterrupt:
+        received = reaping.interrupted_by()
+        return verdict.exit_code(RunVerdict.INTERRUPTED,
+                                 signal_number=int(received) if received else None)
 
 
 def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
@@ -260,8 +303,10 @@ def qualify(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
 
 
 def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig: Path | None,
-            progress: Progress) -> Run:
-    """``qualify``, returning where the reports are too (certify packs them)."""
+            progress: Progress) -> Qualification:
+    """``qualify``, returning where the reports are too (certify packs them). The exit code
+    is the run's verdict's (``slo.verdict.exit_code``): 0 PASS (or a PARTIAL run of a
+    subset the user asked for), 1 FAIL, 3 PARTIAL, 130/143 INTERRUPTED."""
     root = repo_root()
     _check(options, root, backend)
     reports = _reports_dir(options, root)
@@ -269,15 +314,16 @@ def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
         backend.prepare(progress)
         if options.scale:
             return _scale_profile(backend, spec, options, reports, progress)
-        created = backend.get(spec.name) is None
+        created = backend.traits.makes_clusters and backend.get(spec.name) is None
         with ownership.keeping() if options.keep_cluster else contextlib.nullcontext():
             tested = identity.identify(backend.create(spec, progress=progress))
         try:
             progress(f"testing {tested.describe()}; reports in {reports}")
-            code = reaping.run_child(_pytest_argv(backend, spec, reports, options, kubeconfig),
-                                     cwd=root)
+            code = _run_suite(_pytest_argv(backend, spec, reports, options, kubeconfig), reports)
         finally:
-            if not created:
+            if not backend.traits.makes_clusters:
+                progress(f"{tested.describe()}: yours, left as it was")
+            elif not created:
                 progress(f"cluster {spec.name!r} was up before qualify: left running")
             elif options.keep_cluster:
                 progress(f"cluster {spec.name!r} kept: `zoneproof down --name {spec.name}` "
@@ -287,9 +333,10 @@ def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
     except BaseException:
         _drop_if_empty(reports)
         raise
-    reported = _report(reports, options, progress)
-    if code == 0 and not reported:
-        code = 1
-    progress(f"qualification {'PASSED' if code == 0 else 'FAILED'} (exit {code}) for "
-             f"{tested.describe()}; reports: {reports}")
-    return Run(code, reports)
+    _drop_if_empty(reports)
+    shown = dataclasses.replace(options, html=False) if _interrupted(code) else options
+    found, code = _verdict(_report(reports, shown, progress) if reports.is_dir() else None,
+                           code)
+    progress(f"qualification {found} (exit {code}) for {tested.describe()}; reports: "
+             f"{reports if reports.is_dir() else 'none (interrupted before any was written)'}")
+    return Qualification(code, reports, found)

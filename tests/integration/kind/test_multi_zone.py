@@ -17,7 +17,7 @@ import pytest
 from kubernetes import client
 
 from zoneproof._util import kube, waiting
-from zoneproof.cluster.interface import WORKLOAD_IMAGE, Component
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, ControlPlaneProcess
 from zoneproof.cluster.kind import KindCluster, docker
 from zoneproof.components.harness import component
 from zoneproof.components.harness import webhook as webhooks
@@ -168,22 +168,22 @@ def test_killed_scheduler_stays_down_until_restarted(kc: KindCluster) -> None:
     from zoneproof.cluster.kind import nodes
 
     plane = kc.control_planes()[0]
-    kc.kill_component(Component.SCHEDULER)
+    kc.kill_component(ControlPlaneProcess.SCHEDULER)
     try:
         waiting.wait_for(lambda: (not nodes.static_pod_running(plane, "kube-scheduler"), None),
                          what="kube-scheduler dead", timeout_s=30)
     finally:
-        kc.restart_component(Component.SCHEDULER)
+        kc.restart_component(ControlPlaneProcess.SCHEDULER)
     assert nodes.static_pod_running(plane, "kube-scheduler")
 
 
 def test_killed_apiserver_is_unready_until_restarted(kc: KindCluster) -> None:
-    kc.kill_component(Component.APISERVER)
+    kc.kill_component(ControlPlaneProcess.APISERVER)
     try:
         waiting.wait_for(lambda: (not kc.apiserver_ready(), None),
                          what="kube-apiserver down", timeout_s=30)
     finally:
-        kc.restart_component(Component.APISERVER)
+        kc.restart_component(ControlPlaneProcess.APISERVER)
     assert kc.apiserver_ready()
 
 

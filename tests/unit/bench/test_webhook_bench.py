@@ -18,7 +18,8 @@ def test_bench_reviews_are_answered_with_a_patch() -> None:
     versions = set()
     for body in bench.review_bodies():
         answer = review.answer_review(body.replace(b"UID-PLACEHOLDER", b"u-1"), cluster,
-                                      settings=mutation.Settings(), behaviour=variants.REFERENCE.behaviour)
+                                      settings=mutation.TolerationDefaults(),
+                                      behaviour=variants.REFERENCE.behaviour)
         out = json.loads(answer.body)
         versions.add(out["apiVersion"])
         assert answer.status == 200 and out["response"]["allowed"] is True

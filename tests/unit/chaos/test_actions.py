@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from zoneproof import errors
-from zoneproof.chaos import actions, session
+from zoneproof.chaos import actions, experiment, guard, session
+from zoneproof.chaos.activities import tolerant, webhook
 from zoneproof.faults import (
     KillEtcdLeader,
     KillEtcdMember,
@@ -33,22 +34,29 @@ from zoneproof.faults import (
 def test_bad_arguments_raise_before_opening_a_run(call: Any, text: str) -> None:
     with pytest.raises(errors.ConfigError, match=text):
         call()
-    assert session._state.run is None
+    assert session._open.run is None
+
+
+def _planned(func: str, arguments: dict[str, Any]) -> Any:
+    """The fault an activity ``func`` with ``arguments`` injects (None: not inject_fault)."""
+    experiment = {"method": [{"name": "a", "provider": {
+        "type": "python", "module": guard.ACTIONS_MODULE, "func": func, "arguments": arguments}}]}
+    return guard.FaultPlan.of(experiment).faults.get("a")
 
 
 def test_planned_fault_uses_the_kind_defaults() -> None:
-    assert actions.planned_fault("inject_fault", {"fault": "zone-outage"}) == ZoneOutage("zone-a")
-    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-member"}) == \
+    assert _planned("inject_fault", {"fault": "zone-outage"}) == ZoneOutage("zone-a")
+    assert _planned("inject_fault", {"fault": "kill-etcd-member"}) == \
         KillEtcdMember("follower")
-    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-leader"}) == KillEtcdLeader()
+    assert _planned("inject_fault", {"fault": "kill-etcd-leader"}) == KillEtcdLeader()
     with pytest.raises(errors.ConfigError, match="use fault kill-etcd-leader"):
-        actions.planned_fault("inject_fault", {"fault": "kill-etcd-member",
+        _planned("inject_fault", {"fault": "kill-etcd-member",
                                                "parameters": {"role": "leader"}})
-    assert actions.planned_fault("inject_fault", {"fault": "kill-etcd-quorum"}) == \
+    assert _planned("inject_fault", {"fault": "kill-etcd-quorum"}) == \
         KillEtcdMembers(2)
-    assert actions.planned_fault("inject_fault", {
+    assert _planned("inject_fault", {
         "fault": "stop-kubelets", "parameters": {"nodes": ["n1"]}}) == StopKubelets(("n1",))
-    assert actions.planned_fault("deploy_workloads", {"replicas": 3}) is None
+    assert _planned("deploy_workloads", {"replicas": 3}) is None
 
 
 def test_an_experiment_registers_its_webhook_under_a_name_of_its_own() -> None:
@@ -58,8 +66,8 @@ def test_an_experiment_registers_its_webhook_under_a_name_of_its_own() -> None:
 
     from zoneproof.specs.ha_config.registration import DEFAULT_CONFIGURATION_NAME
 
-    run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
-    name = actions._configuration_name(run)  # type: ignore[arg-type]
+    run = SimpleNamespace(namespace="zp-chaos-717cf5", config=SimpleNamespace(namespace="zp-chaos"))
+    name = webhook._configuration_name(run)  # type: ignore[arg-type]
     assert name == f"{DEFAULT_CONFIGURATION_NAME}-717cf5" != DEFAULT_CONFIGURATION_NAME
 
 
@@ -71,13 +79,13 @@ def test_an_experiment_registers_its_webhook_under_a_name_of_its_own() -> None:
     ("kube-system", False),
 ])
 def test_the_restore_waits_only_for_the_experiments_own_namespaces(name: str, ours: bool) -> None:
-    assert actions.experiment_namespace(name, "zp-chaos") is ours
+    assert experiment.experiment_namespace(name, "zp-chaos") is ours
 
 
 def test_every_namespace_an_experiment_makes_is_recognised_as_its_own() -> None:
     from types import SimpleNamespace
 
-    run = SimpleNamespace(namespace="zp-chaos-717cf5", settings=SimpleNamespace(namespace="zp-chaos"))
-    made = [*actions._admission_namespaces(run), actions._tolerant_namespace(run)]  # type: ignore[arg-type]
+    run = SimpleNamespace(namespace="zp-chaos-717cf5", config=SimpleNamespace(namespace="zp-chaos"))
+    made = [*webhook._admission_namespaces(run), tolerant._tolerant_namespace(run)]  # type: ignore[arg-type]
     assert made == ["zp-admission-717cf5", "zp-no-admission-717cf5", "zp-tolerant-717cf5"]
-    assert all(actions.experiment_namespace(name, "zp-chaos") for name in made)
+    assert all(experiment.experiment_namespace(name, "zp-chaos") for name in made)

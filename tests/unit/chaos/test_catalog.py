@@ -20,7 +20,7 @@ def directory(tmp_path: Path) -> Path:
 
 
 def _in_cluster(kind: Kind) -> Component:
-    return Component(kind, source=InCluster(Path("deploy") / kind.value))
+    return Component(kind, source=InCluster(Path("deploy") / str(kind)))
 
 
 @pytest.mark.parametrize(("components", "excluded"), [

@@ -13,7 +13,7 @@ from chaoslib.loader import load_experiment
 
 from zoneproof import errors
 from zoneproof.chaos import control
-from zoneproof.chaos.settings import Settings
+from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.slo import figures
 
 CHAOS = Path(__file__).resolve().parents[3] / "chaos"
@@ -38,7 +38,7 @@ def test_experiment_is_valid(path: Path) -> None:
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
 def test_declared_slos_exist_and_are_measurable(path: Path) -> None:
-    settings = Settings.from_configuration(_load(path)["configuration"])
+    settings = ExperimentConfig.from_configuration(_load(path)["configuration"])
     for name in settings.slos:
         assert settings.slo_set.get(name).metric in figures.FIGURES, f"{path.name}: {name}"
 

@@ -20,13 +20,17 @@ def _experiment(stem: str) -> dict[str, object]:
     return loaded
 
 
+def _plan(stem: str) -> guard.FaultPlan:
+    return guard.FaultPlan.of(_experiment(stem))
+
+
 def test_needs_name_each_fault_activity() -> None:
-    wanted = guard.needs(_experiment("zone-outage"))
+    wanted = guard.needs(_plan("zone-outage"))
     assert wanted == {"zone-a-outage": frozenset({Capability.STOP_KUBELET,
                                                    Capability.DESTRUCTIVE})}
-    assert guard.needs(_experiment("etcd-quorum-loss"))  # etcd members
+    assert guard.needs(_plan("etcd-quorum-loss"))  # etcd members
     assert all(Capability.DESTRUCTIVE in n for stem in ("webhook-down", "zone-drain")
-               for n in guard.needs(_experiment(stem)).values())
+               for n in guard.needs(_plan(stem)).values())
 
 
 @pytest.mark.parametrize("stem", sorted(p.stem for p in CHAOS.glob("*.yaml")))
@@ -34,11 +38,11 @@ def test_a_users_cluster_without_allow_destructive_refuses_every_experiment(stem
     existing = ExistingCluster(Path("/nonexistent/kubeconfig"), allow_destructive=False)
     with pytest.raises(errors.FaultError, match=r"refused before any of its actions ran.*"
                                                 r"destructive.*--allow-destructive"):
-        guard.check(_experiment(stem), existing)
+        guard.check(_plan(stem), existing, stem)
 
 
 def test_allowed_still_needs_the_faults_capabilities() -> None:
     allowed = ExistingCluster(Path("/nonexistent/kubeconfig"), allow_destructive=True)
-    guard.check(_experiment("webhook-down"), allowed)  # component faults only
+    guard.check(_plan("webhook-down"), allowed, "webhook-down")  # component faults only
     with pytest.raises(errors.FaultError, match=r"stop-kubelet.*local or kind"):
-        guard.check(_experiment("zone-outage"), allowed)
+        guard.check(_plan("zone-outage"), allowed, "zone-outage")

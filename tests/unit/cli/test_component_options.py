@@ -9,6 +9,8 @@ import pytest
 from zoneproof.cli import main
 from zoneproof.suites import qualify
 
+pytestmark = pytest.mark.usefixtures("vendor_programs")  # hook, ctl on PATH
+
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["qualify", "--controller-variant", "nope"], "unknown controller variant 'nope'"),
@@ -21,6 +23,9 @@ from zoneproof.suites import qualify
     (["qualify", "--components", "in-cluster", "--backend", "local"],
      "--components in-cluster: the local backend cannot load image archives"),
     (["qualify", "--webhook-manifests", "deploy"], "add --components in-cluster"),
+    (["qualify", "--controller-selector", "app in (("], "--controller-selector selector "
+     "'app in ((' is not equality-based"),
+    (["qualify", "--controller-lease", "x"], "--controller-lease 'x' must be NAMESPACE/NAME"),
     (["qualify", "--components", "in-cluster", "--backend", "kind", "--controller-manifests",
       "deploy"], "needs both --controller-manifests DIR and --controller-image-archive TAR"),
 ])

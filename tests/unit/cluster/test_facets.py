@@ -10,7 +10,7 @@ import pytest
 from zoneproof import cluster, errors
 from zoneproof.cluster import facets
 from zoneproof.cluster.existing import ExistingCluster
-from zoneproof.cluster.interface import Capability, Component, Kubelets
+from zoneproof.cluster.interface import Capability, ControlPlaneProcess, Kubelets
 from zoneproof.cluster.kind import KindCluster
 from zoneproof.cluster.local import LocalCluster
 from zoneproof.cluster.local.zoned import ZonedLocalCluster
@@ -143,4 +143,4 @@ def test_cluster_classes_declare_what_their_backend_does() -> None:
     assert ExistingCluster(Path("/k"), allow_destructive=True).capabilities == {
         Capability.DESTRUCTIVE}
     assert not isinstance(adopted, Kubelets)
-    assert Component.APISERVER.value == "kube-apiserver"
+    assert ControlPlaneProcess.APISERVER.value == "kube-apiserver"

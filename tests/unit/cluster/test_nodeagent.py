@@ -99,6 +99,7 @@ def users_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     monkeypatch.setattr(nodeagent, "install", lambda api, progress: calls.append("install"))
     monkeypatch.setattr(nodeagent, "installed", lambda api: True)
     monkeypatch.setattr(existing, "node_lease_timings", lambda api, assumed: assumed)
+    monkeypatch.setattr(existing, "_answers", lambda api, kubeconfig: None)  # no server here
     monkeypatch.setattr(nodeagent, "remove", lambda api, progress: calls.append("remove"))
     monkeypatch.setitem(runs._REAPERS, "objects",
                         lambda holding, progress: calls.append("sweep"))

@@ -155,3 +155,17 @@ def test_tests_of_the_default_bed_skip_only_on_a_cluster_zoneproof_did_not_make(
     reason = registry.default_bed_premise(cluster.get_backend("existing"))
     assert reason is not None and "existing backend's cluster has the shape its owner" in reason
     assert "--backend local" in reason
+
+
+def test_each_backend_lists_its_capabilities_one_by_one() -> None:
+    """A capability added to ``Capability`` is granted to no backend until it lists it (no
+    backend takes "all of them" or "all but some")."""
+    listed = {
+        "local": {Capability.STOP_KUBELET, Capability.ETCD_MEMBERS, Capability.CONTROL_PLANE,
+                  Capability.DESTRUCTIVE, Capability.ZONES},
+        "kind": {Capability.STOP_KUBELET, Capability.ETCD_MEMBERS, Capability.CONTROL_PLANE,
+                 Capability.NODE_CONTAINERS, Capability.LOAD_IMAGES, Capability.DESTRUCTIVE},
+        "existing": set(),  # DESTRUCTIVE when allowed, STOP_KUBELET with the node agent
+    }
+    for name in ("local", "kind", "existing"):
+        assert registry.backend_type(name).traits.capabilities == listed[name], name

@@ -6,12 +6,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import pytest
 
 from zoneproof._util import daemons
 from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.components.harness.kinds import Kind
 from zoneproof.faults import FaultContext, Injector, StopWebhook
 from zoneproof.measure import Timeline
 
@@ -55,7 +56,7 @@ def test_a_killed_webhook_is_served_again_even_while_it_exits(
     killed = webhook.record
     assert killed is not None
     cluster = cast(Cluster, FakeCluster())
-    context = FaultContext(cluster, webhook=cast(Any, webhook))
+    context = FaultContext(cluster, running={Kind.WEBHOOK: webhook})
     with Injector(cluster, Timeline()).injected(StopWebhook(), max_duration_s=60,
                                                 context=context) as targets:
         assert targets == (webhook.url,)

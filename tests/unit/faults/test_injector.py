@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof import errors
-from zoneproof.cluster.interface import Capability, Component
+from zoneproof.cluster.interface import Capability, ControlPlaneProcess
 from zoneproof.faults import (
     CordonZone,
     DrainZone,
@@ -73,10 +73,10 @@ class RecordingCluster:
     def wait_etcd_healthy(self, timeout_s: float = 30.0) -> None:
         self._call("etcd healthy")
 
-    def kill_component(self, component: Component) -> None:
+    def kill_component(self, component: ControlPlaneProcess) -> None:
         self._call(f"kill {component}")
 
-    def restart_component(self, component: Component) -> None:
+    def restart_component(self, component: ControlPlaneProcess) -> None:
         self._call(f"restart {component}")
 
 
@@ -144,7 +144,7 @@ def test_revert_runs_when_inject_fails_half_way() -> None:
 def test_revert_runs_when_the_block_raises() -> None:
     cluster = RecordingCluster()
     with pytest.raises(KeyboardInterrupt), \
-            _injector(cluster).injected(KillComponent(Component.SCHEDULER), max_duration_s=60):
+            _injector(cluster).injected(KillComponent(ControlPlaneProcess.SCHEDULER), max_duration_s=60):
         raise KeyboardInterrupt
     assert cluster.calls[-1] == "restart kube-scheduler"
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 import pytest
 
 from zoneproof import errors
-from zoneproof.cluster.interface import Capability, Component
+from zoneproof.cluster.interface import Capability, ControlPlaneProcess
 from zoneproof.faults import Effect, KillComponent, StopKubelets, registry
 from zoneproof.faults.node import pick_nodes
 
@@ -32,7 +32,7 @@ def test_build_converts_experiment_data() -> None:
     assert registry.build("stop-kubelets", {"zones": ["zone-a"], "count": 2}) == \
         StopKubelets(count=2, zones=("zone-a",))
     assert registry.build("kill-control-plane", {"component": "kube-scheduler"}) == \
-        KillComponent(Component.SCHEDULER)
+        KillComponent(ControlPlaneProcess.SCHEDULER)
     assert registry.build("drain-zone", {"timeout_s": 30}).timeout_s == 30.0  # type: ignore[attr-defined]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof.cluster.interface import Capability, Component
+from zoneproof.cluster.interface import Capability, ControlPlaneProcess
 from zoneproof.measure import HealthRecorder, LeaseRecorder, NodeHeartbeatRecorder, Timeline
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -64,7 +64,7 @@ class FakeCluster:
 
     def __init__(self) -> None:
         self.ready, self.leader = True, "m0"
-        self.running = {Component.CONTROLLER_MANAGER: True, Component.SCHEDULER: True}
+        self.running = {ControlPlaneProcess.CONTROLLER_MANAGER: True, ControlPlaneProcess.SCHEDULER: True}
 
     def apiserver_ready(self) -> bool:
         return self.ready
@@ -80,7 +80,7 @@ class FakeCluster:
             raise errors.FaultError("no leader now")
         return self.leader
 
-    def component_running(self, component: Component) -> bool:
+    def component_running(self, component: ControlPlaneProcess) -> bool:
         return self.running[component]
 
 
@@ -95,7 +95,7 @@ def test_the_health_recorder_writes_changes_of_readiness_leader_and_processes() 
     assert first[("etcd_leader", "etcd")] == {"leader": "m0"}
     assert first[("process_alive", "kube-scheduler")] == {"alive": "True"}
     cluster.leader = ""
-    cluster.running[Component.SCHEDULER] = False
+    cluster.running[ControlPlaneProcess.SCHEDULER] = False
     now[0] = 1.0  # processes are not polled again so soon
     recorder._sample()
     cluster.leader = "m1"

@@ -10,7 +10,7 @@ from kubernetes.client.rest import ApiException
 
 from zoneproof.nodeagent import host
 from zoneproof.nodeagent.agent import Agent
-from zoneproof.nodeagent.logic import Verdict
+from zoneproof.nodeagent.logic import Choice
 from zoneproof.nodeagent.protocol import (
     COMMAND_KEY,
     REPORT_KEY,
@@ -79,15 +79,15 @@ def test_acts_reports_and_reverts_on_command() -> None:
     agent = _agent(api, clock, ran)
     api.renew_now(0)
     api.data[COMMAND_KEY] = Command("c1", Action.STOP_KUBELET, 60).to_json()
-    assert agent.tick().verdict is Verdict.ACT
+    assert agent.tick().choice is Choice.ACT
     assert ran == [host.apply_argv(Action.STOP_KUBELET)]
     assert _report(api).state is State.ACTIVE and _report(api).acted_at == 1000.0
     clock.t += 1
     api.renew_now(1)
-    assert agent.tick().verdict is Verdict.NOTHING
+    assert agent.tick().choice is Choice.NOTHING
     del api.data[COMMAND_KEY]
     clock.t += 1
-    assert agent.tick().verdict is Verdict.REVERT
+    assert agent.tick().choice is Choice.REVERT
     assert ran[-1] == host.revert_argv(Action.STOP_KUBELET)
     report = _report(api)
     assert (report.state, report.reason, report.reverted_at) == (State.REVERTED, Reason.COMMANDED, 1002.0)
@@ -101,10 +101,10 @@ def test_reverts_by_itself_when_the_switch_is_not_renewed_even_with_the_api_unre
     agent.tick()
     api.down = True  # the suite is gone and so is the network: nothing renews, nothing reads
     clock.t += 15
-    assert agent.tick().verdict is Verdict.NOTHING
+    assert agent.tick().choice is Choice.NOTHING
     clock.t += 1
     decision = agent.tick()
-    assert (decision.verdict, decision.reason) == (Verdict.REVERT, Reason.SWITCH_EXPIRED)
+    assert (decision.choice, decision.reason) == (Choice.REVERT, Reason.SWITCH_EXPIRED)
     assert ran[-1] == host.revert_argv(Action.STOP_KUBELET)
     api.down = False
     clock.t += 1
@@ -145,7 +145,7 @@ def test_shutdown_reverts_what_is_active_and_a_restarted_agent_adopts_it() -> No
     successor = _agent(api, clock, ran)  # the pod restarted mid-fault
     successor.adopt()
     del api.data[COMMAND_KEY]
-    assert successor.tick().verdict is Verdict.REVERT
+    assert successor.tick().choice is Choice.REVERT
     api.data[COMMAND_KEY] = Command("c2", Action.STOP_KUBELET, 60).to_json()
     api.renew_now(1)
     successor.tick()

@@ -12,18 +12,19 @@ from zoneproof import errors
 from zoneproof.report import junit, summary
 from zoneproof.runs.identity import ClusterIdentity
 from zoneproof.slo import SloResult, SloStatus
+from zoneproof.slo.verdict import NotJudged
 
 
 def _result(name: str, status: str, measured: float | None) -> SloResult:
     return SloResult(name, SloStatus(status), measured, 5.0, "seconds", f"{name} {status}")
 
 
-def _outcome(nodeid: str, outcome: str, *slos: tuple[str, str, float | None]) -> summary.Outcome:
+def _outcome(nodeid: str, outcome: str, *slos: tuple[str, str, float | None]) -> summary.ItemResult:
     properties = [junit.slo_property(_result(*s)) for s in slos]
-    return summary.Outcome(nodeid, outcome, 1.25, junit.slo_results(properties))
+    return summary.ItemResult(nodeid, outcome, 1.25, junit.slo_results(properties))
 
 
-def _build(outcomes: list[summary.Outcome], exit_status: int = 0) -> summary.Summary:
+def _build(outcomes: list[summary.ItemResult], exit_status: int = 0) -> summary.Summary:
     return summary.build(outcomes, started="s", finished="f", duration_s=3.0,
                          versions={"zoneproof": "x"}, exit_status=exit_status)
 
@@ -43,11 +44,33 @@ def test_pass_needs_passing_tests_and_slos() -> None:
     ([_outcome("a", "passed", ("x", "NO_DATA", None))], 0),
     ([_outcome("a", "failed")], 1),
     ([_outcome("a", "error")], 1),
-    ([_outcome("a", "passed")], 2),
+    ([_outcome("a", "passed")], 1),
     ([], 5),
 ], ids=["slo-fail", "slo-no-data", "test-failed", "error", "pytest-exit", "nothing-ran"])
-def test_any_failure_fails_the_verdict(outcomes: list[summary.Outcome], exit_status: int) -> None:
+def test_any_failure_fails_the_verdict(outcomes: list[summary.ItemResult], exit_status: int) -> None:
     assert _build(outcomes, exit_status).verdict == "FAIL"
+
+
+def test_an_interrupted_run_or_test_is_interrupted_never_passed() -> None:
+    assert _build([_outcome("a", "passed")], 2).verdict == "INTERRUPTED"
+    cut = summary.build([_outcome("a", "passed"), _outcome("b", summary.INTERRUPTED)],
+                        started="s", finished="f", duration_s=1.0, versions={}, exit_status=0)
+    assert cut.verdict == "INTERRUPTED" and not cut.passed
+    signalled = summary.build([_outcome("a", "passed")], started="s", finished="f",
+                              duration_s=1.0, versions={}, exit_status=0,
+                              interrupted_by="SIGTERM")
+    assert signalled.to_dict()["interrupted_by"] == "SIGTERM"
+    assert signalled.verdict == "INTERRUPTED"
+
+
+def test_what_was_not_judged_makes_it_partial_and_loads_back(tmp_path: Path) -> None:
+    gaps = [NotJudged("chaos/t.py::test[zone-outage]", "destructive: --allow-destructive"),
+            NotJudged("chaos/t.py::test[webhook-down]", "not selected", asked=True)]
+    built = summary.build([_outcome("a", "passed")], started="s", finished="f", duration_s=1.0,
+                          versions={}, exit_status=0, not_judged=gaps)
+    assert built.verdict == "PARTIAL" and not built.passed
+    loaded = summary.load(summary.write(tmp_path / "summary.json", built))
+    assert loaded.not_judged == tuple(gaps) and loaded.verdict == "PARTIAL"
 
 
 def test_written_summary_loads_back_typed(tmp_path: Path) -> None:

@@ -104,9 +104,27 @@ def test_reap_dead_takes_only_runs_whose_owner_died(state_root: Path, undone: li
         assert undone == ["dead"]
         assert {r.id for r in runs.runs()} == {alive_id}
         assert dead_id != alive_id
+        (record,) = runs.reaped()
+        assert (record.id, record.kind, record.undone) == (dead_id, "victim", ("test dead",))
+        assert "owner died" in record.why
     finally:
         alive.kill()
         alive.wait()
+
+
+def test_fault_reverts_are_undone_before_the_rest(undone: list[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A namespace whose pods sit on a downed zone's nodes goes only once the fault is
+    reverted: beds, repairs and uncordons come first, whatever their age."""
+    monkeypatch.setitem(runs._REAPERS, "revert", runs._REAPERS["test"])
+    monkeypatch.setattr(runs, "REVERTS_FAULTS", frozenset({"revert"}))
+    run = runs.open_run("test", keeper=False)
+    run.hold("revert", "old-fault")
+    run.hold("test", "objects")
+    run.hold("revert", "new-fault")
+    assert runs.close(print) == []
+    assert undone == ["new-fault", "old-fault", "objects"]
+    assert runs.reaped() == [], "a run its owner closed is not shown as killed"
 
 
 def test_the_keeper_reaps_a_killed_owner(state_root: Path, tmp_path: Path) -> None:
@@ -132,6 +150,10 @@ def test_the_keeper_reaps_a_killed_owner(state_root: Path, tmp_path: Path) -> No
     waiting.wait_for(lambda: (not runs.directory(run_id).exists(), None),
                      what="the keeper to reap the run", timeout_s=120)
     assert reaping.with_token(reaping.RUN_ENV, run_id) == []
+    waiting.wait_for(lambda: (bool(runs.reaped()), None), what="the keeper's record",
+                     timeout_s=30)
+    (record,) = runs.reaped()
+    assert record.id == run_id and "killed" in record.why
 
 
 def test_the_keeper_leaves_a_closed_run_alone(state_root: Path) -> None:

@@ -16,7 +16,7 @@ from zoneproof.faults.effects import OBSERVATIONS, StatedTimings
 from zoneproof.faults.zones import link_target, parse_link_target
 from zoneproof.measure import Timeline
 from zoneproof.report import artefacts
-from zoneproof.slo import Evidence, effects, figures, judge
+from zoneproof.slo import Evidence, effect_checks, figures, judge
 
 TimelineOf = Callable[[list[tuple[float, str, str, dict[str, str]]]], Timeline]
 
@@ -60,7 +60,7 @@ TARGETS = {Effect.CONTROL_PLANE_DOWN: ("kube-apiserver",),
 
 
 def test_every_effect_is_observed_and_witnessed() -> None:
-    assert set(effects.OBSERVERS) == set(Effect) == set(OBSERVATIONS) == set(WITNESSES)
+    assert set(effect_checks.OBSERVERS) == set(Effect) == set(OBSERVATIONS) == set(WITNESSES)
 
 
 def _record(kind: str, targets: tuple[str, ...]) -> FaultRecord:
@@ -86,13 +86,13 @@ def test_a_fault_kind_walks_through_figures_verdict_and_reports(
     record, witnessed = _witnessed(timeline_of, kind)
     evidence = Evidence(witnessed, (record,), "ns", lease="ns/lease", deletions=())
 
-    checks = effects.check(evidence.faults, witnessed.events, TIMINGS)
+    checks = effect_checks.check(evidence.faults, witnessed.events, TIMINGS)
     assert {c.effect for c in checks} == {str(e) for e in fault.effects}
     assert all(c.effective for c in checks), [c.message for c in checks]
     for metric in figures.FIGURES:  # every figure takes every kind's record
         figures.compute(metric, evidence)
 
-    unseen = effects.check(evidence.faults, timeline_of([]).events, TIMINGS)
+    unseen = effect_checks.check(evidence.faults, timeline_of([]).events, TIMINGS)
     verdict = judge({"status": "completed"}, (), unseen)
     assert {f.kind for f in verdict.findings} >= {"fault-not-effective"}
 
@@ -127,3 +127,24 @@ def test_unknown_metric_and_missing_audit_have_no_figure(timeline_of: TimelineOf
     assert figures.compute("no_such_metric", evidence) is None
     assert figures.compute("deletes_by_non_holders", evidence) is None
     assert figures.compute("pdb_budget_exceeded", evidence) is None, "no drain, no figure"
+
+
+def test_offenders_come_from_the_judged_slos_figures_not_their_names() -> None:
+    """A delete outside any Lease is named once for each way an SLO counts it, whatever the
+    SLO is called; an SLO of another figure names nothing."""
+    import datetime as dt
+
+    from zoneproof.measure import PodDeletion
+    from zoneproof.slo import Slo
+
+    timeline = Timeline()
+    late = PodDeletion(dt.datetime.fromisoformat(timeline.start_wall) + dt.timedelta(seconds=1),
+                       "zp-hac-0", "ns", "p", 200)
+    evidence = Evidence(timeline, (), "ns", deletions=(late,), replica_prefix="zp-hac")
+    holders = Slo(name="my-own-name", metric="deletes_by_non_holders", max=0, unit="count")
+    fenced = Slo(name="another-name", metric="deletes_outside_lease", max=0, unit="count")
+    other = Slo(name="concurrent-actors", metric="lease_overlaps", max=0, unit="count")
+    assert len(figures.offenders([holders], evidence)) == 1
+    assert "zp-hac-0 deleted ns/p" in figures.offenders([holders], evidence)[0]
+    assert figures.offenders([fenced, holders], evidence) == figures.offenders([holders], evidence)
+    assert figures.offenders([other], evidence) == []

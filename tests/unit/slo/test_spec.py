@@ -36,7 +36,7 @@ def test_every_problem_is_listed(tmp_path: Path) -> None:
     with pytest.raises(errors.ConfigError) as caught:
         load_slos(path)
     text = str(caught.value)
-    for fragment in ("unknown fields ['colour']", "max must be a finite number >= 0",
+    for fragment in ("unknown field 'colour'", "max must be a finite number >= 0",
                      "unit must be one of", "SLO 'b': missing 'metric'"):
         assert fragment in text
 
@@ -74,3 +74,18 @@ def test_known_metrics_are_the_ones_zoneproof_measures() -> None:
 
     assert spec.known_metrics() == (frozenset(figures.FIGURES) | {"non_linearizable_keys"}
                                     | figures.SCALE_METRICS)
+
+
+def test_an_slo_named_twice_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, "slos:\n  - {name: lease-failover, max: 3}\n"
+                            "  - {name: lease-failover, max: 300}\n")
+    with pytest.raises(errors.ConfigError, match="'lease-failover' given more than once"):
+        load_slos(path)
+
+
+def test_the_file_schema_is_a_json_schema() -> None:
+    from zoneproof.slo.spec import SloFile
+
+    schema = SloFile.model_json_schema(by_alias=True)
+    assert set(schema["properties"]) == {"apiVersion", "kind", "slos"}
+    assert schema["additionalProperties"] is False

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import copy
+import signal
 import sys
 from typing import Any
 
 import pytest
 from chaoslib.experiment import run_experiment
 
-from zoneproof.slo import FindingKind, Slo, evaluate, judge
+from zoneproof.slo import FindingKind, Slo, Verdict, evaluate, judge
+from zoneproof.slo.verdict import (
+    NOT_APPLICABLE,
+    PARTIAL_EXIT,
+    NotJudged,
+    RunVerdict,
+    exit_code,
+    judge_run,
+    not_applicable,
+)
 
 
 def _probe(name: str, ok: bool) -> dict[str, Any]:
@@ -89,3 +99,53 @@ def test_deviated_and_slo_failures(passing_journal: dict[str, Any]) -> None:
     assert [f.kind for f in verdict.findings] == [FindingKind.DEVIATED, FindingKind.SLO,
                                                   FindingKind.SLO]
     assert "FAIL" in verdict.summary() and "NO_DATA" in verdict.summary()
+
+
+# -- the run's verdict ---------------------------------------------------------------------
+
+def _judged_run(**given: object) -> RunVerdict:
+    found: dict[str, object] = {"ran": 3, "failed": False, "slos_met": True, "exit_status": 0,
+                                "interrupted": False, "not_judged": ()}
+    found.update(given)
+    return judge_run(**found)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ({}, RunVerdict.PASS),
+    ({"failed": True}, RunVerdict.FAIL),
+    ({"slos_met": False}, RunVerdict.FAIL),
+    ({"exit_status": 1}, RunVerdict.FAIL),
+    ({"ran": 0}, RunVerdict.FAIL),
+    ({"not_judged": (NotJudged("t", "skipped"),)}, RunVerdict.PARTIAL),
+    ({"not_judged": (NotJudged("t", "skipped"),), "failed": True}, RunVerdict.FAIL),
+    ({"interrupted": True}, RunVerdict.INTERRUPTED),
+    ({"exit_status": 2}, RunVerdict.INTERRUPTED),
+    ({"interrupted": True, "failed": True}, RunVerdict.INTERRUPTED),
+], ids=["pass", "failed", "slo", "exit", "nothing-ran", "partial", "partial-failed",
+        "interrupted", "pytest-interrupted", "interrupted-wins"])
+def test_the_run_verdict(given: dict[str, object], expected: RunVerdict) -> None:
+    assert _judged_run(**given) is expected
+
+
+def test_exit_codes_say_the_verdict() -> None:
+    asked, unasked = NotJudged("t", "not selected", asked=True), NotJudged("u", "skipped")
+    assert exit_code(RunVerdict.PASS) == 0
+    assert exit_code(RunVerdict.FAIL) == 1
+    assert exit_code(RunVerdict.PARTIAL, [asked]) == 0, "a subset the user asked for"
+    assert exit_code(RunVerdict.PARTIAL, [asked, unasked]) == PARTIAL_EXIT != 0
+    assert exit_code(RunVerdict.INTERRUPTED, signal_number=signal.SIGINT) == 130
+    assert exit_code(RunVerdict.INTERRUPTED, signal_number=signal.SIGTERM) == 143
+    assert exit_code("INTERRUPTED") == 130
+
+
+def test_an_interruption_recorded_in_the_journal_is_judged_interrupted() -> None:
+    journal = {"status": "interrupted", "zoneproof": {"interrupted_by": "SIGTERM"}}
+    verdict = judge(journal)
+    assert verdict.interrupted and not verdict.passed
+    assert verdict.summary().startswith("INTERRUPTED") and "SIGTERM" in verdict.summary()
+    assert Verdict.from_dict(verdict.to_dict()) == verdict
+
+
+def test_not_applicable_marks_a_skip_reason_once() -> None:
+    once = not_applicable("the scale profile runs only when asked")
+    assert once.startswith(NOT_APPLICABLE) and not_applicable(once) == once

@@ -19,3 +19,16 @@ def test_workload_labels_need_an_equality_selector() -> None:
 def test_one_zone_label() -> None:
     assert keys.TOPOLOGY_ZONE is kubernetes.ZONE_LABEL
     assert kubernetes.zone_selector("zone-a") == "topology.kubernetes.io/zone=zone-a"
+
+
+def test_workload_labels_are_valid_labels() -> None:
+    assert kubernetes.matching_labels("example.com/app=x_1, tier=") == {"example.com/app": "x_1",
+                                                                       "tier": ""}
+    for bad in ("app=a=b", "-app=x", "app=x-", "Bad.Prefix/app=x", f"app={'x' * 64}"):
+        with pytest.raises(errors.ConfigError, match="is not a valid label"):
+            kubernetes.matching_labels(bad)
+
+
+def test_dns_names() -> None:
+    assert kubernetes.is_dns_label("zoneproof-system") and not kubernetes.is_dns_label("a.b")
+    assert kubernetes.is_dns_subdomain("a.b-c") and not kubernetes.is_dns_subdomain("A")

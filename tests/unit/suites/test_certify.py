@@ -83,14 +83,14 @@ def _fake_qualify(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, summary: dict
     calls: list[qualify.Options] = []
 
     def execute(backend: object, spec: object, options: qualify.Options, **_: object
-                ) -> qualify.Run:
+                ) -> qualify.Qualification:
         calls.append(options)
         basetemp = Path(next(a for a in options.pytest_args if a.startswith("--basetemp="))
                         .split("=", 1)[1])
         (basetemp / "popen-gw0" / "test_x0" / "webhook").mkdir(parents=True)
         (basetemp / "popen-gw0" / "test_x0" / "webhook" / "webhook.log").write_text("serving")
         (basetemp / "popen-gw0" / "test_x0" / "webhook" / "serving.key").write_text("secret")
-        return qualify.Run(code, _reports(tmp_path / "reports", summary, **kwargs))
+        return qualify.Qualification(code, _reports(tmp_path / "reports", summary, **kwargs))
 
     def no_browser(*_: object) -> browser.Seen:
         raise errors.ConfigError("no chromium on PATH (test)")
@@ -211,7 +211,7 @@ def test_certify_cli_refuses_a_bad_profile_listing_every_problem(
 
 def test_suite_verdicts_say_not_run_when_nothing_passed() -> None:
     verdicts = certification.suite_verdicts(summary.Summary(
-        "FAIL", 1, "s", "f", 1.0, (summary.Outcome("conformance/x.py::t", "skipped"),), {}))
+        "FAIL", 1, "s", "f", 1.0, (summary.ItemResult("conformance/x.py::t", "skipped"),), {}))
     assert verdicts["conformance"]["verdict"] == "NOT_RUN"
     assert verdicts["chaos"]["verdict"] == "NOT_RUN"
 
@@ -236,3 +236,48 @@ def test_without_a_browser_that_is_recorded(monkeypatch: pytest.MonkeyPatch, tmp
         assert member is not None
         seen = json.loads(member.read())
     assert seen["looked"] is False and "no chromium" in seen["reason"]
+
+
+def _one_kind(tmp_path: Path, kind: str) -> profile.Profile:
+    """The sample profile naming only ``kind`` (the other is the reference's, standing in)."""
+    data = yaml.safe_load(SAMPLE.read_text())
+    data["components"] = {kind: data["components"][kind]}
+    path = tmp_path / f"{kind}-only.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return profile.load(path)
+
+
+def test_a_controller_alone_is_certified_with_the_reference_webhook_standing_in(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, keys: KeyPair,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    calls = _fake_qualify(monkeypatch, tmp_path, _summary(), registration=False)
+    alone = _one_kind(tmp_path, "controller")
+    done = certify.certify(alone, keys.private, progress=print)
+    assert (done.code, done.verdict) == (0, "PASS"), "no webhook registration evidence needed"
+    assert "--ignore=conformance/ha_config" in calls[0].pytest_args
+    assert "--ignore=conformance/ha_controller" not in calls[0].pytest_args
+    document = _certification(done.bundle)
+    assert list(document["components"]) == ["controller"], "only what the verdict is about"
+    stood_in = document["stood_in"]["webhook"]
+    assert stood_in["reference"] == "webhook 'reference' (variant reference)"
+    assert stood_in["ran"][0]["sha256"] == "ab" * 32, "what stood in, as it ran"
+    verified = certify.verify(done.bundle, keys.public)
+    assert verified.predicate["stood_in"] == {"webhook": "webhook 'reference' (variant reference)"}
+    assert list(verified.predicate["components"]) == ["controller"]
+    capsys.readouterr()
+    assert cli.main(["verify", str(done.bundle), "--key", str(keys.public)]) == 0
+    out = capsys.readouterr().out
+    assert "controller: certified" in out
+    assert "webhook: not certified, the webhook 'reference' (variant reference) stood in" in out
+
+
+def test_a_webhook_alone_still_needs_its_registration_read_back(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, keys: KeyPair) -> None:
+    calls = _fake_qualify(monkeypatch, tmp_path, _summary(), registration=False)
+    done = certify.certify(_one_kind(tmp_path, "webhook"), keys.private, progress=print)
+    assert "--ignore=conformance/ha_controller" in calls[0].pytest_args
+    document = _certification(done.bundle)
+    assert list(document["components"]) == ["webhook"] and list(document["stood_in"]) == [
+        "controller"]
+    assert done.verdict == "FAIL" and any("registration as the API server stored it" in p
+                                          for p in document["problems"])

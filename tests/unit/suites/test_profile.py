@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from zoneproof import errors
-from zoneproof.components.harness.component import Command, Registered, Url
+from zoneproof.components.harness.component import Command, Component, Registered, Url
 from zoneproof.suites import profile, qualify
 
 SAMPLE = qualify.repo_root() / "certification" / "profile.example.yaml"
@@ -42,8 +42,8 @@ def test_the_sample_profile_loads() -> None:
     assert loaded.slo_file is None
 
 
-def test_vendor_commands_and_urls_with_paths_relative_to_the_profile(tmp_path: Path) -> None:
-    (tmp_path / "ca.pem").write_text("pem")
+def test_vendor_commands_and_urls_with_paths_relative_to_the_profile(tmp_path: Path,
+                                                                     ca_bundle: Path) -> None:
     (tmp_path / "slo.yaml").write_text("apiVersion: zoneproof.dev/v1\nkind: SloSet\nslos: []\n")
     data = _base()
     data["components"] = {
@@ -55,7 +55,8 @@ def test_vendor_commands_and_urls_with_paths_relative_to_the_profile(tmp_path: P
     assert loaded.components.webhook.source == Url("https://127.0.0.1:8443/mutate",
                                                    (tmp_path / "ca.pem").resolve())
     assert isinstance(loaded.components.controller.source, Command)
-    assert loaded.scope.selector == "app=acme" and loaded.scope.lease == "acme/leader"
+    assert loaded.scope.of("controller")["selector"] == "app=acme"
+    assert loaded.scope.of("controller")["lease"] == "acme/leader"
     assert loaded.slo_file == (tmp_path / "slo.yaml").resolve()
 
 
@@ -93,8 +94,7 @@ def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda d: d.update(kind="Profile"), "kind: 'Profile': write CertificationProfile"),
-    (lambda d: d.update(components={"webhook": {"source": "registered"}}),
-     "components.controller: missing"),
+    (lambda d: d.update(components={}), "components: name at least one component under test"),
     (lambda d: d.update(components={**d["components"], "gateway": {}}),
      "components: unknown key 'gateway'"),
     (lambda d: d["components"]["webhook"].update(variant="nope"), "unknown webhook variant 'nope'"),
@@ -129,3 +129,40 @@ def test_not_a_profile(tmp_path: Path, text: str, message: str) -> None:
 def test_a_missing_profile_is_named(tmp_path: Path) -> None:
     with pytest.raises(errors.ConfigError, match="No such file"):
         profile.load(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize("named", ["webhook", "controller"])
+def test_one_component_alone_the_reference_stands_in_for_the_other(tmp_path: Path,
+                                                                   named: str) -> None:
+    data = _base()
+    data["components"] = {named: data["components"][named]}  # type: ignore[index]
+    loaded = profile.load(_write(tmp_path, data))
+    (other,) = loaded.stand_ins
+    assert loaded.under_test == (named,) and other != named
+    assert loaded.components[other] == Component(other)
+    assert loaded.scope.pytest_args() == ["--zp-controller-selector=app=noobaa",
+                                          "--zp-controller-lease=default/zoneproof-ha-controller"]
+
+
+def test_an_in_cluster_controllers_lease_is_its_manifests(tmp_path: Path) -> None:
+    data = _base()
+    data["components"] = {"controller": {"source": "in-cluster"}}
+    data["backend"] = {"name": "kind"}
+    loaded = profile.load(_write(tmp_path, data))
+    assert loaded.scope.of("controller")["lease"] == "zoneproof-system/zoneproof-ha-controller"
+
+
+@pytest.mark.parametrize(("controller", "message"), [
+    ({"selector": "app in (("}, "components.controller.selector: selector 'app in ((' is not "
+                                "equality-based"),
+    ({"lease": "Default/x"}, "components.controller.lease: 'Default/x' must be NAMESPACE/NAME"),
+    ({"source": "command", "command": "/etc/passwd {kubeconfig} {identity}"},
+     "'/etc/passwd' is not executable: chmod +x /etc/passwd"),
+])
+def test_bad_settings_and_programs_are_refused_up_front(tmp_path: Path, controller: dict[str, str],
+                                                         message: str) -> None:
+    data = _base()
+    given = data["components"]["controller"]  # type: ignore[index]
+    data["components"]["controller"] = controller if "source" in controller else {  # type: ignore[index]
+        **given, **controller}
+    assert message in _problems(tmp_path, data)

@@ -95,7 +95,7 @@ def test_scale_pods_go_with_scale(options: qualify.Options, tmp_path: Path) -> N
                         progress=print)
 
 
-def _summary(*outcomes: summary.Outcome) -> summary.Summary:
+def _summary(*outcomes: summary.ItemResult) -> summary.Summary:
     return summary.build(list(outcomes), started="s", finished="f", duration_s=1.0,
                          versions={}, exit_status=1)
 
@@ -105,7 +105,7 @@ def _result(name: str, status: SloStatus, observed: float | None) -> SloResult:
 
 
 def test_describe_lists_slos_walls_and_failures() -> None:
-    lines = qualify.describe(_summary(summary.Outcome(
+    lines = qualify.describe(_summary(summary.ItemResult(
         "chaos/test_experiments.py::test_experiment[zone-outage]", "failed", 21.5,
         [_result("lease-failover", SloStatus.NO_DATA, None)])))
     assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
@@ -115,7 +115,7 @@ def test_describe_lists_slos_walls_and_failures() -> None:
 
 
 def test_a_void_result_is_shown_void_and_not_counted_as_passed() -> None:
-    run = _summary(summary.Outcome(
+    run = _summary(summary.ItemResult(
         "chaos/test_experiments.py::test_experiment[etcd-kill-leader]", "failed", 30.0,
         [_result("history-linearizable", SloStatus.VOID, None),
          _result("lost-acknowledged-writes", SloStatus.PASS, 0.0)]))
@@ -144,8 +144,8 @@ def test_describe_names_the_components_that_ran() -> None:
 def test_bench_chaos_samples_every_measured_slo_and_wall_time() -> None:
     test = "chaos/test_experiments.py::test_experiment[zone-outage]"
     samples = samples_of(_summary(
-        summary.Outcome(test, "passed", 20.5, [
+        summary.ItemResult(test, "passed", 20.5, [
             _result("lease-failover", SloStatus.PASS, 6.5),
             _result("concurrent-actors", SloStatus.NO_DATA, None)]),
-        summary.Outcome("conformance/x.py::test_y", "passed", 1.0)))
+        summary.ItemResult("conformance/x.py::test_y", "passed", 1.0)))
     assert samples == {"zone-outage lease-failover": [6.5], "zone-outage wall s": [20.5]}

@@ -17,9 +17,9 @@ from zoneproof import errors
 from zoneproof._util import files, processes
 from zoneproof.cluster import audit_policy
 from zoneproof.cluster._common import StateDirBackend, Step, no_interrupts, run_creation
-from zoneproof.cluster.interface import BackendConfig, Capability, Progress, Traits
+from zoneproof.cluster.interface import BackendConfig, Progress, Traits
 from zoneproof.cluster.kind import config, docker, tools
-from zoneproof.cluster.kind.cluster import NAME, KindCluster, KindPaths
+from zoneproof.cluster.kind.cluster import CAPABILITIES, NAME, KindCluster, KindPaths
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.runs import ownership, state
 
@@ -51,8 +51,7 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
     traits = Traits(
         summary="kind clusters (real kubelets in containers) from the offline node image; "
                 "etcd members = control-plane nodes (1, or 3 for an HA control plane)",
-        makes_clusters=True, default_etcd_members=1,
-        capabilities=frozenset(Capability) - {Capability.ZONES},
+        makes_clusters=True, default_etcd_members=1, capabilities=CAPABILITIES,
         tests_marker="kind",
         # A 3-control-plane kind on 2 cores carries ~90-115 ops/s of register traffic in all
         # (92.1 with 8 clients in CI, 90.6 with 16 under load): 100 would void by chance.

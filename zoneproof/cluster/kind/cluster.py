@@ -20,7 +20,7 @@ from zoneproof import errors
 from zoneproof._util import processes, waiting
 from zoneproof.cluster import _etcd
 from zoneproof.cluster._common import ZONE_LABEL, ApiCluster
-from zoneproof.cluster.interface import Capability, ClusterStatus, Component
+from zoneproof.cluster.interface import Capability, ClusterStatus, ControlPlaneProcess
 from zoneproof.cluster.kind import docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
 from zoneproof.cluster.spec import ClusterSpec
@@ -54,11 +54,19 @@ class KindPaths:
         self.create_log = root / "kind-create.log"
 
 
+#: Kubelets, etcd members and control plane in node containers, the containers themselves
+#: (stop, start, pause), images loaded into them; faults may disrupt it. Listed one by one:
+#: a new capability is granted only by adding it here.
+CAPABILITIES = frozenset({Capability.STOP_KUBELET, Capability.ETCD_MEMBERS,
+                          Capability.CONTROL_PLANE, Capability.NODE_CONTAINERS,
+                          Capability.LOAD_IMAGES, Capability.DESTRUCTIVE})
+
+
 class KindCluster(ApiCluster):
     """A kind cluster zoneproof made, reconstructed from its state directory."""
 
     backend = NAME
-    capabilities = frozenset(Capability) - {Capability.ZONES}
+    capabilities = CAPABILITIES
 
     def __init__(self, paths: KindPaths) -> None:
         self.paths = paths
@@ -270,26 +278,26 @@ class KindCluster(ApiCluster):
                 what=f"etcd member {member} healthy", timeout_s=timeout_s, interval_s=0.5)
 
     # -- control plane -----------------------------------------------------------------
-    def kill_component(self, component: Component) -> None:
+    def kill_component(self, component: ControlPlaneProcess) -> None:
         """SIGKILL ``component`` on every control-plane node; it stays down until restarted."""
         self._each(lambda node: nodes_.park_static_pod(node, component.value),
                    self.control_planes())
 
-    def restart_component(self, component: Component) -> None:
+    def restart_component(self, component: ControlPlaneProcess) -> None:
         """Start ``component`` again on every control-plane node; returns once it runs."""
         planes = self.control_planes()
         self._each(lambda node: nodes_.unpark_static_pod(node, component.value), planes)
 
         def probe() -> tuple[bool, list[str]]:
             down = [n for n in planes if not nodes_.static_pod_running(n, component.value)]
-            if not down and component is Component.APISERVER:
+            if not down and component is ControlPlaneProcess.APISERVER:
                 return self.apiserver_ready(), ["/readyz"]
             return not down, down
 
         waiting.wait_for(probe, what=f"{component.value} running on {planes}",
                          timeout_s=_READY_TIMEOUT_S["components"], interval_s=0.5)
 
-    def component_running(self, component: Component) -> bool:
+    def component_running(self, component: ControlPlaneProcess) -> bool:
         """True if ``component``'s static pod runs on every control-plane node."""
         return all(nodes_.static_pod_running(n, component.value) for n in self.control_planes())
 

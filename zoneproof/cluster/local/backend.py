@@ -46,7 +46,7 @@ from zoneproof.cluster.interface import (
     BackendConfig,
     Capability,
     ClusterStatus,
-    Component,
+    ControlPlaneProcess,
     Progress,
     Traits,
 )
@@ -60,10 +60,11 @@ __all__ = ["LocalBackend", "LocalCluster"]
 log = logging.getLogger(__name__)
 
 NAME = "local"
-#: Kubelets (kwok), etcd members and control-plane processes; no node machines to stop.
-#: (The zoned layout adds ZONES: zoned.ZonedLocalCluster.)
-_CAPABILITIES = frozenset(Capability) - {Capability.NODE_CONTAINERS, Capability.LOAD_IMAGES,
-                                        Capability.ZONES}
+#: Kubelets (kwok), etcd members and control-plane processes; faults may disrupt it. No node
+#: machines to stop, no images to load. Listed one by one: a new capability is granted only
+#: by adding it here. (The zoned layout adds ZONES: zoned.ZonedLocalCluster.)
+_CAPABILITIES = frozenset({Capability.STOP_KUBELET, Capability.ETCD_MEMBERS,
+                           Capability.CONTROL_PLANE, Capability.DESTRUCTIVE})
 
 _STOP_TIMEOUT_S = 10.0
 _START_TIMEOUT_S = {"etcd": 30.0, "kube-apiserver": 120.0, "components": 60.0, "nodes": 60.0}
@@ -80,14 +81,20 @@ class LocalCluster(ApiCluster):
 
     def __init__(self, paths: render.BedPaths) -> None:
         self.paths = paths
-        data = state.read_json(paths.state)
-        self.spec, legacy = ClusterSpec.from_stored(data["spec"])
-        self.options = options_.LocalOptions.from_dict(data.get("options", legacy))
+        try:
+            data = state.read_json(paths.state)
+            self.spec, legacy = ClusterSpec.from_stored(data["spec"])
+            self.options = options_.LocalOptions.from_dict(data.get("options", legacy))
+            self.ports = ports.Ports.from_dict(data["ports"])
+            self.ownership = ownership.Ownership.of_state(data)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            what = f"no {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise errors.ProvisionError(
+                f"{paths.state} is not a bed state zoneproof wrote ({str(what)[:200]}): nothing "
+                f"touched; if {paths.root} is yours, remove it by hand") from None
         self.name = self.spec.name
         self.timings = self.spec.timings
         self.kubeconfig = paths.kubeconfig
-        self.ports = ports.Ports.from_dict(data["ports"])
-        self.ownership = ownership.Ownership.of_state(data)
         self._lock = filelock.FileLock(str(paths.root / "state.lock"))
 
     # -- state -------------------------------------------------------------------------
@@ -138,8 +145,8 @@ class LocalCluster(ApiCluster):
 
     def expected_processes(self) -> list[str]:
         """Every process the bed runs when complete, in start order."""
-        return [*render.etcd_member_names(self.spec), Component.APISERVER.value,
-                Component.CONTROLLER_MANAGER.value, Component.SCHEDULER.value,
+        return [*render.etcd_member_names(self.spec), ControlPlaneProcess.APISERVER.value,
+                ControlPlaneProcess.CONTROLLER_MANAGER.value, ControlPlaneProcess.SCHEDULER.value,
                 *(f"kwok-{group}" for group in self.kwok_groups())]
 
     def repair(self, progress: Progress) -> list[str]:
@@ -159,10 +166,10 @@ class LocalCluster(ApiCluster):
         for name in dead:
             if name in members:
                 self.restart_etcd_member(name)
-            elif name in {c.value for c in Component}:
-                if name == Component.APISERVER:
+            elif name in {c.value for c in ControlPlaneProcess}:
+                if name == ControlPlaneProcess.APISERVER:
                     self.wait_etcd_healthy(_START_TIMEOUT_S["etcd"])
-                self.restart_component(Component(name))
+                self.restart_component(ControlPlaneProcess(name))
             else:
                 self._restart(name)
         self.wait_ready()
@@ -209,10 +216,10 @@ class LocalCluster(ApiCluster):
         waiting.wait_for(probe, what=f"{record.name} healthy", timeout_s=timeout_s,
                          interval_s=0.1)
 
-    def _component_health(self, component: Component) -> Callable[[], bool]:
-        if component is Component.APISERVER:
+    def _component_health(self, component: ControlPlaneProcess) -> Callable[[], bool]:
+        if component is ControlPlaneProcess.APISERVER:
             return self.apiserver_ready
-        port = (self.ports.controller_manager if component is Component.CONTROLLER_MANAGER
+        port = (self.ports.controller_manager if component is ControlPlaneProcess.CONTROLLER_MANAGER
                 else self.ports.scheduler)
         return lambda: self._healthz(port)
 
@@ -229,15 +236,15 @@ class LocalCluster(ApiCluster):
 
     def start_apiserver(self, bins: binaries_.Binaries) -> None:
         """Start kube-apiserver and wait for /readyz."""
-        record = self.start_process(Component.APISERVER, render.apiserver_argv(
+        record = self.start_process(ControlPlaneProcess.APISERVER, render.apiserver_argv(
             bins.kube_apiserver, self.spec, self.ports, self.paths))
         self._wait_healthy(record, self.apiserver_ready, _START_TIMEOUT_S["kube-apiserver"])
 
     def start_controllers(self, bins: binaries_.Binaries) -> None:
         """Start kcm and the scheduler (health is awaited in the last step)."""
-        self.start_process(Component.CONTROLLER_MANAGER, render.controller_manager_argv(
+        self.start_process(ControlPlaneProcess.CONTROLLER_MANAGER, render.controller_manager_argv(
             bins.kube_controller_manager, self.spec, self.ports, self.paths))
-        self.start_process(Component.SCHEDULER, render.scheduler_argv(
+        self.start_process(ControlPlaneProcess.SCHEDULER, render.scheduler_argv(
             bins.kube_scheduler, self.ports, self.paths))
 
     def kwok_groups(self) -> dict[str, list[str]]:
@@ -271,7 +278,7 @@ class LocalCluster(ApiCluster):
     def wait_ready(self) -> None:
         """Wait for kcm and scheduler health, every node Ready and the default ServiceAccount."""
         records = self.records()
-        for component in (Component.CONTROLLER_MANAGER, Component.SCHEDULER):
+        for component in (ControlPlaneProcess.CONTROLLER_MANAGER, ControlPlaneProcess.SCHEDULER):
             self._wait_healthy(records[component], self._component_health(component),
                                _START_TIMEOUT_S["components"])
         self.wait_ready_nodes()
@@ -364,18 +371,18 @@ class LocalCluster(ApiCluster):
                                                self.etcd_pool),
                              what=f"{member} healthy", timeout_s=timeout_s)
 
-    def kill_component(self, component: Component) -> None:
+    def kill_component(self, component: ControlPlaneProcess) -> None:
         """SIGKILL a control-plane process."""
         self._disturb()
         daemons.stop(self._record(component), sig=signal.SIGKILL)
 
-    def restart_component(self, component: Component) -> None:
+    def restart_component(self, component: ControlPlaneProcess) -> None:
         """Start ``component`` again and wait until it is healthy."""
         record = self._restart(component)
         self._wait_healthy(record, self._component_health(component),
                            _START_TIMEOUT_S["kube-apiserver"])
 
-    def component_running(self, component: Component) -> bool:
+    def component_running(self, component: ControlPlaneProcess) -> bool:
         """True if the process of ``component`` is alive."""
         return daemons.alive(self._record(component))
 
@@ -404,7 +411,7 @@ class LocalCluster(ApiCluster):
         and node readiness (nodes empty if the API server is down)."""
         procs = self.liveness()
         try:
-            nodes = self.nodes_ready() if procs.get(Component.APISERVER, True) \
+            nodes = self.nodes_ready() if procs.get(ControlPlaneProcess.APISERVER, True) \
                 and self.apiserver_ready() \
                 else {}
         except (client.ApiException, urllib3.exceptions.HTTPError):
@@ -418,20 +425,20 @@ class LocalCluster(ApiCluster):
 # etcd gets SIGKILL: on SIGTERM each member tries to hand leadership to peers that are
 # stopping too (~7 s), and its data is deleted right after anyway.
 # (A zoned bed's replicas carry their zone after the role; its balancer and toxiproxies last.)
-_TIERS = (("kwok-", signal.SIGTERM), (Component.SCHEDULER.value, signal.SIGTERM),
-          (Component.CONTROLLER_MANAGER.value, signal.SIGTERM), ("lb", signal.SIGKILL),
-          (Component.APISERVER.value, signal.SIGTERM), ("etcd-", signal.SIGKILL),
+_TIERS = (("kwok-", signal.SIGTERM), (ControlPlaneProcess.SCHEDULER.value, signal.SIGTERM),
+          (ControlPlaneProcess.CONTROLLER_MANAGER.value, signal.SIGTERM), ("lb", signal.SIGKILL),
+          (ControlPlaneProcess.APISERVER.value, signal.SIGTERM), ("etcd-", signal.SIGKILL),
           ("toxiproxy-", signal.SIGKILL))
 
 
 def open_cluster(paths: render.BedPaths) -> LocalCluster:
     """The bed at ``paths``, as its layout (flat or zoned) has it."""
-    options = options_.LocalOptions.from_dict(state.read_json(paths.state).get("options", {}))
-    if options.layout == "zones":
+    cluster = LocalCluster(paths)  # checks the state file (ProvisionError when not ours)
+    if cluster.options.layout == "zones":
         from zoneproof.cluster.local import zoned  # it builds on LocalCluster
 
         return zoned.ZonedLocalCluster(paths)
-    return LocalCluster(paths)
+    return cluster
 
 
 class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):

@@ -41,7 +41,7 @@ from zoneproof._util import daemons, files, waiting
 from zoneproof.binaries import resolve
 from zoneproof.cluster import _etcd as etcd
 from zoneproof.cluster._common import Step
-from zoneproof.cluster.interface import Capability, Component, ZoneCut
+from zoneproof.cluster.interface import Capability, ControlPlaneProcess, ZoneCut
 from zoneproof.cluster.local import netns, render, toxiproxy
 from zoneproof.cluster.local.backend import (
     _CAPABILITIES,
@@ -63,8 +63,8 @@ APISERVER_PORT, KCM_PORT, SCHEDULER_PORT = 6443, 10257, 10259
 _LB = "lb"
 #: How long a link probe waits for its answer (a round trip at 4 s added each way).
 _PROBE_TIMEOUT_S = 10.0
-_ROLES = (Component.APISERVER.value, Component.CONTROLLER_MANAGER.value,
-          Component.SCHEDULER.value)
+_ROLES = (ControlPlaneProcess.APISERVER.value, ControlPlaneProcess.CONTROLLER_MANAGER.value,
+          ControlPlaneProcess.SCHEDULER.value)
 
 
 def _kubeconfig(name: str, server: str, paths: render.BedPaths, cert: str) -> str:
@@ -137,7 +137,7 @@ class ZonedLocalCluster(LocalCluster):
         scheduler replicas, kwok."""
         zones = self.spec.zones
         return [*(f"toxiproxy-{z}" for z in zones), *self.etcd_members(),
-                *(f"{Component.APISERVER.value}-{z}" for z in zones), _LB,
+                *(f"{ControlPlaneProcess.APISERVER.value}-{z}" for z in zones), _LB,
                 *(f"{role}-{z}" for role in _ROLES[1:] for z in zones),
                 *(f"kwok-{group}" for group in self.kwok_groups())]
 
@@ -182,7 +182,7 @@ class ZonedLocalCluster(LocalCluster):
     def _controller_argv(self, role: str, binary: Path, zone: str) -> list[str]:
         own = str(zone_kubeconfig(self.paths, zone))
         lease, renew, retry = LEADER_ELECTION
-        if role == Component.CONTROLLER_MANAGER:
+        if role == ControlPlaneProcess.CONTROLLER_MANAGER:
             argv = render.controller_manager_argv(binary, self.spec, self._no_ports,
                                                   self.paths)
             port = KCM_PORT
@@ -237,7 +237,7 @@ class ZonedLocalCluster(LocalCluster):
         for zone in self.spec.zones:
             self.start_process(f"etcd-{zone}", self._etcd_argv(bins.etcd, zone))
         for zone in self.spec.zones:
-            self.start_process(f"{Component.APISERVER.value}-{zone}",
+            self.start_process(f"{ControlPlaneProcess.APISERVER.value}-{zone}",
                                self._apiserver_argv(bins.kube_apiserver, zone))
         self.start_process(_LB, self._lb_argv())
         self.start_controllers(bins)
@@ -251,7 +251,7 @@ class ZonedLocalCluster(LocalCluster):
     def wait_apiservers(self) -> None:
         """Every API server's /readyz, then /readyz through the balancer."""
         for zone in self.spec.zones:
-            self._wait_healthy(self._record(f"{Component.APISERVER.value}-{zone}"),
+            self._wait_healthy(self._record(f"{ControlPlaneProcess.APISERVER.value}-{zone}"),
                                functools.partial(self._ready, zone),
                                _START_TIMEOUT_S["kube-apiserver"])
         self._wait_healthy(self._record(_LB), self.apiserver_ready,
@@ -267,8 +267,8 @@ class ZonedLocalCluster(LocalCluster):
 
     def start_controllers(self, bins: binaries_.Binaries) -> None:
         """kcm and the scheduler in every zone (health is awaited in the last step)."""
-        for role, binary in ((Component.CONTROLLER_MANAGER.value, bins.kube_controller_manager),
-                             (Component.SCHEDULER.value, bins.kube_scheduler)):
+        for role, binary in ((ControlPlaneProcess.CONTROLLER_MANAGER.value, bins.kube_controller_manager),
+                             (ControlPlaneProcess.SCHEDULER.value, bins.kube_scheduler)):
             for zone in self.spec.zones:
                 self.start_process(f"{role}-{zone}", self._controller_argv(role, binary, zone))
 
@@ -290,19 +290,19 @@ class ZonedLocalCluster(LocalCluster):
         for index, group in enumerate(self.kwok_groups()):
             self.start_process(f"kwok-{group}", self._kwok_argv(bins, group, index))
 
-    def _component_health(self, component: Component) -> Callable[[], bool]:
+    def _component_health(self, component: ControlPlaneProcess) -> Callable[[], bool]:
         return lambda: self.component_running(component) and all(
             self._replica_healthy(component, z) for z in self.spec.zones)
 
-    def _replica_healthy(self, component: Component, zone: str) -> bool:
-        if component is Component.APISERVER:
+    def _replica_healthy(self, component: ControlPlaneProcess, zone: str) -> bool:
+        if component is ControlPlaneProcess.APISERVER:
             return self._ready(zone)
-        port = KCM_PORT if component is Component.CONTROLLER_MANAGER else SCHEDULER_PORT
+        port = KCM_PORT if component is ControlPlaneProcess.CONTROLLER_MANAGER else SCHEDULER_PORT
         return self._healthz(port, host=self.network.wire(zone))
 
     def wait_ready(self) -> None:
         """Every replica of kcm and the scheduler healthy, nodes Ready, the ServiceAccount."""
-        for component in (Component.CONTROLLER_MANAGER, Component.SCHEDULER):
+        for component in (ControlPlaneProcess.CONTROLLER_MANAGER, ControlPlaneProcess.SCHEDULER):
             for zone in self.spec.zones:
                 record = self._record(f"{component.value}-{zone}")
                 self._wait_healthy(record, functools.partial(self._replica_healthy, component,
@@ -317,15 +317,15 @@ class ZonedLocalCluster(LocalCluster):
             _accepts, self.network.wire(self._zone_of(member)),
             toxiproxy.ETCD_PORTS["etcd-client"]), _START_TIMEOUT_S["etcd"])
 
-    def _replicas(self, component: Component) -> list[str]:
+    def _replicas(self, component: ControlPlaneProcess) -> list[str]:
         return [f"{component.value}-{z}" for z in self.spec.zones]
 
-    def kill_component(self, component: Component) -> None:
+    def kill_component(self, component: ControlPlaneProcess) -> None:
         """SIGKILL every replica of ``component``."""
         self._disturb()
         _kill_groups([self._record(r) for r in self._replicas(component)], signal.SIGKILL)
 
-    def restart_component(self, component: Component) -> None:
+    def restart_component(self, component: ControlPlaneProcess) -> None:
         """Start every stopped replica of ``component``; wait until all are healthy."""
         for name in self._replicas(component):
             self._restart(name)
@@ -333,7 +333,7 @@ class ZonedLocalCluster(LocalCluster):
                          what=f"every {component.value} healthy",
                          timeout_s=_START_TIMEOUT_S["kube-apiserver"])
 
-    def component_running(self, component: Component) -> bool:
+    def component_running(self, component: ControlPlaneProcess) -> bool:
         """True if ``component`` runs in every zone."""
         records = self.records()
         return all(daemons.alive(records[r]) for r in self._replicas(component))

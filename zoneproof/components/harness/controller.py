@@ -24,11 +24,11 @@ from zoneproof.cluster import audit_policy
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import started
 from zoneproof.components.harness.component import Component
-from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.kinds import Kind
 from zoneproof.runs import sweep
 
-__all__ = ["GROUP", "REPLICA_JITTER", "REPLICA_PREFIX", "TAKEOVER_MARGIN_S", "ControllerReplicas",
-           "ControllerSettings", "Limit", "lease_holder"]
+__all__ = ["GROUP", "REPLICA_JITTER", "REPLICA_PREFIX", "TAKEOVER_MARGIN_S", "VERBS",
+           "ControllerReplicas", "ControllerSettings", "Limit", "lease_holder"]
 
 #: Group of every controller identity; RBAC is bound to it (and its Lease writes audited).
 GROUP = audit_policy.CONTROLLER_GROUP
@@ -40,6 +40,9 @@ REPLICA_PREFIX = "zp-hac"
 #: client-go's leader election waits between attempts with wait.JitterUntil(retryPeriod,
 #: jitterFactor 1.2): each wait is retryPeriod x (1 + rand[0,1) x 1.2), up to 2.2 x retryPeriod.
 REPLICA_JITTER = 1.2
+#: What a test may do to replicas beyond start and stop (``ControllerReplicas.cannot``):
+#: freeze and thaw one (SIGSTOP, SIGCONT), read the exit code of one that ended.
+VERBS = ("freeze", "exit-code")
 #: Seconds for the API round trips (read, then write the Lease) and a loaded machine's
 #: scheduling, added to every take-over limit.
 TAKEOVER_MARGIN_S = 2.0
@@ -80,7 +83,7 @@ class ControllerSettings:
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.component.kind is not Kind.CONTROLLER:
+        if self.component.kind != Kind.CONTROLLER:
             raise errors.ConfigError(f"ControllerSettings needs a controller, got the "
                                      f"{self.component.label()}")
 
@@ -215,6 +218,10 @@ class ControllerReplicas:
     def node_of(self, identity: str) -> str:
         """The node the replica runs on: '' (host processes run on no node)."""
         return ""
+
+    def cannot(self, verb: str) -> str | None:
+        """Why the replicas cannot take ``verb`` (``VERBS``; None: they can)."""
+        return None
 
     def wait_exit(self, identity: str, timeout_s: float) -> int | None:
         """Wait until the replica has exited on its own; its exit code."""

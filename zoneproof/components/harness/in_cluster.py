@@ -1,15 +1,14 @@
 """Components under test as in-cluster workloads: an image archive loaded, manifests applied.
 
-The way an ``InCluster`` component (``component.InCluster``) is started: its image archive
-(the reference's: ``zoneproof build --images``, cached) is loaded into every node of a
-cluster that can (``Capability.LOAD_IMAGES``: kind), its kustomize manifests are rendered
-(``components.manifests``: the reference images set, a fresh serving certificate and
-caBundle for a webhook's ``tls/``), every object is labelled with the run and applied, and
-the workloads roll out. Cluster-scoped objects (Namespace, RBAC, the webhook registration)
-carry the run's label and the run holds the cluster (``sweep.track``), so a run killed or
-interrupted still removes them; ``uninstall`` removes everything at once otherwise.
-``Installed.describe`` says what ran: the manifests, the archive's SHA-256, the image ids
-it holds and the image id each pod runs.
+How a component whose source deploys it as workloads (``source.Workloads``: the in-cluster
+source's kustomize manifests and image archive) is started: the archive its source
+renders (the reference's: ``zoneproof build --images``, cached) is loaded into every
+node of a cluster that can (``Capability.LOAD_IMAGES``: kind), every rendered object is
+labelled with the run and applied, and the workloads roll out. Cluster-scoped objects
+(Namespace, RBAC, the webhook registration) carry the run's label and the run holds the
+cluster (``sweep.track``), so a run killed or interrupted still removes them;
+``uninstall`` removes everything at once otherwise. ``Installed.describe`` says what ran:
+the manifests, the archive's SHA-256, the image ids it holds and the image id each pod runs.
 """
 
 from __future__ import annotations
@@ -28,12 +27,11 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import kube, waiting
 from zoneproof.binaries import sha256_of
-from zoneproof.binaries.images import build_component_images
 from zoneproof.cluster import registry
 from zoneproof.cluster.interface import Capability, Cluster, Images
 from zoneproof.components import manifests
-from zoneproof.components.harness.component import HOST, IN_CLUSTER, Component, InCluster
-from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.component import Component
+from zoneproof.components.harness.source import Where, Workloads
 from zoneproof.runs import sweep
 
 __all__ = ["ROLLOUT_TIMEOUT_S", "Installed", "Patch", "archive_images", "install", "pod_nodes",
@@ -53,7 +51,7 @@ def refusal(cluster: Cluster) -> str | None:
     loaders = " or ".join(registry.backends_with(Capability.LOAD_IMAGES)) or "kind"
     return (f"in-cluster components need a cluster that loads image archives into its nodes; "
             f"cluster {cluster.name!r} of the {cluster.backend} backend cannot (it runs no pods "
-            f"from them): use --zp-backend {loaders}, or --zp-components {HOST}")
+            f"from them): use --zp-backend {loaders}, or --zp-components {Where.HOST}")
 
 
 def archive_images(archive: Path) -> tuple[tuple[str, str], ...]:
@@ -72,19 +70,13 @@ def archive_images(archive: Path) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(found))
 
 
-def _images(source: InCluster) -> tuple[Path, dict[str, str]]:
-    """The archive to load and the image overrides to render with (the reference's refs)."""
-    if source.image_archive is not None:
-        return source.image_archive, {}
-    built = build_component_images(progress=lambda _: None)
-    return built.archive, {ref.rsplit(":", 1)[0]: ref for _, ref in built.images}
-
-
 @dataclass(frozen=True, slots=True)
 class Installed:
     """An in-cluster component as deployed: what was loaded and applied, and what runs."""
 
     component: Component
+    origin: Mapping[str, str]
+    """What its source says of it (``Workloads.describe``: its manifests)."""
     kubeconfig: Path
     image_archive: Path
     archive_sha256: str
@@ -102,10 +94,9 @@ class Installed:
 
     def describe(self) -> dict[str, Any]:
         """What ran (for reports) and enough for ``uninstall`` in another process."""
-        assert isinstance(self.component.source, InCluster)
-        return {"mode": IN_CLUSTER, "kubeconfig": str(self.kubeconfig),
-                "manifests": str(self.component.source.manifests),
-                "image_archive": str(self.image_archive), "archive_sha256": self.archive_sha256,
+        return {"mode": str(self.component.where), "kubeconfig": str(self.kubeconfig),
+                **self.origin, "image_archive": str(self.image_archive),
+                "archive_sha256": self.archive_sha256,
                 "images": [{"name": n, "id": i} for n, i in self.images],
                 "running": [{"pod": p, "image_id": i} for p, i in self.running],
                 "load_seconds": round(self.load_s, 3), "rollout_seconds": round(self.rollout_s, 3),
@@ -188,23 +179,20 @@ def _running(core: client.CoreV1Api, workloads: list[dict[str, Any]]) -> list[tu
 Patch = Callable[[tuple[dict[str, Any], ...]], Iterable[dict[str, Any]]]
 
 
-def install(cluster: Cluster, component: Component, *, patch: Patch | None = None) -> Installed:
-    """Load the component's images, apply its manifests, wait until every workload rolled out.
+def install(cluster: Cluster, component: Component, workloads: Workloads, *,
+            patch: Patch | None = None) -> Installed:
+    """Load the images of the component's ``workloads``, apply them, wait until every
+    workload rolled out.
 
     ``patch(objects)`` may change the rendered objects before they are applied (e.g. what the
     suite tells the controller). ConfigError names the fix when ``cluster`` cannot load images.
     """
-    if not isinstance(component.source, InCluster):
-        raise errors.ConfigError(f"the {component.label()} is not in-cluster")
     if (reason := refusal(cluster)) is not None:
         raise errors.ConfigError(reason)
     component.validate()
-    source = component.source
-    archive, overrides = _images(source)
+    archive, rendered = workloads.render(component.kind)
     digest = sha256_of(archive)
     load_s = _load(cluster, archive, digest)
-    rendered = manifests.render(source.manifests, images=overrides,
-                                tls_dir="tls" if component.kind is Kind.WEBHOOK else None)
     objects = tuple(sweep.labelled(o) for o in rendered.objects)
     if patch is not None:
         objects = tuple(patch(objects))
@@ -214,10 +202,10 @@ def install(cluster: Cluster, component: Component, *, patch: Patch | None = Non
     sweep.track(cluster.kubeconfig)
     started = time.monotonic()
     created = _ensure_namespaces(core, objects)
-    workloads = [o for o in objects if o["kind"] in _WORKLOADS]
+    rolling = [o for o in objects if o["kind"] in _WORKLOADS]
     try:
         manifests.apply(rendered, cluster.kubeconfig)
-        for obj in workloads:
+        for obj in rolling:
             def probe(o: dict[str, Any] = obj) -> tuple[bool, str]:
                 return _rolled_out(api, o)
 
@@ -226,9 +214,9 @@ def install(cluster: Cluster, component: Component, *, patch: Patch | None = Non
     except BaseException:
         _remove(cluster.kubeconfig, [_ref(o) for o in objects], created)
         raise
-    return Installed(component, cluster.kubeconfig, archive, digest, archive_images(archive),
-                     rendered, tuple(created), tuple(_running(core, workloads)), load_s,
-                     time.monotonic() - started)
+    return Installed(component, workloads.describe(), cluster.kubeconfig, archive, digest,
+                     archive_images(archive), rendered, tuple(created),
+                     tuple(_running(core, rolling)), load_s, time.monotonic() - started)
 
 
 def _remove(kubeconfig: Path, refs: list[dict[str, Any]], namespaces: list[str]) -> None:

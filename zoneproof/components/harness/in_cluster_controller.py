@@ -35,25 +35,30 @@ from zoneproof._util import kube, waiting
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness import in_cluster, registry, started
-from zoneproof.components.harness.component import InCluster
+from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.controller import ControllerReplicas, ControllerSettings
+from zoneproof.components.harness.source import Workloads
 from zoneproof.runs import sweep
 
-__all__ = ["NO_MEANING", "SCOPE_FLAGS", "InClusterReplicas", "replicas_of", "scoped_args"]
+__all__ = ["CANNOT", "NO_MEANING", "SCOPE_FLAGS", "InClusterReplicas", "replicas_of",
+           "scoped_args"]
 
 #: The flags the suite sets in the controller container's arguments (the reference's).
 SCOPE_FLAGS = ("--namespaces", "--all-namespaces", "--selector", "--lease-duration",
                "--renew-deadline", "--retry-period", "--variant")
 NO_MEANING = {signal.SIGSTOP: "a pod cannot be frozen through the API (SIGSTOP)",
               signal.SIGCONT: "a pod cannot be thawed through the API (SIGCONT)"}
+#: What the in-cluster replicas cannot do of ``controller.VERBS``, and why.
+CANNOT = {"freeze": "a pod cannot be frozen (SIGSTOP) and thawed through the API",
+          "exit-code": "the exit code of a gracefully deleted pod's container is not reliably "
+                       "observable (the pod may be gone before its terminated state is read)"}
 
 
 def scoped_args(args: Iterable[str], settings: ControllerSettings) -> list[str]:
     """``args`` without the scope flags, then the suite's scope in the reference's flags (and
     the reference images' variant, unless the reference itself)."""
     kept = [a for a in args if a.split("=", 1)[0] not in SCOPE_FLAGS]
-    source = settings.component.source
-    variant = source.variant if isinstance(source, InCluster) else registry.REFERENCE
+    variant = settings.component.variant or registry.REFERENCE
     return [*kept, f"--namespaces={','.join(settings.namespaces)}",
             f"--selector={settings.selector}", f"--lease-duration={settings.lease_duration_s}",
             f"--renew-deadline={settings.renew_deadline_s}",
@@ -64,10 +69,8 @@ def scoped_args(args: Iterable[str], settings: ControllerSettings) -> list[str]:
 class InClusterReplicas(ControllerReplicas):
     """N pods of the in-cluster controller's Deployment; ``stop_all`` removes it."""
 
-    def __init__(self, cluster: Cluster, settings: ControllerSettings, workdir: Path, *,
-                 replicas: int = 2) -> None:
-        if not isinstance(settings.component.source, InCluster):
-            raise errors.ConfigError(f"the {settings.component.label()} is not in-cluster")
+    def __init__(self, cluster: Cluster, settings: ControllerSettings, workdir: Path,
+                 workloads: Workloads, *, replicas: int = 2) -> None:
         settings.component.validate()
         if (reason := in_cluster.refusal(cluster)) is not None:
             raise errors.ConfigError(reason)
@@ -76,6 +79,7 @@ class InClusterReplicas(ControllerReplicas):
         self.identities: list[str] = []
         self.records = {}
         self.api = kube.api_client(cluster.kubeconfig)
+        self.workloads = workloads
         self.installed: in_cluster.Installed | None = None
         self.deployment: dict[str, Any] = {}
         self.prefix = ""
@@ -102,8 +106,8 @@ class InClusterReplicas(ControllerReplicas):
 
     def start_all(self) -> None:
         """Deploy the controller with the test's scope; every replica ready."""
-        installed = self.installed = in_cluster.install(self.cluster, self.settings.component,
-                                                        patch=self._scope)
+        installed = self.installed = in_cluster.install(
+            self.cluster, self.settings.component, self.workloads, patch=self._scope)
         started.note(started.Started(self.settings.component, in_cluster=installed.describe()))
         self.deployment = installed.of_kind("Deployment")[0]
         self.prefix = f"{self.deployment['metadata']['name']}-"
@@ -114,6 +118,10 @@ class InClusterReplicas(ControllerReplicas):
         pods = list(in_cluster.pod_nodes(self.api, self.deployment))
         self.identities += [p for p in pods if p not in self.identities]
         return pods
+
+    def cannot(self, verb: str) -> str | None:
+        """Why the pods cannot take ``verb`` (``CANNOT``)."""
+        return CANNOT.get(verb)
 
     def node_of(self, identity: str) -> str:
         """The node replica ``identity``'s pod runs on ('' when unknown or unscheduled)."""
@@ -200,9 +208,29 @@ class InClusterReplicas(ControllerReplicas):
                 raise
 
 
+class _Launcher:
+    """The controller kind's launcher (``source.Launcher``): the replicas, not started yet."""
+
+    def __init__(self, cluster: Cluster, settings: ControllerSettings, workdir: Path,
+                 replicas: int) -> None:
+        self.cluster, self.settings, self.workdir, self.replicas = (cluster, settings, workdir,
+                                                                    replicas)
+
+    def process(self, component: Component) -> ControllerReplicas:
+        return ControllerReplicas(self.cluster, self.settings, self.workdir,
+                                  replicas=self.replicas)
+
+    def endpoint(self, component: Component, url: str, ca_bundle: bytes) -> ControllerReplicas:
+        raise errors.ConfigError(f"the {component.label()} runs elsewhere: the suite cannot "
+                                 "start, signal or stop its replicas")
+
+    def workloads(self, component: Component, workloads: Workloads) -> ControllerReplicas:
+        return InClusterReplicas(self.cluster, self.settings, self.workdir, workloads,
+                                 replicas=self.replicas)
+
+
 def replicas_of(cluster: Cluster, settings: ControllerSettings, workdir: Path, *,
                 replicas: int = 2) -> ControllerReplicas:
-    """The replicas of the controller under test: host processes, or its in-cluster pods."""
-    if isinstance(settings.component.source, InCluster):
-        return InClusterReplicas(cluster, settings, workdir, replicas=replicas)
-    return ControllerReplicas(cluster, settings, workdir, replicas=replicas)
+    """The replicas of the controller under test as its source delivers them: host
+    processes, or its in-cluster pods (not started yet)."""
+    return settings.component.start(_Launcher(cluster, settings, workdir, replicas))

@@ -15,13 +15,13 @@ harness reaches the reference implementations only this way, never by import.
 
 from __future__ import annotations
 
-import enum
 import functools
 import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from zoneproof import errors
+from zoneproof.components.harness.kinds import Kind
 from zoneproof.specs.ha_config import registration
 
 __all__ = ["GROUP", "REFERENCE", "Implementation", "Kind", "implementation", "implementations"]
@@ -29,15 +29,6 @@ __all__ = ["GROUP", "REFERENCE", "Implementation", "Kind", "implementation", "im
 GROUP = "zoneproof.components"
 REFERENCE = "reference"
 """Name of the reference implementation of each kind, and of its correct variant."""
-
-
-class Kind(enum.StrEnum):
-    """What a component under test is."""
-
-    WEBHOOK = "webhook"
-    """The high-availability-config mutating admission webhook."""
-    CONTROLLER = "controller"
-    """The HA controller (force-deletes selected pods of a node gone NotReady)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """Run the high-availability-config webhook under test on a cluster and register it.
 
-One code path for every source of ``component.Component``: a registered implementation
-(the reference and its variants) or a vendor's command is started on the cluster's
-``host_address`` — loopback, or the docker gateway a kind node reaches this host by —
-with a serving certificate from a CA made at deploy time; a webhook already running at a
-URL is used with its CA bundle. The MutatingWebhookConfiguration is the component's own
+``RunningWebhook`` is the webhook kind's launcher (``source.Launcher``): the component's
+source starts it the one way it delivers it. A command (a registered implementation and
+its variants, or a vendor's) is started on the cluster's ``host_address`` — loopback, or
+the docker gateway a kind node reaches this host by — with a serving certificate from a
+CA made at deploy time; a webhook already running at a URL is used with its CA bundle;
+in-cluster workloads are deployed by their manifests, which register them. The
+MutatingWebhookConfiguration is the component's own
 file when it has one (``registration_file``, adopted by ``registration.adopt``: the suite
 names it and fills in each entry's clientConfig), else the spec's (§3) with the
 selection the component's registered variant wants; either way labelled with the run
@@ -33,8 +35,9 @@ from zoneproof import errors, runs
 from zoneproof._util import certs, daemons, kube, ports, waiting
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import in_cluster, started
-from zoneproof.components.harness.component import Component, InCluster, Url
-from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.component import Component
+from zoneproof.components.harness.kinds import Kind
+from zoneproof.components.harness.source import Workloads
 from zoneproof.runs import state, sweep
 from zoneproof.specs.ha_config import keys
 from zoneproof.specs.ha_config import registration as config
@@ -63,7 +66,7 @@ class RunningWebhook:
                  extra_args: tuple[str, ...] = (),
                  configuration_name: str = config.DEFAULT_CONFIGURATION_NAME,
                  patch: in_cluster.Patch | None = None) -> None:
-        if component.kind is not Kind.WEBHOOK:
+        if component.kind != Kind.WEBHOOK:
             raise errors.ConfigError(f"RunningWebhook needs a webhook, got the {component.label()}")
         component.validate()
         self.cluster, self.component, self.workdir = cluster, component, workdir
@@ -72,7 +75,7 @@ class RunningWebhook:
         """What changes an in-cluster webhook's rendered objects before they are applied."""
         self.api = kube.api_client(cluster.kubeconfig)
         self.record: daemons.DaemonRecord | None = None
-        self.url = component.source.url if isinstance(component.source, Url) else ""
+        self.url = ""
         self.ca_bundle = b""
         """PEM of the CA that signs the webhook's serving certificate (after ``start``)."""
         self.registered: dict[str, Any] = {}
@@ -214,10 +217,7 @@ class RunningWebhook:
                 raise
         baseline = copy.deepcopy(self._dry_run_probe())  # before registration: no webhook
         self.started = None
-        if isinstance(self.component.source, InCluster):
-            self._install()
-        else:
-            self._serve_and_register()
+        self.component.start(self)
 
         def mutating() -> tuple[bool, str]:
             return self._dry_run_probe() != baseline, "probe Deployment not mutated yet"
@@ -228,9 +228,23 @@ class RunningWebhook:
                          timeout_s=_READY_TIMEOUT_S, ignore=(client.ApiException,))
         return self
 
-    def _install(self) -> None:
-        """Deploy the in-cluster webhook by its manifests; they register it themselves."""
-        installed = self.installed = in_cluster.install(self.cluster, self.component,
+    # -- the ways a source starts it (``source.Launcher``) ------------------------------------
+    def process(self, component: Component) -> None:
+        """Serve the component's command with a fresh CA and serving certificate; register it."""
+        self._register_served(self._serve)
+
+    def endpoint(self, component: Component, url: str, ca_bundle: bytes) -> None:
+        """Register the webhook already running at ``url``."""
+
+        def given() -> bytes:
+            self.url, self.started = url, started.Started(component)
+            return ca_bundle
+
+        self._register_served(given)
+
+    def workloads(self, component: Component, workloads: Workloads) -> None:
+        """Deploy the in-cluster webhook; its manifests register it themselves."""
+        installed = self.installed = in_cluster.install(self.cluster, component, workloads,
                                                         patch=self.patch)
         try:
             configurations = installed.of_kind("MutatingWebhookConfiguration")
@@ -257,17 +271,12 @@ class RunningWebhook:
             if self.started is not None:
                 started.note(self.started)
 
-    def _serve_and_register(self) -> None:
-        """Serve (unless external) and register the spec's or the vendor's configuration."""
+    def _register_served(self, serve: Callable[[], bytes]) -> None:
+        """``serve`` (its CA bundle), then register the spec's or the vendor's configuration."""
         try:  # noted even when it fails to come up: it was started
-            if isinstance(self.component.source, Url):
-                self.started = started.Started(self.component)
-                ca_bundle = self.component.source.ca_bundle.read_bytes()
-            else:
-                ca_bundle = self._serve()
-            self.ca_bundle = ca_bundle
+            self.ca_bundle = serve()
             assert self.started is not None
-            self.registered = self._register(ca_bundle)
+            self.registered = self._register(self.ca_bundle)
             self.started = self.started.with_registration(self.url, self.registered)
         finally:
             if self.started is not None:

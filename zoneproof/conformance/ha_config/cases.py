@@ -118,7 +118,7 @@ class Case:
     namespace: facts.NamespaceInfo
     cluster: ClusterShape
     hpas: tuple[facts.HpaInfo, ...]
-    settings: configuration.Settings
+    settings: configuration.TolerationDefaults
     object: JsonObject
     steps: tuple[Step, ...]
     path: Path
@@ -304,15 +304,15 @@ def _cluster(raw: object, problems: _Problems) -> ClusterShape:
     return ClusterShape(_int(raw.get("nodes"), "cluster.nodes", problems), tuple(zones))
 
 
-def _settings(raw: object, problems: _Problems) -> configuration.Settings:
+def _settings(raw: object, problems: _Problems) -> configuration.TolerationDefaults:
     known = ("notReadyTolerationSeconds", "unreachableTolerationSeconds")
     webhook = raw or {}
     if not isinstance(webhook, dict) or set(webhook) - set(known):
         problems.add("webhook", f"only {' and '.join(known)} are known")
-        return configuration.Settings()
+        return configuration.TolerationDefaults()
     not_ready, unreachable = (None if webhook.get(k) is None else _int(webhook[k], f"webhook.{k}", problems)
                               for k in known)
-    return configuration.Settings(not_ready, unreachable)
+    return configuration.TolerationDefaults(not_ready, unreachable)
 
 
 def _list(raw: Mapping[str, object], key: str, problems: _Problems, *,

@@ -129,12 +129,12 @@ def needs_private_bed(case: cases.Case) -> str | None:
     if any(step.nodes is not None for step in case.steps):
         return "the case changes the Node count" + (
             " and restarts the webhook" if any(step.restart for step in case.steps) else "")
-    if case.settings != configuration.Settings():
+    if case.settings != configuration.TolerationDefaults():
         return f"the webhook needs its own configuration ({case.settings})"
     return None
 
 
-def settings_args(settings: configuration.Settings) -> tuple[str, ...]:
+def settings_args(settings: configuration.TolerationDefaults) -> tuple[str, ...]:
     """The arguments appended to the webhook's command for ``settings`` (the reference CLI's
     toleration flags; a webhook under test takes the same)."""
     args: list[str] = []

@@ -34,7 +34,7 @@ class StepResult:
 
     index: int
     called: bool
-    verdict: mutation.Verdict | None
+    verdict: mutation.Admission | None
     stored: JsonObject | None
     failures: tuple[str, ...]
     label: str = ""
@@ -70,7 +70,7 @@ def _labels(obj: JsonObject | None) -> dict[str, str]:
 @dataclass(frozen=True, slots=True)
 class _Outcome:
     called: bool
-    verdict: mutation.Verdict | None
+    verdict: mutation.Admission | None
     denial: str | None = None
     code: int | None = None
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Settings"]
+__all__ = ["TolerationDefaults"]
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class TolerationDefaults:
     """``defaultNotReadyTolerationSeconds`` and ``defaultUnreachableTolerationSeconds``
     (None: that toleration is not added)."""
 

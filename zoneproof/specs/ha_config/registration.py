@@ -250,8 +250,10 @@ def load_file(path: Path) -> dict[str, Any]:
     """A vendor's MutatingWebhookConfiguration (YAML or JSON); ConfigError names every problem."""
     try:
         documents = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
-    except (OSError, yaml.YAMLError) as exc:
-        raise errors.ConfigError(f"webhook registration {path}: cannot read it: {exc}") from None
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # ValueError: not UTF-8 text
+        raise errors.ConfigError(f"webhook registration {path}: cannot read it as YAML or JSON "
+                                 f"({str(exc).splitlines()[0]}): give your "
+                                 "MutatingWebhookConfiguration") from None
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise errors.ConfigError(f"webhook registration {path}: must hold exactly one "
                                  "MutatingWebhookConfiguration (one YAML document)")

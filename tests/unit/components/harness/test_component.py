@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from zoneproof import errors
-from zoneproof.components.harness import component
+from zoneproof.components.harness import component, options
 from zoneproof.components.harness.component import Command, Component, Components, Registered, Url
 from zoneproof.components.harness.registry import Kind
 from zoneproof.specs.ha_config import registration
 
 WEBHOOK_COMMAND = "my-webhook --port {port} --tls-cert {cert_file} --tls-key {key_file}"
 CONTROLLER_COMMAND = "my-controller --kubeconfig {kubeconfig} --id {identity}"
+pytestmark = pytest.mark.usefixtures("vendor_programs")  # my-webhook, my-controller on PATH
 
 
 def _every_source(tmp_path: Path) -> list[Component]:
@@ -103,10 +104,10 @@ webhooks: [{name: high-availability-config.resources.gardener.cloud, sideEffects
 def test_a_webhook_may_bring_its_registration_file(tmp_path: Path) -> None:
     path = tmp_path / "mwc.yaml"
     path.write_text(MWC)
-    chosen = component.from_choices(Kind.WEBHOOK, command=WEBHOOK_COMMAND, registration=str(path))
+    chosen = options.from_choices(Kind.WEBHOOK, command=WEBHOOK_COMMAND, registration=str(path))
     assert chosen.registration_file == path
     assert Component.from_dict(chosen.to_dict()) == chosen
-    assert component.from_choices(Kind.WEBHOOK, registration=str(path)).variant == "reference"
+    assert options.from_choices(Kind.WEBHOOK, registration=str(path)).variant == "reference"
 
 
 def test_bad_registration_files_name_the_fix(tmp_path: Path) -> None:
@@ -119,7 +120,7 @@ def test_bad_registration_files_name_the_fix(tmp_path: Path) -> None:
     with pytest.raises(errors.ConfigError, match="only a webhook is registered"):
         Component(Kind.CONTROLLER, registration_file=tmp_path / "mwc.yaml").validate()
     with pytest.raises(errors.ConfigError, match="webhook-registration belongs to the webhook"):
-        component.from_choices(Kind.CONTROLLER, registration=str(tmp_path / "mwc.yaml"))
+        options.from_choices(Kind.CONTROLLER, registration=str(tmp_path / "mwc.yaml"))
 
 
 def test_unknown_variant_lists_the_registered_ones() -> None:
@@ -169,13 +170,12 @@ def test_variants_only_where_the_source_has_them() -> None:
         vendor.with_variant("graceful-delete")
 
 
-def test_from_choices(tmp_path: Path) -> None:
-    assert component.from_choices(Kind.WEBHOOK) == Component(Kind.WEBHOOK)
-    assert component.from_choices(Kind.WEBHOOK, variant="no-tolerations").variant == "no-tolerations"
-    vendor = component.from_choices(Kind.CONTROLLER, command=CONTROLLER_COMMAND)
+def test_from_choices(tmp_path: Path, ca_bundle: Path) -> None:
+    assert options.from_choices(Kind.WEBHOOK) == Component(Kind.WEBHOOK)
+    assert options.from_choices(Kind.WEBHOOK, variant="no-tolerations").variant == "no-tolerations"
+    vendor = options.from_choices(Kind.CONTROLLER, command=CONTROLLER_COMMAND)
     assert vendor.source == Command(CONTROLLER_COMMAND)
-    (tmp_path / "ca.pem").write_text("pem")
-    url = component.from_choices(Kind.WEBHOOK, url="https://x", ca_bundle=str(tmp_path / "ca.pem"))
+    url = options.from_choices(Kind.WEBHOOK, url="https://x", ca_bundle=str(ca_bundle))
     assert url.external and url.source == Url("https://x", tmp_path / "ca.pem")
 
 
@@ -189,7 +189,7 @@ def test_from_choices(tmp_path: Path) -> None:
 ])
 def test_conflicting_choices_name_the_options(choices: dict[str, str], message: str) -> None:
     with pytest.raises(errors.ConfigError) as caught:
-        component.from_choices(Kind.WEBHOOK, flag="--", **choices)
+        options.from_choices(Kind.WEBHOOK, flag="--", **choices)
     assert message in str(caught.value)
 
 

@@ -11,7 +11,14 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.cluster.interface import Capability
-from zoneproof.components.harness import component, in_cluster, in_cluster_controller, started
+from zoneproof.components.harness import (
+    component,
+    in_cluster,
+    in_cluster_controller,
+    kinds,
+    options,
+    started,
+)
 from zoneproof.components.harness.component import (
     REFERENCE_MANIFESTS,
     Component,
@@ -32,19 +39,19 @@ def _vendor(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_in_cluster_mode_chooses_the_reference_manifests_and_images() -> None:
-    for kind in Kind:
-        chosen = component.from_choices(kind, mode=component.IN_CLUSTER)
+    for kind in kinds.every():
+        chosen = options.from_choices(kind, mode=component.IN_CLUSTER)
         assert chosen.source == InCluster(REFERENCE_MANIFESTS[kind])
         assert chosen.mode == component.IN_CLUSTER and chosen.source.reference
         assert chosen.to_dict() == {"kind": str(kind), "source": "in-cluster",
                                     "manifests": str(REFERENCE_MANIFESTS[kind])}
-    assert component.from_choices(Kind.WEBHOOK).mode == component.HOST
+    assert options.from_choices(Kind.WEBHOOK).mode == component.HOST
 
 
 def test_a_vendors_manifests_and_archive_round_trip(tmp_path: Path) -> None:
     manifests, archive = _vendor(tmp_path)
-    chosen = component.from_choices(Kind.CONTROLLER, mode="in-cluster",
-                                    manifests_dir=str(manifests), image_archive=str(archive))
+    chosen = options.from_choices(Kind.CONTROLLER, mode="in-cluster",
+                                    manifests=str(manifests), image_archive=str(archive))
     assert chosen.source == InCluster(manifests, archive)
     both = Components(controller=chosen)
     assert Components.from_dict(both.to_json()) == both
@@ -52,18 +59,18 @@ def test_a_vendors_manifests_and_archive_round_trip(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("choices", "message"), [
     ({"mode": "pods"}, "--zp-components 'pods': choose host or in-cluster"),
-    ({"manifests_dir": "x", "image_archive": "y"}, "add --zp-components in-cluster"),
+    ({"manifests": "x", "image_archive": "y"}, "add --zp-components in-cluster"),
     ({"mode": "in-cluster", "command": "w {port} {cert_file} {key_file}"},
      "--zp-webhook-command name a host webhook"),
     ({"mode": "in-cluster", "url": "https://x", "ca_bundle": "c"}, "--zp-webhook-url, "
      "--zp-webhook-ca-bundle name a host webhook"),
     ({"mode": "in-cluster", "variant": "create-only"}, "broken variants run as host processes"),
-    ({"mode": "in-cluster", "manifests_dir": "x"}, "needs both --zp-webhook-manifests DIR and "
+    ({"mode": "in-cluster", "manifests": "x"}, "needs both --zp-webhook-manifests DIR and "
      "--zp-webhook-image-archive TAR"),
 ])
 def test_conflicting_options_name_the_fix(choices: dict[str, str], message: str) -> None:
     with pytest.raises(errors.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        component.from_choices(Kind.WEBHOOK, **choices)
+        options.from_choices(Kind.WEBHOOK, **choices)
 
 
 def test_bad_vendor_paths_are_named(tmp_path: Path) -> None:
@@ -78,7 +85,7 @@ def test_bad_vendor_paths_are_named(tmp_path: Path) -> None:
 
 def test_an_in_cluster_component_has_no_command_and_only_the_reference_controller_variants(
         tmp_path: Path) -> None:
-    chosen = component.from_choices(Kind.CONTROLLER, mode="in-cluster")
+    chosen = options.from_choices(Kind.CONTROLLER, mode="in-cluster")
     with pytest.raises(errors.ConfigError, match="deployed by its manifests"):
         chosen.argv({})
     broken = chosen.with_variant("no-reconcile")  # the reference images run it (--variant)
@@ -86,7 +93,7 @@ def test_an_in_cluster_component_has_no_command_and_only_the_reference_controlle
     assert Component.from_dict(broken.to_dict()) == broken
     assert "variant no-reconcile" in broken.label()
     assert "has no variant 'nonsense'" in (chosen.cannot_be("nonsense") or "")
-    webhook = component.from_choices(Kind.WEBHOOK, mode="in-cluster")
+    webhook = options.from_choices(Kind.WEBHOOK, mode="in-cluster")
     assert "--zp-components host" in (webhook.cannot_be("no-reconcile") or "")
     vendor = Component(Kind.CONTROLLER, InCluster(tmp_path, tmp_path / "images.tar"))
     assert "--zp-components host" in (vendor.cannot_be("no-reconcile") or "")
@@ -95,12 +102,12 @@ def test_an_in_cluster_component_has_no_command_and_only_the_reference_controlle
 
 
 def test_the_in_cluster_controller_runs_its_variant_by_flag() -> None:
-    settings = ControllerSettings(namespaces=("ns",), component=component.from_choices(
+    settings = ControllerSettings(namespaces=("ns",), component=options.from_choices(
         Kind.CONTROLLER, mode="in-cluster").with_variant("no-leader-election"))
     args = in_cluster_controller.scoped_args(["--variant=reference", "--x"], settings)
     assert args[0] == "--x" and args[-1] == "--variant=no-leader-election"
     plain = in_cluster_controller.scoped_args([], settings.with_component(
-        component.from_choices(Kind.CONTROLLER, mode="in-cluster")))
+        options.from_choices(Kind.CONTROLLER, mode="in-cluster")))
     assert not any(a.startswith("--variant") for a in plain)
 
 
@@ -146,7 +153,7 @@ def test_archive_images_names_each_tag_with_its_image_id(tmp_path: Path) -> None
 
 
 def test_a_start_names_the_mode_manifests_archive_and_image_ids() -> None:
-    chosen = component.from_choices(Kind.WEBHOOK, mode="in-cluster")
+    chosen = options.from_choices(Kind.WEBHOOK, mode="in-cluster")
     description = {"mode": "in-cluster", "kubeconfig": "/k", "manifests": "/m",
                    "image_archive": "/a.tar", "archive_sha256": "f00",
                    "images": [{"name": "localhost/x:1", "id": "sha256:abc"}],

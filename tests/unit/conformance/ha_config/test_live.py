@@ -8,7 +8,7 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.conformance.ha_config import cases, live
-from zoneproof.specs.ha_config.configuration import Settings
+from zoneproof.specs.ha_config.configuration import TolerationDefaults
 
 ALL = {c.id: c for c in cases.load_cases()}
 
@@ -34,9 +34,9 @@ def test_each_runner_refuses_the_other_kind_of_case() -> None:
 
 
 def test_settings_args_are_only_the_configured_flags() -> None:
-    assert live.settings_args(Settings()) == ()
-    assert live.settings_args(Settings(30, None)) == ("--not-ready-toleration-seconds", "30")
-    assert live.settings_args(Settings(60, 120)) == (
+    assert live.settings_args(TolerationDefaults()) == ()
+    assert live.settings_args(TolerationDefaults(30, None)) == ("--not-ready-toleration-seconds", "30")
+    assert live.settings_args(TolerationDefaults(60, 120)) == (
         "--not-ready-toleration-seconds", "60", "--unreachable-toleration-seconds", "120")
 
 

@@ -121,7 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = informers.ClusterCache(
         api, on_node_count=node_controller.observe_node_count if node_controller else None,
         hpa_forget_deleted=variant.behaviour.hpa_cache_deletes)
-    settings = mutation.Settings(args.not_ready_toleration_seconds, args.unreachable_toleration_seconds)
+    settings = mutation.TolerationDefaults(args.not_ready_toleration_seconds,
+                                           args.unreachable_toleration_seconds)
     try:
         webhook = server.WebhookServer(cluster=cache, cert_file=args.cert_file, key_file=args.key_file,
                                        bind=args.bind, port=args.port, settings=settings, variant=variant,

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import marshal
 from dataclasses import dataclass
+from typing import TypeVar
 
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
 __all__ = ["DecodeError", "copy_json", "decode"]
 
+J = TypeVar("J", bound=JsonValue)
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -138,9 +140,9 @@ def _go_name(field: _Field) -> str:
     return "map[string]string" if isinstance(field, _Map) else "[]" + _go_name(field.item)
 
 
-def copy_json(value: JsonValue) -> JsonValue:
+def copy_json(value: J) -> J:
     """A deep copy of a parsed JSON value (marshal copies exactly JSON's types, in C: ~7x deepcopy)."""
-    copied: JsonValue = marshal.loads(marshal.dumps(value))
+    copied: J = marshal.loads(marshal.dumps(value))
     return copied
 
 

@@ -1,4 +1,4 @@
-"""The admission handler (spec §4): request + cluster facts → Verdict. Pure apart from facts reads."""
+"""The admission handler (spec §4): request + cluster facts → Admission. Pure apart from facts reads."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from zoneproof.components.reference.ha_config import decoding, gostrconv, patches, rules
 from zoneproof.components.reference.ha_config.variants import Behaviour
 from zoneproof.specs.ha_config import facts, keys
-from zoneproof.specs.ha_config.configuration import Settings
+from zoneproof.specs.ha_config.configuration import TolerationDefaults
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue, PatchOp
 
-__all__ = ["NIL_POINTER_PANIC", "Request", "Settings", "Verdict", "admit"]
+__all__ = ["NIL_POINTER_PANIC", "Request", "TolerationDefaults", "Admission", "admit"]
 
 NIL_POINTER_PANIC = "panic: runtime error: invalid memory address or nil pointer dereference [recovered]"
 _WORKLOADS = ("Deployment", "StatefulSet")
@@ -34,7 +34,7 @@ class Request:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class Admission:
     """The AdmissionResponse content; ``mutated`` is the object after the patch."""
 
     allowed: bool
@@ -45,12 +45,12 @@ class Verdict:
     mutated: JsonObject | None = None
 
 
-def _errored(message: str) -> Verdict:
-    return Verdict(allowed=False, code=500, message=message)
+def _errored(message: str) -> Admission:
+    return Admission(allowed=False, code=500, message=message)
 
 
-def _denied(message: str, code: int = 403) -> Verdict:
-    return Verdict(allowed=False, code=code, reason="Forbidden" if code == 403 else "BadRequest",
+def _denied(message: str, code: int = 403) -> Admission:
+    return Admission(allowed=False, code=code, reason="Forbidden" if code == 403 else "BadRequest",
                    message=message)
 
 
@@ -60,24 +60,24 @@ class _Context:
     scaled: bool
     hpa_max: int
     multi_node: bool
-    settings: Settings
+    settings: TolerationDefaults
     behaviour: Behaviour
     namespace_annotations: Mapping[str, str]
     old_replicas: int | None
     """``oldObject``'s spec.replicas on UPDATE (only a broken behaviour reads it)."""
 
 
-def admit(request: Request, cluster: facts.ClusterFacts, *, settings: Settings | None = None,
-          behaviour: Behaviour | None = None) -> Verdict:
+def admit(request: Request, cluster: facts.ClusterFacts, *, settings: TolerationDefaults | None = None,
+          behaviour: Behaviour | None = None) -> Admission:
     """Handle one request exactly as §4 orders it (defaults: no tolerations, reference behaviour)."""
-    settings = settings or Settings()
+    settings = settings or TolerationDefaults()
     behaviour = (behaviour or Behaviour()).for_kind(request.kind)
     try:
         namespace = cluster.namespace(request.namespace)
     except facts.FactsError as exc:
         return _errored(str(exc))
     if behaviour.handler_checks_consider and namespace.labels.get(keys.LABEL_CONSIDER) != "true":
-        return Verdict(allowed=True, code=200)
+        return Admission(allowed=True, code=200)
     policy = rules.NamespacePolicy.from_annotations(namespace.annotations, behaviour,
                                                     namespace.labels)
     target = f"{request.group}/{request.version}" if request.group else request.version
@@ -97,7 +97,7 @@ def admit(request: Request, cluster: facts.ClusterFacts, *, settings: Settings |
     if group_kind not in (("apps", "Deployment"), ("apps", "StatefulSet"),
                           ("autoscaling", "HorizontalPodAutoscaler")):
         shown = f"{request.kind}.{request.group}" if request.group else request.kind
-        return Verdict(allowed=True, code=200, message=f"unexpected resource: {shown}")
+        return Admission(allowed=True, code=200, message=f"unexpected resource: {shown}")
     if request.kind == "HorizontalPodAutoscaler" and request.version != "v2":
         return _denied(f'autoscaling version "{request.version}" in request is not supported')
     try:
@@ -115,7 +115,7 @@ def admit(request: Request, cluster: facts.ClusterFacts, *, settings: Settings |
         return _errored(NIL_POINTER_PANIC)
     assert request.obj is not None
     ops = tuple(_with_op(op, behaviour) for op in patches.diff(request.obj, mutated))
-    return Verdict(allowed=True, code=200, patch=ops, mutated=mutated)
+    return Admission(allowed=True, code=200, patch=ops, mutated=mutated)
 
 
 _TOLERATIONS_PATH = "/spec/template/spec/tolerations"

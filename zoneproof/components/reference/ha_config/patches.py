@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import copy
-
 from zoneproof import errors
+from zoneproof.components.reference.ha_config.decoding import copy_json
 from zoneproof.specs.ha_config.payloads import JsonValue, PatchOp
 
 __all__ = ["PatchError", "apply", "diff"]
@@ -27,13 +26,13 @@ def diff(old: JsonValue, new: JsonValue, path: str = "") -> list[PatchOp]:
         for key, value in new.items():
             child = f"{path}/{_escape(key)}"
             if key not in old:
-                ops.append({"op": "add", "path": child, "value": copy.deepcopy(value)})
+                ops.append({"op": "add", "path": child, "value": copy_json(value)})
             else:
                 ops.extend(diff(old[key], value, child))
         return ops
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         return [op for i, (a, b) in enumerate(zip(old, new, strict=True)) for op in diff(a, b, f"{path}/{i}")]
-    return [{"op": "replace", "path": path, "value": copy.deepcopy(new)}]
+    return [{"op": "replace", "path": path, "value": copy_json(new)}]
 
 
 def _tokens(pointer: str) -> list[str]:
@@ -101,19 +100,19 @@ def _remove(doc: JsonValue, pointer: str) -> JsonValue:
 
 def apply(doc: JsonValue, ops: list[PatchOp] | list[dict[str, JsonValue]]) -> JsonValue:
     """A patched deep copy of ``doc``; PatchError if any operation fails."""
-    result = copy.deepcopy(doc)
+    result = copy_json(doc)
     for raw in ops:
         op, path = raw.get("op"), raw.get("path")
         if not isinstance(path, str):
             raise PatchError(f"operation {raw!r} has no string path")
         if op == "add":
-            result = _add(result, path, copy.deepcopy(raw.get("value")))
+            result = _add(result, path, copy_json(raw.get("value")))
         elif op == "remove":
             result = _remove(result, path)
         elif op == "replace":
             _get(result, path)
-            result = _add(_remove(result, path), path, copy.deepcopy(raw.get("value"))) if path else \
-                copy.deepcopy(raw.get("value"))
+            result = _add(_remove(result, path), path, copy_json(raw.get("value"))) if path else \
+                copy_json(raw.get("value"))
         elif op == "test":
             if _get(result, path) != raw.get("value"):
                 raise PatchError(f"test failed at {path!r}")
@@ -121,7 +120,7 @@ def apply(doc: JsonValue, ops: list[PatchOp] | list[dict[str, JsonValue]]) -> Js
             source = raw.get("from")
             if not isinstance(source, str):
                 raise PatchError(f"operation {raw!r} has no string from")
-            value = copy.deepcopy(_get(result, source))
+            value = copy_json(_get(result, source))
             if op == "move":
                 result = _remove(result, source)
             result = _add(result, path, value)

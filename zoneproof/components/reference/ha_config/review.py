@@ -44,7 +44,7 @@ class Answer:
     body: bytes
     content_type: str
     request: mutation.Request | None = None
-    verdict: mutation.Verdict | None = None
+    verdict: mutation.Admission | None = None
 
 
 def _reject_constant(name: str) -> JsonValue:
@@ -82,7 +82,8 @@ def parse_review(body: bytes) -> tuple[str, mutation.Request]:
         raise ReviewError(f"request body is not valid JSON: {exc}") from None
     if not isinstance(review, dict):
         raise ReviewError("request body must be a JSON object (an AdmissionReview)")
-    if _too_deep(review):
+    # fewer brackets than MAX_DEPTH cannot nest that deep: the walk is for the rare rest
+    if body.count(b"{") + body.count(b"[") >= MAX_DEPTH and _too_deep(review):
         raise ReviewError(f"request body nests deeper than {MAX_DEPTH} levels")
     api_version, kind = review.get("apiVersion"), review.get("kind")
     if kind != "AdmissionReview" or api_version not in API_VERSIONS:
@@ -105,7 +106,7 @@ def parse_review(body: bytes) -> tuple[str, mutation.Request]:
         obj=request.get("object"), old=request.get("oldObject"))
 
 
-def _response(uid: str, verdict: mutation.Verdict) -> AdmissionResponse:
+def _response(uid: str, verdict: mutation.Admission) -> AdmissionResponse:
     status: Status = {"code": verdict.code}
     if verdict.reason:
         status["reason"] = verdict.reason
@@ -118,7 +119,7 @@ def _response(uid: str, verdict: mutation.Verdict) -> AdmissionResponse:
     return response
 
 
-def answer_review(body: bytes, cluster: facts.ClusterFacts, *, settings: mutation.Settings,
+def answer_review(body: bytes, cluster: facts.ClusterFacts, *, settings: mutation.TolerationDefaults,
                   behaviour: Behaviour) -> Answer:
     """The answer to one POSTed body: an AdmissionReview (200) or a 400 with the reason."""
     try:
@@ -129,7 +130,7 @@ def answer_review(body: bytes, cluster: facts.ClusterFacts, *, settings: mutatio
         verdict = mutation.admit(request, cluster, settings=settings, behaviour=behaviour)
     except Exception as exc:  # the Go handler's recover(): answer 500, never drop the request
         log.exception("handler failed on request %s", request.uid)
-        verdict = mutation.Verdict(allowed=False, code=500, message=f"panic: {exc} [recovered]")
+        verdict = mutation.Admission(allowed=False, code=500, message=f"panic: {exc} [recovered]")
     review: AdmissionReviewOut = {"apiVersion": behaviour.answer_version or api_version,
                                   "kind": "AdmissionReview",
                                   "response": _response(request.uid, verdict)}

@@ -6,12 +6,12 @@ never modified: results are new values.
 
 from __future__ import annotations
 
-import copy
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from zoneproof.components.reference.ha_config import gostrconv
+from zoneproof.components.reference.ha_config.decoding import copy_json
 from zoneproof.components.reference.ha_config.variants import Behaviour
 from zoneproof.specs.ha_config import keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
@@ -134,7 +134,7 @@ def pinning_enabled(policy: NamespacePolicy, behaviour: Behaviour) -> bool:
 def merge_node_affinity(affinity: JsonObject | None, zones: Sequence[str],
                         behaviour: Behaviour) -> JsonObject:
     """§7: put ``zone In zones`` at the end of every required term, replacing zone expressions."""
-    result: JsonObject = copy.deepcopy(affinity) if affinity else {}
+    result: JsonObject = copy_json(affinity) if affinity else {}
     present = result.get("nodeAffinity")
     if (not behaviour.pin_beside_preferred and isinstance(present, dict)
             and "requiredDuringSchedulingIgnoredDuringExecution" not in present):
@@ -152,7 +152,7 @@ def merge_node_affinity(affinity: JsonObject | None, zones: Sequence[str],
         assert isinstance(expressions, list)
         kept: list[JsonValue] = [e for e in expressions
                                  if not (isinstance(e, dict) and e.get("key") == keys.TOPOLOGY_ZONE)]
-        merged.append({**term, "matchExpressions": [*kept, copy.deepcopy(requirement)]})
+        merged.append({**term, "matchExpressions": [*kept, copy_json(requirement)]})
     required["nodeSelectorTerms"] = merged
     return result
 
@@ -181,13 +181,13 @@ def spread_constraints(*, replicas: int, max_replicas: int, selector: JsonObject
 
     host: JsonObject = {"topologyKey": keys.TOPOLOGY_HOSTNAME, "maxSkew": 1,
                         "whenUnsatisfiable": "DoNotSchedule" if host_strict else "ScheduleAnyway",
-                        "labelSelector": copy.deepcopy(selector)}
+                        "labelSelector": copy_json(selector)}
     if host_strict:
         host["minDomains"] = min_domains(3)
     result = [host]
     if zone_spread:
         zone: JsonObject = {"topologyKey": behaviour.zone_key, "maxSkew": 1,
-                            "whenUnsatisfiable": "DoNotSchedule", "labelSelector": copy.deepcopy(selector)}
+                            "whenUnsatisfiable": "DoNotSchedule", "labelSelector": copy_json(selector)}
         if behaviour.zone_min_domains:
             zone["minDomains"] = min_domains(n_zones)
         result.append(zone)
@@ -200,9 +200,9 @@ def merge_spread_constraints(existing: Sequence[JsonValue], computed: list[JsonO
     spread_keys = (keys.TOPOLOGY_HOSTNAME, keys.TOPOLOGY_ZONE)
     if computed is None:
         if behaviour.keep_stale_tscs:
-            return copy.deepcopy(list(existing))
+            return copy_json(list(existing))
         computed = []
-    kept: list[JsonValue] = [copy.deepcopy(c) for c in existing if isinstance(c, dict) and (
+    kept: list[JsonValue] = [copy_json(c) for c in existing if isinstance(c, dict) and (
         c.get("topologyKey") not in spread_keys and behaviour.keep_other_tscs)]
     if behaviour.match_label_keys_on_kept:
         kept = add_match_label_keys(kept)
@@ -218,7 +218,7 @@ def add_match_label_keys(constraints: Sequence[JsonValue]) -> list[JsonValue]:
         assert isinstance(label_keys, list)
         if keys.POD_TEMPLATE_HASH not in label_keys:
             label_keys = [*label_keys, keys.POD_TEMPLATE_HASH]
-        result.append({**copy.deepcopy(constraint), "matchLabelKeys": list(label_keys)})
+        result.append({**copy_json(constraint), "matchLabelKeys": list(label_keys)})
     return result
 
 
@@ -227,7 +227,7 @@ def add_tolerations(tolerations: Sequence[JsonValue], *, not_ready_seconds: int 
     """§9: append the NoExecute not-ready/unreachable tolerations unless already tolerated."""
     tolerated = {t.get("key") for t in tolerations
                  if isinstance(t, dict) and t.get("effect") in (None, "", "NoExecute")}
-    result = copy.deepcopy(list(tolerations))
+    result = copy_json(list(tolerations))
     for key, seconds in ((keys.TAINT_NOT_READY, not_ready_seconds),
                          (keys.TAINT_UNREACHABLE, unreachable_seconds)):
         if key not in tolerated and seconds is not None:

@@ -297,7 +297,7 @@ class WebhookServer:
     """
 
     def __init__(self, *, cluster: facts.ClusterFacts, cert_file: Path, key_file: Path,
-                 bind: str = "127.0.0.1", port: int = 0, settings: mutation.Settings | None = None,
+                 bind: str = "127.0.0.1", port: int = 0, settings: mutation.TolerationDefaults | None = None,
                  variant: Variant = REFERENCE, limits: Limits | None = None,
                  max_body_bytes: int | None = None, request_timeout_s: float | None = None) -> None:
         limits = limits or Limits()
@@ -305,8 +305,8 @@ class WebhookServer:
             limits = dataclasses.replace(limits, max_body_bytes=max_body_bytes)
         if request_timeout_s is not None:
             limits = dataclasses.replace(limits, request_timeout_s=request_timeout_s)
-        self.cluster, self.settings, self.variant, self.limits = cluster, settings or mutation.Settings(), \
-            variant, limits
+        self.cluster, self.variant, self.limits = cluster, variant, limits
+        self.settings = settings or mutation.TolerationDefaults()
         self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._context.load_cert_chain(certfile=str(cert_file), keyfile=str(key_file))

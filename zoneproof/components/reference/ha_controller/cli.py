@@ -99,7 +99,7 @@ class Options:
 
     kubeconfig: Path | None
     context: str | None
-    settings: controller.Settings
+    settings: controller.ControllerOptions
     election: leader.ElectionConfig
     watch_timeout_s: int
     log_level: str
@@ -213,7 +213,7 @@ def parse_options(args: argparse.Namespace) -> Options:
         problems.append(str(exc))
     if problems:
         raise errors.ConfigError("; ".join(problems))
-    settings = controller.Settings(
+    settings = controller.ControllerOptions(
         selector=selector, namespaces=namespaces, identity=identity,
         variant=variants.get_variant(args.variant), retry_delay_s=args.retry_period)
     return Options(kubeconfig=args.kubeconfig, context=args.context, settings=settings,

@@ -34,11 +34,11 @@ from zoneproof.components.reference.ha_controller import (
 )
 from zoneproof.components.reference.ha_controller.transitions import PodRef, ReadyState
 
-__all__ = ["Controller", "FollowUp", "Reconcile", "Settings", "Transition"]
+__all__ = ["Controller", "FollowUp", "Reconcile", "ControllerOptions", "Transition"]
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class ControllerOptions:
     """What to delete and how; ``namespaces`` None means all namespaces."""
 
     selector: selectors.Selector
@@ -120,7 +120,7 @@ class Controller:
         self,
         core: deleting.PodDeleteApi,
         gate: leader.Gate,
-        settings: Settings,
+        settings: ControllerOptions,
         *,
         pods: podcache.PodCache,
         workers: pool.FairPool | None = None,

@@ -59,9 +59,9 @@ def ns_annotations(ftt: str | None = None, zones: str | None = None, pinning: st
 
 
 def admit(obj: Any, *, annotations: dict[str, str] | None = None, nodes: int = 3,
-          hpas: Sequence[facts.HpaInfo] = (), settings: mutation.Settings | None = None,
+          hpas: Sequence[facts.HpaInfo] = (), settings: mutation.TolerationDefaults | None = None,
           group: str | None = None, version: str | None = None, kind: str | None = None,
-          behaviour: Behaviour | None = None) -> mutation.Verdict:
+          behaviour: Behaviour | None = None) -> mutation.Admission:
     kind = kind or (obj["kind"] if isinstance(obj, dict) else "Deployment")
     default_group = "autoscaling" if kind == "HorizontalPodAutoscaler" else "apps"
     request = mutation.Request(
@@ -290,7 +290,7 @@ def test_hpa_without_min_or_type_is_untouched(min_: int | None, type_: str | Non
 
 def test_hpa_gets_no_pod_mutations_and_bad_annotation_is_denied() -> None:
     result = mutated(hpa(), annotations=ns_annotations(ftt="zone", zones="a,b"),
-                     settings=mutation.Settings(60, 60))
+                     settings=mutation.TolerationDefaults(60, 60))
     assert set(result["spec"]) == {"scaleTargetRef", "minReplicas", "maxReplicas"}
     verdict = admit(hpa(annotations={keys.ANNOTATION_REPLICAS: "x"}))
     assert verdict.message == 'strconv.Atoi: parsing "x": invalid syntax'
@@ -487,22 +487,22 @@ def toleration(key: str, seconds: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("existing", "settings", "added"), [
-    ([], mutation.Settings(60, 120), [toleration(NOT_READY, 60), toleration(UNREACHABLE, 120)]),
-    ([], mutation.Settings(None, 120), [toleration(UNREACHABLE, 120)]),
-    ([], mutation.Settings(), []),
+    ([], mutation.TolerationDefaults(60, 120), [toleration(NOT_READY, 60), toleration(UNREACHABLE, 120)]),
+    ([], mutation.TolerationDefaults(None, 120), [toleration(UNREACHABLE, 120)]),
+    ([], mutation.TolerationDefaults(), []),
     ([{"key": NOT_READY, "effect": "NoExecute", "operator": "Equal", "tolerationSeconds": 5}],
-     mutation.Settings(60, 60), [toleration(UNREACHABLE, 60)]),
-    ([{"key": NOT_READY}], mutation.Settings(60, 60), [toleration(UNREACHABLE, 60)]),
-    ([{"key": NOT_READY, "effect": "NoSchedule"}], mutation.Settings(60, 60),
+     mutation.TolerationDefaults(60, 60), [toleration(UNREACHABLE, 60)]),
+    ([{"key": NOT_READY}], mutation.TolerationDefaults(60, 60), [toleration(UNREACHABLE, 60)]),
+    ([{"key": NOT_READY, "effect": "NoSchedule"}], mutation.TolerationDefaults(60, 60),
      [toleration(NOT_READY, 60), toleration(UNREACHABLE, 60)]),
-    ([{"operator": "Exists"}], mutation.Settings(60, 60),
+    ([{"operator": "Exists"}], mutation.TolerationDefaults(60, 60),
      [toleration(NOT_READY, 60), toleration(UNREACHABLE, 60)]),
     ([{"key": UNREACHABLE, "effect": ""}, {"key": NOT_READY, "effect": "NoExecute"}],
-     mutation.Settings(1, 1), []),
+     mutation.TolerationDefaults(1, 1), []),
 ])
 @pytest.mark.parametrize("kind", ["Deployment", "StatefulSet"])
-def test_tolerations(existing: list[dict[str, Any]], settings: mutation.Settings, added: list[dict[str, Any]],
-                     kind: str) -> None:
+def test_tolerations(existing: list[dict[str, Any]], settings: mutation.TolerationDefaults,
+                     added: list[dict[str, Any]], kind: str) -> None:
     obj = workload(kind, replicas=0, type_=None, pod_spec={"tolerations": copy.deepcopy(existing)})
     result = mutated(obj, settings=settings)
     assert pod_spec(result).get("tolerations", []) == existing + added
@@ -516,6 +516,6 @@ def test_tolerations(existing: list[dict[str, Any]], settings: mutation.Settings
                                          ns_annotations(pinning="true", zones="z1"), {}])
 def test_mutation_is_idempotent(kind: str, annotations: dict[str, str]) -> None:
     obj = workload(kind, replicas=1, pod_spec={"topologySpreadConstraints": [{"topologyKey": "rack"}]})
-    once = mutated(obj, annotations=annotations, settings=mutation.Settings(1, 2))
-    again = admit(once, annotations=annotations, settings=mutation.Settings(1, 2))
+    once = mutated(obj, annotations=annotations, settings=mutation.TolerationDefaults(1, 2))
+    again = admit(once, annotations=annotations, settings=mutation.TolerationDefaults(1, 2))
     assert again.allowed and again.patch == ()

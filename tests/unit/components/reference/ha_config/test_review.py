@@ -41,7 +41,7 @@ def request(obj: Any = _DEFAULT, **overrides: Any) -> dict[str, Any]:
 
 
 def answer(raw: bytes) -> review.Answer:
-    return review.answer_review(raw, CLUSTER, settings=mutation.Settings(), behaviour=Behaviour())
+    return review.answer_review(raw, CLUSTER, settings=mutation.TolerationDefaults(), behaviour=Behaviour())
 
 
 def assert_valid_review(result: review.Answer, api_version: str | None = None) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def test_malformed_envelopes_get_400(raw: bytes, fragment: str) -> None:
 
 
 def test_handler_crash_becomes_errored_500_review(monkeypatch: pytest.MonkeyPatch) -> None:
-    def boom(*_: Any, **__: Any) -> mutation.Verdict:
+    def boom(*_: Any, **__: Any) -> mutation.Admission:
         raise KeyError("boom")
     monkeypatch.setattr(mutation, "admit", boom)
     response = assert_valid_review(answer(body(request())))
@@ -173,7 +173,7 @@ def test_any_request_gets_a_valid_review(kind: tuple[str, str, str], obj: Any, c
                                          tolerations: bool) -> None:
     group, version, name = kind
     raw = body(request(obj, kind={"group": group, "version": version, "kind": name}))
-    settings_ = mutation.Settings(60, 90) if tolerations else mutation.Settings()
+    settings_ = mutation.TolerationDefaults(60, 90) if tolerations else mutation.TolerationDefaults()
     result = review.answer_review(raw, cluster, settings=settings_, behaviour=Behaviour())
     response = assert_valid_review(result)
     if response["allowed"] and "patch" in response:
@@ -209,11 +209,11 @@ def test_old_object_is_parsed_but_the_reference_ignores_it() -> None:
 
 
 def test_broken_envelope_variants() -> None:
-    v1beta1 = review.answer_review(body(request()), CLUSTER, settings=mutation.Settings(),
+    v1beta1 = review.answer_review(body(request()), CLUSTER, settings=mutation.TolerationDefaults(),
                                    behaviour=Behaviour(answer_version="admission.k8s.io/v1beta1"))
     assert json.loads(v1beta1.body)["apiVersion"] == "admission.k8s.io/v1beta1"
     obj = deployment()
     obj["metadata"]["annotations"] = {keys.ANNOTATION_REPLICAS: "x"}
-    bad_request = review.answer_review(body(request(obj)), CLUSTER, settings=mutation.Settings(),
+    bad_request = review.answer_review(body(request(obj)), CLUSTER, settings=mutation.TolerationDefaults(),
                                        behaviour=Behaviour(bad_replicas_code=400))
     assert json.loads(bad_request.body)["response"]["status"]["code"] == 400

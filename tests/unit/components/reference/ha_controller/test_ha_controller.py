@@ -53,7 +53,7 @@ class Rig:
         self.scheduled: list[tuple[float, Callable[[], None]]] = []
         self.ctl = controller.Controller(
             self.core, self.gate,
-            controller.Settings(selector=selectors.parse_selector("app=noobaa"),
+            controller.ControllerOptions(selector=selectors.parse_selector("app=noobaa"),
                                 namespaces=namespaces, identity="replica-a",
                                 variant=variants.get_variant(variant)),
             pods=synced_cache(self.core, namespaces),
@@ -132,7 +132,7 @@ def test_reconciles_on_start(caplog: pytest.LogCaptureFixture) -> None:
     core.add_node("n2", "True")
     core.add_pod("a", "noobaa-0", "n1")
     core.add_pod("a", "noobaa-1", "n2")
-    ctl = controller.Controller(core, FakeGate(LEAD), controller.Settings(
+    ctl = controller.Controller(core, FakeGate(LEAD), controller.ControllerOptions(
         selectors.parse_selector("app=noobaa"), frozenset({"a"}), "replica-a"),
         pods=synced_cache(core, frozenset({"a"})))
     ctl.observe_list(core.list_node().items, "start")
@@ -315,7 +315,7 @@ def test_dispatcher_waits_for_the_pod_cache() -> None:
     core.add_node("n1", "False")
     core.add_pod("a", "noobaa-0", "n1")
     pods = podcache.PodCache(["a"])
-    ctl = controller.Controller(core, FakeGate(LEAD), controller.Settings(
+    ctl = controller.Controller(core, FakeGate(LEAD), controller.ControllerOptions(
         selectors.parse_selector("app=noobaa"), frozenset({"a"}), "replica-a"), pods=pods)
     ctl.observe_list(core.list_node().items, "start")
     thread = threading.Thread(target=ctl.run_worker)

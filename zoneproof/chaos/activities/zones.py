@@ -1,9 +1,6 @@
-"""chaostoolkit actions of the zone experiments (re-exported by ``actions``): leaders placed
-in a zone, leaders awaited outside one, an isolated member's writes tried, and where added
-latency between zones breaks each SLO.
-
-No ``from __future__ import annotations``: chaostoolkit discovery reads real types.
-"""
+"""The zones as failure domains: leaders placed in a zone, leaders awaited outside one, an
+isolated member's writes tried, a zone returning, and where added latency between zones
+breaks each SLO."""
 
 import time
 from typing import Any
@@ -13,46 +10,43 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.chaos import session
+from zoneproof.chaos.experiment import ExperimentRun
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Zones
 from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.faults import Injector, SlowZoneLinks
 from zoneproof.faults.effects import StatedTimings
-from zoneproof.slo import effects as effect_checks
+from zoneproof.measure import CONTROL_PLANE_LEASES
+from zoneproof.slo import effect_checks
 from zoneproof.slo import zone_metrics
 
 __all__ = ["place_leaders", "probe_latency_limits", "probe_member_writes", "zone_returns",
            "wait_control_plane_leaders"]
 
-Configuration = dict[str, Any] | None
-#: kube-system Leases of the control plane's leader-elected components.
-CONTROL_PLANE_LEASES = ("kube-controller-manager", "kube-scheduler")
 
-
-def _zones(run: session.Run) -> Zones:
+def _zones(run: ExperimentRun) -> Zones:
     return facets.facet(run.cluster, Capability.ZONES)
 
 
-def place_leaders(zone: str = "zone-a", configuration: Configuration = None) -> dict[str, str]:
+def place_leaders(zone: str = "zone-a") -> dict[str, str]:
     """Make ``zone``'s etcd member, kube-controller-manager and kube-scheduler the leaders
     (so that an outage of it re-elects all three); who leads now."""
-    run = session.current(configuration)
+    run = session.current()
     placed = _zones(run).place_leaders(zone)
     run.timeline.add("leaders_placed", zone, **placed)
     return placed
 
 
-def _holders(run: session.Run) -> dict[str, str]:
+def _holders(run: ExperimentRun) -> dict[str, str]:
     api = client.CoordinationV1Api(run.api)
     return {name: str(api.read_namespaced_lease(name, "kube-system").spec.holder_identity or "")
             for name in CONTROL_PLANE_LEASES}
 
 
-def wait_control_plane_leaders(avoid_zone: str, timeout_s: float = 30.0,
-                               configuration: Configuration = None) -> dict[str, str]:
+def wait_control_plane_leaders(avoid_zone: str, timeout_s: float = 30.0) -> dict[str, str]:
     """Wait until kcm's and the scheduler's Leases are held by replicas outside
     ``avoid_zone`` (their identities start with their zone); the holders."""
-    run = session.current(configuration)
+    run = session.current()
 
     def probe() -> tuple[bool, dict[str, str]]:
         holders = _holders(run)
@@ -62,15 +56,14 @@ def wait_control_plane_leaders(avoid_zone: str, timeout_s: float = 30.0,
                             timeout_s=timeout_s, interval_s=0.5, ignore=(client.ApiException,))
 
 
-def probe_member_writes(zone: str, attempts: int = 3, timeout_s: float = 3.0,
-                        configuration: Configuration = None) -> dict[str, int]:
+def probe_member_writes(zone: str, attempts: int = 3, timeout_s: float = 3.0) -> dict[str, int]:
     """Send ``attempts`` linearizable writes to ``zone``'s etcd member alone, each
     recorded (``member_write`` ok); an isolated member must acknowledge none (the
     isolated-member-writes SLO judges it). How many were acknowledged."""
     if attempts < 1 or timeout_s <= 0:
         raise errors.ConfigError(f"attempts must be >= 1 and timeout_s > 0, got {attempts} "
                                  f"and {timeout_s}")
-    run = session.current(configuration)
+    run = session.current()
     zones = _zones(run)
     member = zones.zone_control_plane(zone)["etcd"]
     acknowledged = 0
@@ -81,13 +74,12 @@ def probe_member_writes(zone: str, attempts: int = 3, timeout_s: float = 3.0,
     return {"attempts": attempts, "acknowledged": acknowledged}
 
 
-def zone_returns(zone: str, timeout_s: float = 60.0,
-                 configuration: Configuration = None) -> list[str]:
+def zone_returns(zone: str, timeout_s: float = 60.0) -> list[str]:
     """``zone`` comes back while the faults that took it down are still in force for the
     others: its etcd member and control-plane processes are started (their faults' reverts
     later find them running), recorded as ``zone_returned``; returns once its member serves
     (quorum-recovery judges how soon writes succeed again). The processes started."""
-    run = session.current(configuration)
+    run = session.current()
     zones = _zones(run)
     member = zones.zone_control_plane(zone)["etcd"]
     etcd = facets.facet(run.cluster, Capability.ETCD_MEMBERS)
@@ -105,8 +97,7 @@ _LATENCY_METRICS = {"write_latency_p99": zone_metrics.write_latency_p99,
                     "control_plane_leader_changes": zone_metrics.control_plane_leader_changes}
 
 
-def probe_latency_limits(levels_ms: list[int], hold_s: float = 10.0, zone: str = "",
-                         configuration: Configuration = None) -> dict[str, Any]:
+def probe_latency_limits(levels_ms: list[int], hold_s: float = 10.0, zone: str = "") -> dict[str, Any]:
     """Where added latency between zones breaks each latency SLO: latency ``levels_ms``
     (one way, ascending) added in turn for ``hold_s`` each, between ``zone`` and the others
     (all zones: ''), each level's figures taken from the run's timeline. Reported, not
@@ -117,8 +108,8 @@ def probe_latency_limits(levels_ms: list[int], hold_s: float = 10.0, zone: str =
     if not levels_ms or sorted(levels_ms) != list(levels_ms) or hold_s <= 0:
         raise errors.ConfigError(f"levels_ms must be ascending and non-empty and hold_s > 0, "
                                  f"got {levels_ms} and {hold_s}")
-    run = session.current(configuration)
-    slos = [s for s in run.settings.slo_set.slos if s.metric in _LATENCY_METRICS]
+    run = session.current()
+    slos = [s for s in run.config.slo_set.slos if s.metric in _LATENCY_METRICS]
     probe = Injector(run.cluster, run.timeline)
     timings = StatedTimings.of(run.cluster.timings,
                                ControllerSettings(namespaces=(run.namespace,)))

@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
-from zoneproof.components import manifests
-from zoneproof.components.harness.component import IN_CLUSTER, Components
+from zoneproof.components.harness import options
+from zoneproof.components.harness.component import Components
 from zoneproof.slo.spec import SloSet, load_slos
 
-__all__ = ["Settings"]
+__all__ = ["ExperimentConfig"]
 
 _BOOL_TRUE = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class ExperimentConfig:
     """zoneproof's part of an experiment configuration, validated."""
 
     backend: str = cluster.DEFAULT_BACKEND
@@ -51,7 +51,7 @@ class Settings:
         return self.lease.split("/", 1)[1]
 
     @classmethod
-    def from_configuration(cls, configuration: Mapping[str, Any] | None) -> Settings:
+    def from_configuration(cls, configuration: Mapping[str, Any] | None) -> ExperimentConfig:
         """Read ``zoneproof_*`` keys (and load the SLO file); ConfigError names every bad one."""
         conf, d = dict(configuration or {}), cls()
 
@@ -79,8 +79,7 @@ class Settings:
         except errors.ConfigError as exc:
             components, found = d.components, [str(exc)]
         problems += [f"zoneproof_components: {p}" for p in found]
-        if components.controller.mode == IN_CLUSTER and lease == d.lease:
-            lease = "/".join(manifests.CONTROLLER_LEASE)  # the reference manifests' Lease
+        lease = options.setting(components.controller, "lease", lease)  # in-cluster: its own
         try:
             slo_set = load_slos(path("slo_file"))
         except errors.ConfigError as exc:

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from zoneproof import errors
-from zoneproof.chaos.settings import Settings
+from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.components.harness.component import Command, Component, Components
 from zoneproof.components.harness.registry import Kind
 
 
 def test_defaults_without_configuration() -> None:
-    s = Settings.from_configuration(None)
+    s = ExperimentConfig.from_configuration(None)
     assert (s.backend, s.cluster, s.namespace, s.slos) == ("local", "zoneproof", "zp-chaos", ())
     assert (s.lease_namespace, s.lease_name) == ("default", "zoneproof-ha-controller")
     assert s.workdir is None and s.kubeconfig is None and not s.allow_destructive
@@ -21,20 +21,20 @@ def test_defaults_without_configuration() -> None:
 
 
 def test_values_and_slo_forms() -> None:
-    s = Settings.from_configuration({
+    s = ExperimentConfig.from_configuration({
         "zoneproof_cluster": "bed", "zoneproof_slos": "a, b", "zoneproof_workdir": "/tmp/x",
         "zoneproof_allow_destructive": "true", "zoneproof_lease": "ns/name", "other": 1})
     assert s.cluster == "bed" and s.slos == ("a", "b") and s.workdir == Path("/tmp/x")
     assert s.allow_destructive and (s.lease_namespace, s.lease_name) == ("ns", "name")
-    assert Settings.from_configuration({"zoneproof_slos": ["x"]}).slos == ("x",)
+    assert ExperimentConfig.from_configuration({"zoneproof_slos": ["x"]}).slos == ("x",)
 
 
 def test_components_come_from_the_configuration() -> None:
-    assert Settings.from_configuration(None).components == Components()
+    assert ExperimentConfig.from_configuration(None).components == Components()
     vendor = Components(webhook=Component(Kind.WEBHOOK, Command(
         "{python} -m hook --port {port} --cert {cert_file} --key {key_file}")))
     for form in (vendor.to_dict(), vendor.to_json()):  # a YAML mapping or --var JSON
-        assert Settings.from_configuration({"zoneproof_components": form}).components == vendor
+        assert ExperimentConfig.from_configuration({"zoneproof_components": form}).components == vendor
 
 
 @pytest.mark.parametrize("conf, text", [
@@ -47,4 +47,4 @@ def test_components_come_from_the_configuration() -> None:
 ])
 def test_bad_values_name_the_key(conf: dict[str, object], text: str) -> None:
     with pytest.raises(errors.ConfigError, match=text):
-        Settings.from_configuration(conf)
+        ExperimentConfig.from_configuration(conf)
