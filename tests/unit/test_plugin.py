@@ -106,6 +106,16 @@ def test_a_module_that_cannot_be_collected_is_named_in_the_summary(
     assert failure["test"] == "test_broken.py" and "no_such_module_zp" in failure["message"]
 
 
+def test_a_summary_is_written_without_xdist(pytester: pytest.Pytester) -> None:
+    """The kind runs use -p no:xdist: the summary writer's xdist hook must not make
+    pytest refuse the plugin (CI once failed here with 'unknown hook pytest_testnodedown')."""
+    pytester.makepyfile(test_fine="def test_fine():\n    pass\n")
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_subprocess("-p", "no:xdist", f"--zp-report-dir={reports}")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert json.loads((reports / "summary.json").read_text())["verdict"] == "PASS"
+
+
 def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) -> None:
     """Outcomes, SLO properties and the components the harness started reach summary.json
     also through xdist workers."""
