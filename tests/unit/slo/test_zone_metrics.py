@@ -8,7 +8,7 @@ from zoneproof.faults import FaultRecord
 from zoneproof.faults.effects import Effect, StatedTimings
 from zoneproof.faults.zones import link_target
 from zoneproof.measure import Timeline
-from zoneproof.slo import effects, zone_metrics
+from zoneproof.slo import effect_checks, zone_metrics
 
 Row = tuple[float, str, str, dict[str, str]]
 TimelineOf = Callable[[list[Row]], Timeline]
@@ -85,11 +85,11 @@ def test_a_slowed_link_needs_a_baseline_and_a_round_trip_that_slow(
                                           "answered": answered})
 
     slowed = [rtt(5, "0.004"), rtt(6, "0.5"), rtt(12, "0.09"), rtt(13, "0.21")]
-    (check,) = effects.check([fault], timeline_of(slowed).events, timings)
+    (check,) = effect_checks.check([fault], timeline_of(slowed).events, timings)
     assert check.effective and check.observed_at == 13
     too_fast = [rtt(5, "0.004"), rtt(12, "0.1")]
-    assert not effects.check([fault], timeline_of(too_fast).events, timings)[0].effective
+    assert not effect_checks.check([fault], timeline_of(too_fast).events, timings)[0].effective
     no_baseline = [rtt(12, "0.5")]
-    assert not effects.check([fault], timeline_of(no_baseline).events, timings)[0].effective
+    assert not effect_checks.check([fault], timeline_of(no_baseline).events, timings)[0].effective
     timed_out = [rtt(5, "0.004"), rtt(12, "10.0", answered="False")]
-    assert effects.check([fault], timeline_of(timed_out).events, timings)[0].effective
+    assert effect_checks.check([fault], timeline_of(timed_out).events, timings)[0].effective

@@ -17,8 +17,7 @@ from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.faults import Injector, SlowZoneLinks
 from zoneproof.faults.effects import StatedTimings
 from zoneproof.measure import CONTROL_PLANE_LEASES
-from zoneproof.slo import effect_checks
-from zoneproof.slo import zone_metrics
+from zoneproof.slo import effect_checks, zone_metrics
 
 __all__ = ["place_leaders", "probe_latency_limits", "probe_member_writes", "zone_returns",
            "wait_control_plane_leaders"]
