@@ -132,6 +132,8 @@ def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
     excluded = catalog.not_applicable(Path(__file__).parent, s.components, zones=zones)
     zoned = catalog.zoned_only(Path(__file__).parent)
     for item in items:
+        if experiment_of(item) in zoned:  # a zoned bed each: `make test-zones`, not `make test`
+            item.add_marker(pytest.mark.zones)
         if (name := experiment_of(item)) in excluded:
             how = ("" if name in zoned else f": run it with --zp-backend kind "
                    f"--zp-components {component.IN_CLUSTER}")
