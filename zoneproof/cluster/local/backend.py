@@ -549,10 +549,9 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         existing one) with its state (ownership first), PKI and kubeconfigs; under a global
         lock."""
         root = self.root()
-        network = self._network(spec)
+        # slow (RSA): before the ports are chosen (a zoned bed's network reserved), not after
+        network, keys = self._network_and_keys(spec)
         try:
-            # slow (RSA): before the ports are chosen, not after
-            keys = pki.make(network.addresses() if network is not None else ())
             files.private_dir(root)
         except OSError as exc:
             self._release(network)
@@ -597,15 +596,15 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
                 spec.name, bed_ports.apiserver, paths, cert="kwok"))
         return paths
 
-    def _network(self, spec: ClusterSpec) -> netns.ZoneNetwork | None:
-        """A zoned bed's network, reserved (None for the flat layout)."""
+    def _network_and_keys(self, spec: ClusterSpec) -> tuple[netns.ZoneNetwork | None, pki.Pki]:
+        """A zoned bed's network, reserved (None for the flat layout), and the bed's keys."""
         if self.options.layout != "zones":
-            return None
+            return None, pki.make(())
         if spec.etcd_members != len(spec.zones):
             raise errors.ConfigError(
                 f"the zoned layout runs one etcd member per zone: --etcd-members "
                 f"{spec.etcd_members} must equal the number of zones ({len(spec.zones)})")
-        return netns.allocate(spec.zones)
+        return netns.allocate(spec.zones, lambda network: pki.make(network.addresses()))
 
     @staticmethod
     def _release(network: netns.ZoneNetwork | None) -> None:

@@ -30,9 +30,10 @@ import contextlib
 import ctypes
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from zoneproof import errors
 from zoneproof._util import processes
@@ -45,6 +46,7 @@ _SUBNET = "10.213"
 _NETNS_DIR = Path("/run/netns")
 _MAX_INDEX = 256
 _MAX_ZONES = 15
+T = TypeVar("T")
 
 
 class Cut:
@@ -282,22 +284,25 @@ def _taken() -> set[int]:
     return taken
 
 
-def allocate(zones: Sequence[str]) -> ZoneNetwork:
+def allocate(zones: Sequence[str], prepare: Callable[[ZoneNetwork], T]) -> tuple[ZoneNetwork, T]:
     """A network for ``zones`` at the first free index, reserved by making its wan
-    namespace (``ip netns add`` fails on a name taken meanwhile: the next index is tried)."""
+    namespace (``ip netns add`` fails on a name taken meanwhile: the next index is tried),
+    and what ``prepare`` made for it before it was reserved: slow work (keys naming its
+    addresses) goes there, so that a SIGKILL finds no namespace its bed's state does not
+    record yet."""
     if not 1 <= len(zones) <= _MAX_ZONES:
         raise errors.ConfigError(f"the zoned layout takes 1..{_MAX_ZONES} zones, got "
                                  f"{len(zones)}")
-    taken = _taken()
     for index in range(_MAX_INDEX):
-        if index in taken:
+        if index in _taken():
             continue
         network = ZoneNetwork(index, tuple(zones))
+        prepared = prepare(network)
         try:
             _ip("netns", "add", network.wan)
         except processes.CommandError:
             continue
-        return network
+        return network, prepared
     raise errors.ProvisionError(f"every zoned bed index 0..{_MAX_INDEX - 1} is taken (network "
                                 f"namespaces {PREFIX}*-wan): remove leaked beds with "
                                 "`zoneproof down --all-leaked`")
