@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build browser docs wheel test test-local test-kind test-kind-chaos test-long test-signals lint unit qualify qualify-scale bench-ceiling certify down clean
+.PHONY: setup build browser docs wheel test test-local test-kind test-kind-chaos test-long test-signals test-zones lint unit qualify qualify-scale bench-ceiling certify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py pytest.ini
 	$(PYTHON) -m venv $(VENV)
@@ -46,7 +46,12 @@ test: test-local test-kind
 
 # Unit, test-bed integration, conformance and chaos, on real local beds (no docker needed).
 test-local: lint docs build browser
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind and not long"
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind and not long and not zones"
+
+# The zone experiments and their broken twins (tag zones), each worker on a zoned bed of its
+# own (root: network namespaces); see docs/zones.md for their figures and time.
+test-zones: build
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m zones chaos/test_experiments.py
 
 # The slow variants left out above (every signal at every phase, ...), on local beds.
 test-long: build

@@ -1,10 +1,13 @@
 """Chaos experiments on a private bed: after each one every kubelet runs and etcd is healthy.
 
+An experiment tagged ``zones`` runs on a bed whose zones are failure domains (``zoned_bed``:
+the run's backend under its ``Traits.zoned_options``); the others on the module's bed.
 ``--zp-experiments`` / ``--zp-skip-experiments`` (file stems) select which ones run.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,13 +15,15 @@ import pytest
 from kubernetes import client
 from zoneproof_fixtures import settings
 
+from zoneproof import cluster as clusters
 from zoneproof import faults
 from zoneproof._util import kube, waiting
 from zoneproof.chaos import catalog, experiment
 from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import Capability, Cluster
+from zoneproof.cluster.interface import Backend, Capability, Cluster
 from zoneproof.components.harness import component
+from zoneproof.runs import identity
 from zoneproof.slo.verdict import not_applicable
 
 _RESTORE_TIMEOUT_S = 60.0
@@ -27,9 +32,44 @@ _RESTORE_TIMEOUT_S = 60.0
 _WORKLOADS = ExperimentConfig().namespace
 
 
+@pytest.fixture(scope="module")
+def zoned_bed(zp_settings: settings.Settings, zp_backend: Backend,
+              request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """A private bed whose zones are failure domains, for the module: the run's backend under
+    its zoned options; skipped, saying why, where it makes none (then those experiments are
+    not applicable: ``catalog.not_applicable``)."""
+    traits = zp_backend.traits
+    if not traits.makes_clusters or traits.zoned_options is None:
+        pytest.skip(f"needs a bed whose zones are failure domains (an etcd member and "
+                    f"control-plane replicas per zone, links to cut): the {zp_backend.name} "
+                    "backend makes none here (the local backend does, as root)")
+    backend = clusters.get_backend(zp_backend.name, options=traits.zoned_options)
+    name = f"zp-zones-{uuid.uuid4().hex[:6]}"
+    bed = backend.create(settings.replace_spec(zp_settings.spec, name=name), progress=_progress)
+    try:
+        identity.record(identity.identify(bed, role="private bed"))
+        yield bed
+    finally:
+        backend.delete(name, progress=_progress)
+
+
+def _progress(message: str) -> None:
+    print(f"zoneproof: {message}", flush=True)
+
+
+@pytest.fixture
+def experiment_bed(request: pytest.FixtureRequest) -> Cluster:
+    """The bed the test's experiment runs on: ``zoned_bed`` for one tagged ``zones``, else
+    the module's."""
+    zoned = experiment_of(request.node) in catalog.zoned_only(Path(__file__).parent)
+    bed: Cluster = request.getfixturevalue("zoned_bed" if zoned else "module_bed")
+    return bed
+
+
 @pytest.fixture(autouse=True)
-def restore_bed(module_bed: Cluster) -> Iterator[None]:
+def restore_bed(experiment_bed: Cluster) -> Iterator[None]:
     """Whatever an experiment left: kubelets started, nodes Ready, etcd healthy."""
+    module_bed = experiment_bed
     yield
     faults.restore_nodes(module_bed, timeout_s=_RESTORE_TIMEOUT_S)
     if Capability.ETCD_MEMBERS in module_bed.capabilities:  # not on a user's cluster
@@ -83,15 +123,22 @@ def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) 
                     f"no broken twin to prove {case[0]} can fail: {reason}")))
 
 
-def _skip_in_cluster_experiments(s: settings.Settings, items: list[pytest.Item]) -> None:
-    """An experiment that does not apply to the components under test (``catalog``: tagged
-    ``in-cluster`` and they do not both run in the cluster) is skipped, saying how to run it."""
-    excluded = catalog.not_applicable(Path(__file__).parent, s.components)
+def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
+                                 items: list[pytest.Item]) -> None:
+    """An experiment that does not apply to the run (``catalog``: tagged ``in-cluster`` and
+    the components do not both run in the cluster; tagged ``zones`` and the backend makes no
+    beds with failure-domain zones) is skipped, saying why."""
+    zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
+    excluded = catalog.not_applicable(Path(__file__).parent, s.components, zones=zones)
+    zoned = catalog.zoned_only(Path(__file__).parent)
     for item in items:
+        if experiment_of(item) in zoned:  # a zoned bed each: `make test-zones`, not `make test`
+            item.add_marker(pytest.mark.zones)
         if (name := experiment_of(item)) in excluded:
+            how = ("" if name in zoned else f": run it with --zp-backend kind "
+                   f"--zp-components {component.IN_CLUSTER}")
             item.add_marker(pytest.mark.skip(reason=not_applicable(
-                f"{name} {excluded[name]}: run it with --zp-backend kind "
-                f"--zp-components {component.IN_CLUSTER}")))
+                f"{name} {excluded[name]}{how}")))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -100,7 +147,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     in-cluster experiments unless the components run in the cluster."""
     s = config.stash[settings.KEY]
     _skip_twins_without_variant(s, items)
-    _skip_in_cluster_experiments(s, items)
+    _skip_in_cluster_experiments(s, settings.make_backend(config, s.backend), items)
     if not s.experiments and not s.skip_experiments:
         return
     known = catalog.names(Path(__file__).parent)

@@ -136,10 +136,10 @@ def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
 
 @EXPERIMENTS_GROUP
 @pytest.mark.parametrize("path", EXPERIMENTS)
-def test_experiment(path: Path, module_bed: Cluster, zp_settings: Settings,
+def test_experiment(path: Path, experiment_bed: Cluster, zp_settings: Settings,
                     experiment_workdir: Path, record_property: Callable[[str, object], None]
                     ) -> None:
-    run = _run(path, module_bed, webhook=zp_settings.components.webhook,
+    run = _run(path, experiment_bed, webhook=zp_settings.components.webhook,
                controller=zp_settings.controller, workdir=experiment_workdir,
                slos=zp_settings.slos, record_property=record_property)
     assert run.verdict.passed and not run.problems, f"{path.name}: {run.explain()}"
@@ -186,6 +186,27 @@ CAUGHT = [
     pytest.param(Twin("zone-outage-components", "reference", "components-zone-admissions",
                       {"deploy-webhook": {"replicas": 1, "zone": "controller-leader"}}),
                  id="components-zone-one-webhook-replica"),
+    # zones as failure domains (tag zones: a zoned bed). A client pinned to one zone's API
+    # server, not the load balancer: its writes fail until that zone is back
+    pytest.param(Twin("zone-outage-full", "reference", "zone-api-write-error-window",
+                      {"start-writer": {"zone": "zone-a"}}),
+                 id="zone-outage-full-writer-pinned-to-the-dead-zone"),
+    pytest.param(Twin("zone-partition", "reference", "zone-api-write-error-window",
+                      {"start-writer": {"zone": "zone-a"}}),
+                 id="zone-partition-writer-pinned-to-the-isolated-zone"),
+    # the writer pinned to a zone still down when zone-b returns: no write until zone-c is back
+    pytest.param(Twin("two-zones-down", "reference", "quorum-recovery",
+                      {"start-writer": {"zone": "zone-c"}}),
+                 id="two-zones-down-writer-pinned-to-a-zone-still-down"),
+    # graceful deletes of pods whose node is merely unreachable: they stay Terminating
+    pytest.param(Twin("kubelet-apiserver-cut", "graceful-delete", "statefulset-pod-ready-elsewhere",
+                      {"workloads-ready-in-other-zones": {"timeout_s": 30}}),
+                 id="kubelet-apiserver-cut-graceful-delete"),
+    # the stated bound raised past where writes keep their p99 (a leader across slow links)
+    pytest.param(Twin("zone-latency", "reference", "zone-latency-write-p99",
+                      {"add-50ms": {"parameters": {"zone": "zone-a", "latency_ms": 800}},
+                       "probe-latency-limits": {"levels_ms": [100], "hold_s": 2}}),
+                 id="zone-latency-bound-past-the-limit"),
 ]
 
 
@@ -196,17 +217,17 @@ _AUDITED = frozenset({"concurrent-actors", "lease-fenced-actions"})
 @TWINS_GROUP
 @pytest.mark.parametrize("case", CAUGHT)
 def test_experiment_catches_a_broken_controller(
-        case: Twin, module_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
+        case: Twin, experiment_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
     """The same experiment fails, naming the breached SLO, when the controller under test
     is started as its broken variant (conftest skips this when its source has no such
     variant)."""
-    if case.slo in _AUDITED and module_bed.audit_log() is None:
+    if case.slo in _AUDITED and experiment_bed.audit_log() is None:
         pytest.skip(not_applicable(
             f"{case.slo} is judged from the API server's audit log, which the "
-            f"{module_bed.backend} cluster {module_bed.name} does not let zoneproof read"))
+            f"{experiment_bed.backend} cluster {experiment_bed.name} does not let zoneproof read"))
     broken = zp_settings.controller.with_component(
         zp_settings.controller.component.with_variant(case.variant))
-    run = _run(_with_arguments(_load(case.experiment), case.arguments), module_bed,
+    run = _run(_with_arguments(_load(case.experiment), case.arguments), experiment_bed,
                webhook=zp_settings.components.webhook, controller=broken, workdir=tmp_path,
                slos=load_slos(), record_property=lambda *_: None)
     assert not run.verdict.passed, f"{case.experiment} passed against the {case.variant} controller"

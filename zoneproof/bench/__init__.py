@@ -7,7 +7,7 @@ collected by ``samples`` and printed as min/median/max.
 from collections.abc import Callable
 from pathlib import Path
 
-from zoneproof.bench.bed import bench_bed
+from zoneproof.bench.bed import bench_bed, bench_bed_zones
 from zoneproof.bench.chaos import bench_chaos
 from zoneproof.bench.controller import bench_controller
 from zoneproof.bench.kind import bench_kind
@@ -21,6 +21,7 @@ __all__ = ["BENCHES", "Bench"]
 
 Bench = Callable[[int, Progress, Path | None], dict[str, dict[str, float]]]
 BENCHES: dict[str, Bench] = {"bed": bench_bed, "bed-ceiling": bench_bed_ceiling,
+                             "bed-zones": bench_bed_zones,
                              "chaos": bench_chaos, "controller": bench_controller,
                              "controller-scale": bench_controller_scale,
                              "controller-scale-30": bench_controller_scale_30, "kind": bench_kind,

@@ -1,4 +1,5 @@
-"""``zoneproof bench bed``: figures of the local bed, as medians over several fresh beds."""
+"""``zoneproof bench bed`` / ``bed-zones``: figures of the local bed (flat or zoned layout),
+as medians over several fresh beds."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from zoneproof._util import kube, waiting
 from zoneproof.bench import procstat
 from zoneproof.bench import samples as figures
 from zoneproof.cluster.interface import Progress
-from zoneproof.cluster.local import LocalBackend, LocalCluster
+from zoneproof.cluster.local import LocalBackend, LocalCluster, LocalOptions
 from zoneproof.cluster.spec import ClusterSpec
 
-__all__ = ["bench_bed"]
+__all__ = ["bench_bed", "bench_bed_zones"]
 
 _IDLE_WINDOW_S = 10.0
 
@@ -70,9 +71,13 @@ def _etcd_failover(bed: LocalCluster) -> tuple[float, float]:
     return election, window
 
 
-def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> figures.Summary:
+def bench_bed(runs: int, progress: Progress, out: Path | None = None,
+              options: LocalOptions | None = None) -> figures.Summary:
     """Measure ``runs`` fresh beds; returns figure → {median, min, max} and prints a table."""
-    backend = LocalBackend()
+    backend = LocalBackend(options)
+    if options is not None and backend.options != options:
+        raise errors.ConfigError(f"the local backend cannot make {options} beds here (see the "
+                                 "warning above)")
     samples = figures.Samples()
     note = samples.note
 
@@ -89,3 +94,8 @@ def bench_bed(runs: int, progress: Progress, out: Path | None = None) -> figures
         progress(f"run {run}/{runs}: {samples.last_run()}")
     return figures.summarize(samples, progress, out)
 
+
+
+def bench_bed_zones(runs: int, progress: Progress, out: Path | None = None) -> figures.Summary:
+    """``bench_bed`` of the zoned layout (``--layout zones``: root)."""
+    return bench_bed(runs, progress, out, LocalOptions(layout="zones"))

@@ -7,7 +7,8 @@ staging module by its published ``v0.<minor>.<patch>`` twin. etcd is built throu
 The kind backend's node image adds kubelet, kubeadm, kubectl and kube-proxy (the same
 wrapper module), kind, coredns and local-path-provisioner (``go install``) and pause
 (gobuild/pause/main.go, zoneproof's own: a static PID 1 that reaps and waits for a signal).
-actionlint (the test suite's check of .github/workflows) is a plain ``go install``.
+actionlint (the test suite's check of .github/workflows) is a plain ``go install``, and so is
+toxiproxy's server (the zoned local bed's links between zones), renamed ``toxiproxy-server``.
 The linearizability checker ``porcupine-check`` is zoneproof's thin command (gobuild/porcupine:
 the register model and JSON I/O) over the pinned porcupine module. zoneproof's own Go that
 holds logic (``OWN_SOURCES``: porcupine-check, and tcplb, the HA load balancer) has a cache
@@ -259,6 +260,13 @@ def _build_porcupine(go: str, version: str, work: Path, out: Path, progress: Pro
           "build.log")
 
 
+def _build_toxiproxy(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+    """``go install`` of toxiproxy's server command (named ``server`` by go), renamed."""
+    _go_install(go, "github.com/Shopify/toxiproxy/v2/cmd/server", version, work, out=out,
+                progress=progress)
+    (out / "server").rename(out / "toxiproxy-server")
+
+
 def _installer(project: str) -> Builder:
     package, _ = GO_INSTALL[project]
 
@@ -272,7 +280,7 @@ Builder = Callable[[str, str, Path, Path, Progress], None]
 _BUILDERS: dict[str, Builder] = {
     "kubernetes": _build_kubernetes, "kubernetes-node": _build_kubernetes_node,
     "etcd": _build_etcd, "kwok": _build_kwok, "pause": _build_pause,
-    "tcplb": _build_tcplb, "porcupine": _build_porcupine,
+    "tcplb": _build_tcplb, "porcupine": _build_porcupine, "toxiproxy": _build_toxiproxy,
     **{project: _installer(project) for project in GO_INSTALL},
 }
 

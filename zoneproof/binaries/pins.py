@@ -34,6 +34,9 @@ class Pins:
     #: The GitHub Actions workflow linter (github.com/rhysd/actionlint, newest on the module
     #: proxy): the test suite checks .github/workflows with it. A tool, not in any image.
     actionlint: str = "v1.7.12"
+    #: Shopify's TCP proxy that adds latency, bandwidth limits and timeouts to the links
+    #: between a zoned local bed's zones (the kernel here has no netem); from its Go module.
+    toxiproxy: str = "v2.12.0"
 
     def version_of(self, project: str) -> str:
         """The pinned version of ``project`` (``kubernetes``, ``etcd``, ``kind``, …).
@@ -66,11 +69,12 @@ BINARIES: dict[str, str] = {
     "tcplb": "tcplb",
     "porcupine-check": "porcupine",
     "actionlint": "actionlint",
+    "toxiproxy-server": "toxiproxy",
 }
 
 #: Pins of tools that run on the host only (never in the kind node image): they do not
 #: change the node image's recipe hash.
-HOST_TOOLS = frozenset({"actionlint"})
+HOST_TOOLS = frozenset({"actionlint", "toxiproxy"})
 
 #: Images that kind ``PINS.kind`` itself names (pkg/build/nodeimage, pkg/cluster/internal/
 #: loadbalancer); the offline node image replaces them, see ``zoneproof.binaries.nodeimage``.

@@ -39,6 +39,13 @@ from zoneproof.chaos.activities.writes import (
     stop_writer,
     wait_apiserver,
 )
+from zoneproof.chaos.activities.zones import (
+    place_leaders,
+    probe_latency_limits,
+    probe_member_writes,
+    wait_control_plane_leaders,
+    zone_returns,
+)
 
 __all__ = [
     "deploy_ha_controller",
@@ -52,6 +59,9 @@ __all__ = [
     "expect_zone_tolerant_available",
     "expect_zone_tolerant_spread",
     "inject_fault",
+    "place_leaders",
+    "probe_latency_limits",
+    "probe_member_writes",
     "remove_ha_controller",
     "remove_webhook",
     "remove_workloads",
@@ -63,7 +73,9 @@ __all__ = [
     "stop_history_traffic",
     "stop_writer",
     "wait_apiserver",
+    "wait_control_plane_leaders",
     "wait_controller_leader",
     "wait_nodes",
     "wait_workloads_ready",
+    "zone_returns",
 ]

@@ -1,8 +1,11 @@
 """The chaos experiments of a checkout (``chaos/*.yaml``) and which apply to a run.
 
-One tag narrows them: an experiment tagged ``in-cluster`` takes down the components' own
-pods, so it applies only when every component under test runs in the cluster. Any other
-experiment applies to every run; one that applies and did not run is never a pass.
+Two tags narrow them: an experiment tagged ``in-cluster`` takes down the components' own
+pods, so it applies only when every component under test runs in the cluster; one tagged
+``zones`` takes a zone down as a whole failure domain (its control plane, its links), so it
+applies only where the run's backend makes beds whose zones are such domains
+(``Traits.zoned_options``), and runs on one. Any other experiment applies to every run; one
+that applies and did not run is never a pass.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ import yaml
 from zoneproof.components.harness.component import IN_CLUSTER, Components
 from zoneproof.components.harness.source import Where
 
-__all__ = ["IN_CLUSTER_TAG", "applicable", "in_cluster_only", "names", "not_applicable"]
+__all__ = ["IN_CLUSTER_TAG", "ZONES_TAG", "applicable", "in_cluster_only", "names",
+           "not_applicable", "zoned_only"]
 
 IN_CLUSTER_TAG = "in-cluster"
 """An experiment so tagged is about the components' own pods: in-cluster components only."""
+ZONES_TAG = "zones"
+"""An experiment so tagged needs a bed whose zones are failure domains (Capability.ZONES)."""
 
 
 def names(directory: Path) -> list[str]:
@@ -25,23 +31,40 @@ def names(directory: Path) -> list[str]:
     return sorted(p.stem for p in directory.glob("*.yaml"))
 
 
+def _tagged(directory: Path, tag: str) -> set[str]:
+    return {p.stem for p in directory.glob("*.yaml")
+            if tag in (yaml.safe_load(p.read_text()).get("tags") or [])}
+
+
 def in_cluster_only(directory: Path) -> set[str]:
     """The experiments tagged ``in-cluster``."""
-    return {p.stem for p in directory.glob("*.yaml")
-            if IN_CLUSTER_TAG in (yaml.safe_load(p.read_text()).get("tags") or [])}
+    return _tagged(directory, IN_CLUSTER_TAG)
 
 
-def not_applicable(directory: Path, components: Components) -> dict[str, str]:
-    """Experiment → why it does not apply to ``components`` (none when all run in-cluster)."""
+def zoned_only(directory: Path) -> set[str]:
+    """The experiments tagged ``zones``."""
+    return _tagged(directory, ZONES_TAG)
+
+
+def not_applicable(directory: Path, components: Components, *, zones: bool = True
+                   ) -> dict[str, str]:
+    """Experiment → why it does not apply to ``components`` (none when all run in-cluster)
+    on a run whose backend makes beds with failure-domain zones (``zones``) or not."""
+    excluded = {} if zones else {
+        name: "takes a zone down as a whole failure domain (its etcd member and control-plane "
+              "replicas, its links): only on a backend that makes beds whose zones are such "
+              "domains (the local backend's zoned layout, as root)"
+        for name in sorted(zoned_only(directory))}
     if all(c.where is Where.IN_CLUSTER for c in components):
-        return {}
+        return excluded
     ran = ", ".join(f"the {c.kind} {c.where}" for c in components)
-    return {name: f"takes down the components' own pods: only for components that all run "
-                  f"{IN_CLUSTER} (these run: {ran})"
-            for name in sorted(in_cluster_only(directory))}
+    return {**excluded, **{
+        name: f"takes down the components' own pods: only for components that all run "
+              f"{IN_CLUSTER} (these run: {ran})"
+        for name in sorted(in_cluster_only(directory))}}
 
 
-def applicable(directory: Path, components: Components) -> list[str]:
-    """The experiments that apply to ``components``, sorted."""
-    excluded = not_applicable(directory, components)
+def applicable(directory: Path, components: Components, *, zones: bool = True) -> list[str]:
+    """The experiments that apply to ``components`` (on a run with zoned beds or not)."""
+    excluded = not_applicable(directory, components, zones=zones)
     return [name for name in names(directory) if name not in excluded]

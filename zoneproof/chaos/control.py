@@ -28,14 +28,19 @@ from zoneproof import cluster as clusters
 from zoneproof import errors
 from zoneproof._util import reaping
 from zoneproof.chaos import experiment, guard, session
+from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness import controller
 from zoneproof.faults.effects import StatedTimings
 from zoneproof.measure import (
+    CONTROL_PLANE_LEASES,
+    ControlPlaneLeaseRecorder,
     HealthRecorder,
     LeaseRecorder,
+    LinkRecorder,
     NodeHeartbeatRecorder,
     NodeReadyRecorder,
     PodRecorder,
+    Recorder,
     lease_writes,
     pod_deletions,
     read_records,
@@ -65,6 +70,15 @@ def check_faults(experiment: Mapping[str, Any]) -> None:
     guard.FaultPlan.of(experiment)
 
 
+def _zone_recorders(run: experiment.ExperimentRun) -> list[Recorder]:
+    """On a cluster whose zones are failure domains: kcm's and the scheduler's Lease holders
+    and the round trips between zones."""
+    if Capability.ZONES not in run.cluster.capabilities:
+        return []
+    return [*(ControlPlaneLeaseRecorder(run.api, "kube-system", name)
+              for name in CONTROL_PLANE_LEASES), LinkRecorder(run.cluster)]
+
+
 def before_experiment_control(context: Mapping[str, Any],
                               configuration: dict[str, Any] | None = None,
                               **kwargs: Any) -> None:
@@ -77,10 +91,12 @@ def before_experiment_control(context: Mapping[str, Any],
     except errors.ZoneproofError as exc:
         raise InterruptExecution(f"zoneproof: {exc}") from exc
     s = run.config
-    for recorder in (NodeReadyRecorder(run.api), NodeHeartbeatRecorder(run.api),
-                     PodRecorder(run.api, run.namespace, s.selector),
-                     LeaseRecorder(run.api, s.lease_namespace, s.lease_name),
-                     HealthRecorder(run.cluster)):
+    recorders: list[Recorder] = [
+        NodeReadyRecorder(run.api), NodeHeartbeatRecorder(run.api),
+        PodRecorder(run.api, run.namespace, s.selector),
+        LeaseRecorder(run.api, s.lease_namespace, s.lease_name),
+        HealthRecorder(run.cluster), *_zone_recorders(run)]
+    for recorder in recorders:
         recorder.start(run.timeline)
         run.recorders.append(recorder)
     log.info("zoneproof: recording cluster %s (workload namespace %s); SLOs: %s",

@@ -21,11 +21,12 @@ from zoneproof.cluster.interface import (
     Images,
     Kubelets,
     NodeMachines,
+    Zones,
 )
 
 __all__ = ["FACETS", "MEANING", "audit_unmet", "facet", "require", "unmet"]
 
-Facet = Kubelets | NodeMachines | EtcdMembers | ControlPlane | Images
+Facet = Kubelets | NodeMachines | EtcdMembers | ControlPlane | Images | Zones
 
 #: Capability → the Protocol a cluster with it implements (DESTRUCTIVE is a permission).
 FACETS: dict[Capability, type[Facet]] = {
@@ -34,6 +35,7 @@ FACETS: dict[Capability, type[Facet]] = {
     Capability.ETCD_MEMBERS: EtcdMembers,
     Capability.CONTROL_PLANE: ControlPlane,
     Capability.LOAD_IMAGES: Images,
+    Capability.ZONES: Zones,
 }
 
 #: What a cluster lacking the capability cannot give, in the words a skip reason needs.
@@ -45,6 +47,9 @@ MEANING: dict[Capability, str] = {
     Capability.CONTROL_PLANE: "its control plane is not reachable as processes (kube-apiserver, "
                               "kcm, the scheduler cannot be killed and restarted)",
     Capability.LOAD_IMAGES: "images cannot be loaded into its nodes without a registry",
+    Capability.ZONES: "its zones are no failure domains zoneproof can take down or cut off "
+                      "(no control-plane replica and etcd member per zone, no links between "
+                      "zones to cut or slow)",
     Capability.DESTRUCTIVE: "faults are not allowed on it",
 }
 
@@ -59,6 +64,8 @@ def facet(cluster: Cluster, capability: Literal[Capability.ETCD_MEMBERS]) -> Etc
 def facet(cluster: Cluster, capability: Literal[Capability.CONTROL_PLANE]) -> ControlPlane: ...
 @overload
 def facet(cluster: Cluster, capability: Literal[Capability.LOAD_IMAGES]) -> Images: ...
+@overload
+def facet(cluster: Cluster, capability: Literal[Capability.ZONES]) -> Zones: ...
 def facet(cluster: Cluster, capability: Capability) -> Facet:
     """``cluster`` as the facet of ``capability``; FaultError names the backends that have it."""
     if capability not in FACETS:

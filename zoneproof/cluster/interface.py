@@ -42,6 +42,8 @@ __all__ = [
     "Repairable",
     "SavesLogs",
     "Traits",
+    "ZoneCut",
+    "Zones",
     "fault_max_duration_s",
 ]
 
@@ -68,6 +70,9 @@ class Capability(enum.Enum):
     NODE_CONTAINERS = "node-containers"
     #: ``Images``: load an image archive into every node; its pods run those images, no pull.
     LOAD_IMAGES = "load-images"
+    #: ``Zones``: each zone a failure domain of its own: its control-plane replicas and etcd
+    #: member die with it, and the links between zones can be cut or slowed.
+    ZONES = "zones"
     #: Faults may disrupt this cluster at all (false for a user's cluster unless allowed).
     DESTRUCTIVE = "destructive"
 
@@ -229,6 +234,64 @@ class SavesLogs(Protocol):
         ``directory``; the files written."""
 
 
+class ZoneCut(enum.StrEnum):
+    """Links of a zone that ``Zones.cut_zone`` cuts."""
+
+    #: The zone and the others cannot reach each other, both ways; everything keeps running.
+    PARTITION = "partition"
+    #: The zone's kubelets cannot reach any API server (one way); everything else works.
+    KUBELETS = "kubelets"
+
+
+@runtime_checkable
+class Zones(Protocol):
+    """Facet of Capability.ZONES: a zone's control plane and links, as a failure domain."""
+
+    def zone_control_plane(self, zone: str) -> dict[str, str]:
+        """Role → process of the control plane in ``zone``: ``etcd`` (its member),
+        ``kube-apiserver``, ``kube-controller-manager``, ``kube-scheduler``."""
+
+    def zone_processes_alive(self) -> dict[str, bool]:
+        """Every zone's control-plane process (not etcd: see EtcdMembers) → alive."""
+
+    def kill_zone_processes(self, zone: str) -> list[str]:
+        """SIGKILL the control-plane processes of ``zone`` but etcd (and what carries its
+        links); their names."""
+
+    def restart_zone_processes(self, zone: str) -> list[str]:
+        """Start what ``kill_zone_processes`` killed (a no-op for what runs); their names."""
+
+    def cut_zone(self, zone: str, cut: ZoneCut) -> None:
+        """Cut ``zone``'s links of kind ``cut`` (packets dropped in the network)."""
+
+    def restore_zone(self, zone: str, cut: ZoneCut) -> None:
+        """Undo ``cut_zone`` (idempotent)."""
+
+    def shape_links(self, zone: str, latency_ms: int, jitter_ms: int, bandwidth_kbps: int,
+                    timeout_ms: int) -> list[str]:
+        """Add latency (one way, both directions), a bandwidth cap and/or a timeout to every
+        link between ``zone`` and the other zones ('' : between all zones); the links."""
+
+    def unshape_links(self) -> None:
+        """Remove every latency, bandwidth cap and timeout (idempotent)."""
+
+    def link_round_trips(self, source: str) -> dict[str, tuple[float, bool]]:
+        """(seconds, answered) of one request from ``source`` to each other zone over the
+        links its processes use (unanswered: the seconds until it failed)."""
+
+    def place_leaders(self, zone: str) -> dict[str, str]:
+        """Make ``zone``'s replicas the leaders: etcd's (leadership transferred to its
+        member) and kcm's and the scheduler's (the other zones' replicas stopped until it
+        holds their Lease, then started again); lease or role → holder."""
+
+    def zone_kubeconfig(self, zone: str) -> Path:
+        """A kubeconfig (admin) for ``zone``'s API server alone, usable from this host."""
+
+    def etcd_write(self, member: str, timeout_s: float) -> bool:
+        """True if a linearizable write sent to ``member`` alone is acknowledged within
+        ``timeout_s``."""
+
+
 @dataclass(frozen=True, slots=True)
 class BackendOption:
     """An option only some backends take (``zoneproof up --<flag> VALUE``); the backend
@@ -265,6 +328,9 @@ class Traits:
     #: The least rate (ops/s) of register traffic before a fault that makes its history
     #: judgeable on this backend's beds (slower: void). What its beds carry on one machine.
     history_min_rate_ops_s: float = 100.0
+    #: Options (``BackendOption.flag`` → value) under which its beds' zones are failure
+    #: domains (Capability.ZONES); None: it makes no such beds.
+    zoned_options: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,9 +23,11 @@ from zoneproof.faults.etcd import KillEtcdLeader, KillEtcdMember, KillEtcdMember
 from zoneproof.faults.injector import Injector
 from zoneproof.faults.node import StopKubelets, ZoneOutage, restore_nodes
 from zoneproof.faults.scheduling import CordonZone, DrainZone
+from zoneproof.faults.zones import CutKubelets, KillZoneControlPlane, SlowZoneLinks, ZonePartition
 
 __all__ = [
     "CordonZone",
+    "CutKubelets",
     "DrainZone",
     "Effect",
     "Fault",
@@ -37,10 +39,13 @@ __all__ = [
     "KillEtcdLeader",
     "KillEtcdMember",
     "KillEtcdMembers",
+    "KillZoneControlPlane",
     "NodeScheduling",
+    "SlowZoneLinks",
     "StopKubelets",
     "StopWebhook",
     "ZoneOutage",
+    "ZonePartition",
     "registry",
     "restore_nodes",
 ]

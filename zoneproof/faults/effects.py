@@ -35,6 +35,7 @@ class Effect(enum.StrEnum):
     WEBHOOK_DOWN = "webhook-down"
     NODES_CORDONED = "nodes-cordoned"
     NODES_DRAINED = "nodes-drained"
+    LINKS_SLOWED = "links-slowed"
 
     @property
     def observation(self) -> str:
@@ -64,6 +65,10 @@ OBSERVATIONS: dict[Effect, str] = {
                            "schedulable=False)",
     Effect.NODES_DRAINED: "every recorded pod on a target Node when the fault began is "
                           "deleted or being deleted (pod_deleting / pod_deleted)",
+    Effect.LINKS_SLOWED: "every target link (zone<->zone+Nms) carries a round trip (an etcd "
+                         "/health request from one zone to the other, through the zone's end of "
+                         "the link) at least the added 2 x N ms x 0.8 slower than its fastest "
+                         "before the fault (link_rtt seconds)",
 }
 
 MARGIN_S = 5.0
@@ -77,6 +82,9 @@ HEALTH_POLL_S = 10.0
 (down, quorum lost) is seen through it."""
 DRAIN_BUDGET_S = 180.0
 """drain-zone's default eviction budget (its ``timeout_s``)."""
+LINK_PROBE_S = 10.0
+"""Until a probe of every slowed link has returned: one per link every second, each
+taking the round trip it measures (seconds at the latencies the experiments add)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,4 +155,5 @@ def bounds(t: StatedTimings) -> dict[Effect, Bound]:
         Effect.NODES_CORDONED: bound(API_WRITE_S, f"an API write {API_WRITE_S:g} s"),
         Effect.NODES_DRAINED: bound(DRAIN_BUDGET_S,
                                     f"drain-zone's eviction budget {DRAIN_BUDGET_S:g} s"),
+        Effect.LINKS_SLOWED: bound(LINK_PROBE_S, f"a probe of every link {LINK_PROBE_S:g} s"),
     }

@@ -99,8 +99,8 @@ class KillEtcdLeader(_KillsMembers):
 @registry.kind
 @dataclass(frozen=True, slots=True)
 class KillEtcdMembers(_KillsMembers):
-    """SIGKILL ``count`` members, followers first, at least a majority (2 of 3): quorum is
-    lost; revert restarts them."""
+    """SIGKILL ``count`` members, followers first, at least a majority (2 of 3), or the
+    ``members`` named (the members of two zones): quorum is lost; revert restarts them."""
 
     name: ClassVar[str] = "kill-etcd-quorum"
     restart_timeout_s: ClassVar[float] = 60.0
@@ -109,6 +109,7 @@ class KillEtcdMembers(_KillsMembers):
                                                       Effect.ETCD_QUORUM_LOST})
 
     count: int = 2
+    members: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -116,6 +117,13 @@ class KillEtcdMembers(_KillsMembers):
 
     def targets(self, context: FaultContext) -> tuple[str, ...]:
         members = _etcd(context.cluster).etcd_members()
+        if self.members:
+            unknown = sorted(set(self.members) - set(members))
+            if unknown or len(set(self.members)) <= len(members) // 2:
+                raise errors.FaultError(
+                    f"{self.name}: members {list(self.members)} must be a majority of "
+                    f"{members}" + (f" (unknown: {unknown})" if unknown else ""))
+            return tuple(self.members)
         if self.count <= len(members) // 2:
             raise errors.FaultError(f"{self.name}: killing {self.count} of {len(members)} etcd "
                                     f"members keeps quorum: kill at least {len(members) // 2 + 1}"

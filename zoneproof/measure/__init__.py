@@ -31,8 +31,11 @@ from zoneproof.measure.audit import (
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode
 from zoneproof.measure.lease import LeaseHistory, LeaseObservation, observations
 from zoneproof.measure.recorders import (
+    CONTROL_PLANE_LEASES,
+    ControlPlaneLeaseRecorder,
     HealthRecorder,
     LeaseRecorder,
+    LinkRecorder,
     NodeHeartbeatRecorder,
     NodeReadyRecorder,
     PodRecorder,
@@ -44,6 +47,8 @@ from zoneproof.measure.timeline import Event, Timeline
 __all__ = [
     "ApiOrder",
     "AuditRecord",
+    "CONTROL_PLANE_LEASES",
+    "ControlPlaneLeaseRecorder",
     "Event",
     "HealthRecorder",
     "History",
@@ -51,6 +56,7 @@ __all__ = [
     "LeaseObservation",
     "LeaseRecorder",
     "LeaseRequest",
+    "LinkRecorder",
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "OpKind",

@@ -6,7 +6,10 @@ Event kinds (stable names used by SLOs and plots):
 ``lease_holder`` {holder, duration_s, transitions} · ``lease_renewed`` {holder, duration_s,
 transitions} · ``node_heartbeat`` {} (a kubelet renewed its node Lease) · ``apiserver_ready``
 {ready} · ``etcd_member`` {healthy} · ``etcd_leader`` {leader} · ``process_alive`` {alive}
-(kube-controller-manager, kube-scheduler).
+(kube-controller-manager, kube-scheduler; on a zoned bed each zone's replicas too, as
+``<role>-<zone>``) · ``control_plane_leader`` {holder, zone} (kcm's and the scheduler's
+Leases) · ``link_rtt`` {source, seconds, answered} (a round trip from one zone to another, the
+subject).
 """
 
 from __future__ import annotations
@@ -28,8 +31,11 @@ from zoneproof.measure.timeline import Timeline
 from zoneproof.specs import kubernetes
 
 __all__ = [
+    "CONTROL_PLANE_LEASES",
+    "ControlPlaneLeaseRecorder",
     "HealthRecorder",
     "LeaseRecorder",
+    "LinkRecorder",
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "PodRecorder",
@@ -222,6 +228,25 @@ class LeaseRecorder(_WatchRecorder):
         self._holder, self._renewed = holder, renewed
 
 
+#: kube-system Leases of the control plane's leader-elected components.
+CONTROL_PLANE_LEASES = ("kube-controller-manager", "kube-scheduler")
+
+
+class ControlPlaneLeaseRecorder(LeaseRecorder):
+    """``control_plane_leader`` whenever the holder of a control-plane component's Lease
+    (kube-system: kube-controller-manager, kube-scheduler) changes; ``zone`` is what the
+    holder's identity starts with (its host name: a zoned bed's replicas are named after
+    their zone). A kind of its own: the HA controller's Lease model reads ``lease_holder``."""
+
+    def _observe(self, obj: Any, event_type: str, initial: bool) -> None:
+        holder = "" if event_type == "DELETED" else (obj.spec.holder_identity or "")
+        if holder != self._holder:
+            self.timeline.add("control_plane_leader", f"{self.namespace}/{self.name}",
+                              holder=holder, zone=holder.split("_", 1)[0] if holder else "",
+                              initial=str(initial))
+        self._holder = holder
+
+
 class NodeHeartbeatRecorder(_WatchRecorder):
     """``node_heartbeat`` each time a kubelet renews its node's Lease (kube-node-lease): the
     heartbeat whose absence shows a kubelet stopped (not once initially)."""
@@ -276,6 +301,10 @@ class HealthRecorder:
                 leader = ""
             states[("etcd_leader", "etcd")] = ("leader", leader)
         now = self.timeline.now()
+        if Capability.ZONES in self.cluster.capabilities:  # every zone's replicas
+            zones = facets.facet(self.cluster, Capability.ZONES)
+            for process, alive in zones.zone_processes_alive().items():
+                states[("process_alive", process)] = ("alive", str(alive))
         if (Capability.CONTROL_PLANE in self.cluster.capabilities
                 and now - self._processes_at >= self.process_interval_s):
             self._processes_at = now
@@ -305,6 +334,46 @@ class HealthRecorder:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(10)
+
+
+class LinkRecorder:
+    """``link_rtt`` for every ordered pair of zones every ``interval_s``: one round trip over
+    the link as the zones' processes use it (Zones.link_round_trips): its seconds, and
+    whether it was answered (else the seconds until it failed: a timeout says the link took
+    at least that long). Each source zone is probed on a thread of its own."""
+
+    def __init__(self, cluster: Cluster, interval_s: float = 1.0) -> None:
+        self.zones = facets.facet(cluster, Capability.ZONES)
+        self.sources = sorted(z for z in cluster.nodes_by_zone() if z)
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.timeline = Timeline()
+
+    def _run(self, source: str) -> None:
+        while not self._stop.is_set():
+            try:
+                trips = self.zones.link_round_trips(source)
+            except (errors.ZoneproofError, OSError) as exc:
+                log.debug("link probe from %s failed: %s", source, exc)
+                trips = {}
+            for zone, (seconds, answered) in trips.items():
+                self.timeline.add("link_rtt", zone, source=source, seconds=f"{seconds:.4f}",
+                                  answered=str(answered))
+            self._stop.wait(self.interval_s)
+
+    def start(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        for source in self.sources:
+            thread = threading.Thread(target=self._run, args=(source,), daemon=True,
+                                      name=f"LinkRecorder-{source}")
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(10)
 
 
 @contextlib.contextmanager

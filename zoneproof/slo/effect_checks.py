@@ -164,6 +164,36 @@ def _leader_changed(fault: FaultRecord, events: Sequence[Event], _: StatedTiming
                     if e.detail.get("leader") not in ("", None, *fault.targets))
 
 
+#: A slowed link counts as slowed once a round trip is this share of the latency added.
+LINK_SHARE = 0.8
+
+
+def _links_slowed(fault: FaultRecord, events: Sequence[Event], _: StatedTimings
+                  ) -> float | None:
+    """When every target link (``faults.zones.link_target``) carried a round trip slower than
+    its fastest answered one before the fault (earlier slowings, a loaded machine only add)
+    by ``LINK_SHARE`` of the added 2 x latency, either way (one that timed out after that
+    long counts: the link took at least that)."""
+    from zoneproof.faults.zones import parse_link_target
+
+    def slowed(target: str) -> float | None:
+        parsed = parse_link_target(target)
+        if parsed is None:
+            return None
+        a, b, ms = parsed
+        mine = [e for e in events if e.kind == "link_rtt" and e.detail.get("seconds")
+                and {e.detail.get("source"), e.subject} == {a, b}]
+        before = [float(e.detail["seconds"]) for e in mine if e.t < fault.injected_at
+                  and e.detail.get("answered") != "False"]
+        if not before:
+            return None  # never measured before: a slow round trip proves nothing
+        wanted = min(before) + LINK_SHARE * 2 * ms / 1000
+        return _first_t(e for e in mine if e.t >= fault.in_force
+                        and float(e.detail["seconds"]) >= wanted)
+
+    return _each_target(fault, slowed)
+
+
 OBSERVERS: dict[Effect, Observer] = {
     Effect.KUBELETS_STOPPED: _kubelets_stopped,
     Effect.NODES_NOT_READY: _nodes_not_ready,
@@ -175,6 +205,7 @@ OBSERVERS: dict[Effect, Observer] = {
     Effect.WEBHOOK_DOWN: _webhook_down,
     Effect.NODES_CORDONED: _cordoned,
     Effect.NODES_DRAINED: _drained,
+    Effect.LINKS_SLOWED: _links_slowed,
 }
 
 

@@ -26,7 +26,7 @@ from zoneproof.measure.attribution import deletes_by_non_holders
 from zoneproof.measure.audit import LeaseRequest, PodDeletion
 from zoneproof.measure.history import History
 from zoneproof.measure.timeline import Timeline
-from zoneproof.slo import linearizability, metrics
+from zoneproof.slo import linearizability, metrics, zone_metrics
 from zoneproof.slo.results import SloResult, evaluate
 from zoneproof.slo.spec import Slo
 from zoneproof.traffic import workloads
@@ -191,6 +191,20 @@ def _pdb_budget(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
         for r in faults)
 
 
+def _each(metric: Callable[[Timeline, FaultRecord], float | None]) -> Compute:
+    """The worst of ``metric`` over the faults judged."""
+    def compute(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+        return _worst(metric(ev.timeline, r) for r in faults)
+    return compute
+
+
+def _reelection(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    """Over the faults that hit a zone holding a control-plane Lease (the others: none)."""
+    figures_ = [f for r in faults
+                if (f := zone_metrics.control_plane_reelection(ev.timeline, r)) is not None]
+    return max(figures_) if figures_ else None
+
+
 def unfenced(evidence: Evidence, *, expiry: bool = False) -> list[str]:
     """One line per audited replica delete made while it was not the Lease's holder of
     record by the API server's order (``expiry``: or its own Lease had run out) (for
@@ -228,6 +242,21 @@ FIGURES: dict[str, Figure] = {
     "failed_admissions": Figure(frozenset({Effect.WEBHOOK_DOWN, Effect.CONTROL_PLANE_DOWN,
                                            Effect.ETCD_QUORUM_LOST}), _failed_admissions),
     "pdb_budget_exceeded": Figure(frozenset({Effect.NODES_DRAINED}), _pdb_budget),
+    # a zone's control plane down, isolated or slowed (zoneproof.faults.zones)
+    "etcd_leader_reelection": Figure(frozenset({Effect.ETCD_LEADER_CHANGED}),
+                                     _each(zone_metrics.etcd_leader_reelection)),
+    "control_plane_reelection": Figure(frozenset({Effect.CONTROL_PLANE_DOWN,
+                                                  Effect.ETCD_MEMBERS_DOWN}), _reelection),
+    "member_writes_acknowledged": Figure(frozenset({Effect.ETCD_MEMBERS_DOWN}),
+                                         _each(zone_metrics.member_writes_acknowledged)),
+    "writes_after_zone_returned": Figure(frozenset({Effect.ETCD_QUORUM_LOST}),
+                                         _each(zone_metrics.writes_after_zone_returned)),
+    "write_latency_p99": Figure(frozenset({Effect.LINKS_SLOWED}),
+                                _each(zone_metrics.write_latency_p99)),
+    "etcd_leader_changes": Figure(frozenset({Effect.LINKS_SLOWED}),
+                                  _each(zone_metrics.etcd_leader_changes)),
+    "control_plane_leader_changes": Figure(frozenset({Effect.LINKS_SLOWED}),
+                                           _each(zone_metrics.control_plane_leader_changes)),
 }
 
 

@@ -1,6 +1,6 @@
 """A background writer: numbered ConfigMaps, every answer recorded on the run's Timeline.
 
-Events: ``write_acknowledged`` / ``write_failed`` {error} per write, and on ``stop()``
+Events: ``write_acknowledged`` {seconds} / ``write_failed`` {error, seconds} per write, and on ``stop()``
 ``write_lost`` for each acknowledged write that cannot be read back, then
 ``writes_verified`` {acknowledged, lost}. ``slo.metrics`` turns them into figures.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
+from pathlib import Path
 
 import urllib3
 from kubernetes import client
@@ -31,9 +33,12 @@ class Writer:
     """Writes ConfigMap ``w-<n>`` into ``namespace`` every ``interval_s`` until stopped."""
 
     def __init__(self, cluster: Cluster, timeline: Timeline, *, namespace: str,
-                 interval_s: float) -> None:
+                 interval_s: float, kubeconfig: Path | None = None) -> None:
+        """Writes through ``cluster``'s kubeconfig, or ``kubeconfig`` (one API server of
+        several, say)."""
         self.timeline, self.namespace, self.interval_s = timeline, namespace, interval_s
-        self.core = client.CoreV1Api(kube.api_client(cluster.kubeconfig, retries=0))
+        self.core = client.CoreV1Api(kube.api_client(kubeconfig or cluster.kubeconfig,
+                                                     retries=0))
         self.acknowledged: list[str] = []
         self.failed = 0
         self._stop = threading.Event()
@@ -49,16 +54,18 @@ class Writer:
 
     def _write(self, n: int) -> None:
         name = f"w-{n}"
+        started = time.monotonic()
         try:
             self.core.create_namespaced_config_map(
                 self.namespace, {"metadata": {"name": name}, "data": {"n": str(n)}},
                 _request_timeout=_REQUEST_TIMEOUT_S)
         except _ERRORS as exc:
             self.failed += 1
-            self.timeline.add("write_failed", name, error=type(exc).__name__)
+            self.timeline.add("write_failed", name, error=type(exc).__name__,
+                              seconds=f"{time.monotonic() - started:.4f}")
             return
         self.acknowledged.append(name)
-        self.timeline.add("write_acknowledged", name)
+        self.timeline.add("write_acknowledged", name, seconds=f"{time.monotonic() - started:.4f}")
 
     def _run(self) -> None:
         n = 0

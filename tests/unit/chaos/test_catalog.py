@@ -39,3 +39,14 @@ def test_in_cluster_experiments_apply_only_when_both_components_run_in_the_clust
 def test_the_reason_names_what_the_components_run_as(directory: Path) -> None:
     why = catalog.not_applicable(directory, Components())["pods-down"]
     assert "in-cluster" in why and "host" in why
+
+
+def test_zone_experiments_apply_only_where_the_backend_makes_zoned_beds() -> None:
+    directory = Path(__file__).parents[3] / "chaos"
+    zoned = catalog.zoned_only(directory)
+    assert {"zone-outage-full", "zone-partition", "kubelet-apiserver-cut", "zone-latency",
+            "two-zones-down"} <= zoned
+    assert zoned <= set(catalog.applicable(directory, Components(), zones=True))
+    excluded = catalog.not_applicable(directory, Components(), zones=False)
+    assert zoned <= set(excluded)
+    assert all("failure domain" in excluded[name] for name in zoned)

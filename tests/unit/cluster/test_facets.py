@@ -13,8 +13,11 @@ from zoneproof.cluster.existing import ExistingCluster
 from zoneproof.cluster.interface import Capability, ControlPlaneProcess, Kubelets
 from zoneproof.cluster.kind import KindCluster
 from zoneproof.cluster.local import LocalCluster
+from zoneproof.cluster.local.zoned import ZonedLocalCluster
 
-_CLUSTER_CLASSES = {"local": LocalCluster, "kind": KindCluster, "existing": ExistingCluster}
+#: Each backend's cluster classes (the local backend's zoned layout adds ZONES).
+_CLUSTER_CLASSES = {"local": (LocalCluster, ZonedLocalCluster), "kind": (KindCluster,),
+                    "existing": (ExistingCluster,)}
 
 
 @dataclass
@@ -66,7 +69,7 @@ def test_a_missing_permission_names_the_flag_that_grants_it() -> None:
         facets.require(bed, set(Capability), what="fault f")  # type: ignore[arg-type]
     text = str(caught.value)
     assert text.startswith("fault f needs control-plane, destructive, etcd-members, "
-                           "load-images, node-containers, which cluster 'bed'")
+                           "load-images, node-containers, zones, which cluster 'bed'")
     assert "destructive: faults are not allowed on it; the local or kind backend has it; on a " \
            "cluster you own, --allow-destructive (pytest: --zp-allow-destructive) allows it" in text
     assert "node-containers: its nodes are not machines zoneproof can stop, start or pause; " \
@@ -122,13 +125,18 @@ def test_a_permission_is_no_facet() -> None:
 def test_each_cluster_implements_exactly_the_facets_its_backend_declares(name: str) -> None:
     """No stubs: a facet's methods exist only on clusters whose backend can do it."""
     declared = cluster.backend_type(name).traits.capabilities
-    cls = _CLUSTER_CLASSES[name]
+    for cls in _CLUSTER_CLASSES[name]:
+        for capability, facet in facets.FACETS.items():
+            if isinstance(getattr(cls, "capabilities", None), frozenset):  # the class says
+                assert issubclass(cls, facet) == (capability in cls.capabilities), (cls, capability)
     for capability, facet in facets.FACETS.items():
-        assert issubclass(cls, facet) == (capability in declared), (name, capability)
+        assert any(issubclass(c, facet) for c in _CLUSTER_CLASSES[name]) == (
+            capability in declared), (name, capability)
 
 
 def test_cluster_classes_declare_what_their_backend_does() -> None:
-    assert LocalCluster.capabilities == cluster.backend_type("local").traits.capabilities
+    assert ZonedLocalCluster.capabilities == cluster.backend_type("local").traits.capabilities
+    assert LocalCluster.capabilities == ZonedLocalCluster.capabilities - {Capability.ZONES}
     assert KindCluster.capabilities == cluster.backend_type("kind").traits.capabilities
     adopted = ExistingCluster(Path("/k"), allow_destructive=False)
     assert adopted.capabilities == cluster.backend_type("existing").traits.capabilities

@@ -85,3 +85,14 @@ def test_a_state_from_when_options_were_spec_fields_reads_them_back(
     assert bed.spec == ClusterSpec(name="old")
     assert bed.options == LocalOptions(port_base=23000, kwok_per="zone")
     assert bed.kwok_groups() == bed.spec.nodes_by_zone()
+
+
+def test_the_zoned_layout_is_an_option_and_takes_no_port_block() -> None:
+    Options = LocalOptions  # noqa: N806
+    assert Options.parse({"layout": "zones"}).layout == "zones"
+    assert Options.from_dict(Options(layout="zones").to_dict()).layout == "zones"
+    assert Options.from_dict({}).layout == "flat"
+    with pytest.raises(errors.ConfigError, match="--layout must be flat or zones"):
+        Options.parse({"layout": "rings"})
+    with pytest.raises(errors.ConfigError, match="--port-base does not apply to --layout zones"):
+        Options.parse({"layout": "zones", "port-base": "30000"})

@@ -13,6 +13,7 @@ from zoneproof.cluster.spec import Timings
 from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.faults import Effect, FaultRecord, registry
 from zoneproof.faults.effects import OBSERVATIONS, StatedTimings
+from zoneproof.faults.zones import link_target, parse_link_target
 from zoneproof.measure import Timeline
 from zoneproof.report import artefacts
 from zoneproof.slo import Evidence, effect_checks, figures, judge
@@ -46,7 +47,16 @@ WITNESSES: dict[Effect, Callable[[tuple[str, ...]], list[Row]]] = {
                                        for t in ts],
     Effect.NODES_DRAINED: lambda ts: [(2, "pod_scheduled", "ns/db-0", {"uid": "u0", "node": ts[0]}),
                                       (13, "pod_deleting", "ns/db-0", {"uid": "u0"})],
+    # each link a round trip 0.01 s before, 2 x 0.1 s slower after (zone-a<->zone-b+100ms)
+    Effect.LINKS_SLOWED: lambda ts: [
+        row for t in ts for a, b, ms in [parse_link_target(t) or ("", "", 0)]
+        for row in ((5.0, "link_rtt", b, {"source": a, "seconds": "0.01"}),
+                    (12.0, "link_rtt", a, {"source": b, "seconds": f"{0.01 + 2 * ms / 1000}"}))],
 }
+
+#: Targets of a record of a kind that must cause the effect (default: two nodes).
+TARGETS = {Effect.CONTROL_PLANE_DOWN: ("kube-apiserver",),
+           Effect.LINKS_SLOWED: (link_target("zone-a", "zone-b", 100),)}
 
 
 def test_every_effect_is_observed_and_witnessed() -> None:
@@ -61,8 +71,8 @@ def _record(kind: str, targets: tuple[str, ...]) -> FaultRecord:
 def _witnessed(timeline_of: TimelineOf, kind: str) -> tuple[FaultRecord, Timeline]:
     """A record of ``kind`` and a timeline on which each of its effects shows."""
     fault = registry.kinds()[kind]
-    record = _record(kind, ("kube-apiserver",) if Effect.CONTROL_PLANE_DOWN in fault.effects
-                     else ("t1", "t2"))
+    record = _record(kind, next((t for e, t in TARGETS.items() if e in fault.effects),
+                                ("t1", "t2")))
     return record, timeline_of([row for effect in fault.effects
                                  for row in WITNESSES[effect](record.targets)]
                                 + [(1, "lease_holder", "ns/lease", {"holder": "t1"})])

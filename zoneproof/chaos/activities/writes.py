@@ -4,19 +4,25 @@ and waits for writes and the API server."""
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.chaos import experiment, probes, session
+from zoneproof.cluster import facets
+from zoneproof.cluster.interface import Capability
 from zoneproof.traffic.writer import Writer
 
 __all__ = ["expect_writes", "start_writer", "stop_writer", "wait_apiserver"]
 
 
-def start_writer(interval_s: float = 0.2) -> str:
-    """Start the background writer (every acknowledged write recorded); its namespace."""
+def start_writer(interval_s: float = 0.2, zone: str = "") -> str:
+    """Start the background writer (every acknowledged write recorded); its namespace.
+    With ``zone`` (a cluster whose zones are failure domains) it writes through that zone's
+    API server alone, as a client pinned to one server would, not the load balancer."""
     if interval_s <= 0:
         raise errors.ConfigError(f"interval_s must be > 0, got {interval_s}")
     run = session.current()
     namespace = experiment.named(run, "zp-writes")
+    pinned = (facets.facet(run.cluster, Capability.ZONES).zone_kubeconfig(zone) if zone
+              else None)
     run.writer.start(Writer(run.cluster, run.timeline, namespace=namespace,
-                            interval_s=interval_s).start())
+                            interval_s=interval_s, kubeconfig=pinned).start())
     return namespace
 
 

@@ -19,7 +19,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import processes, waiting
 from zoneproof.cluster import _etcd
-from zoneproof.cluster._common import ApiCluster
+from zoneproof.cluster._common import ZONE_LABEL, ApiCluster
 from zoneproof.cluster.interface import Capability, ClusterStatus, ControlPlaneProcess
 from zoneproof.cluster.kind import docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
@@ -32,6 +32,8 @@ NAME = "kind"
 
 
 ROLE_LABEL = "io.x-k8s.kind.role"
+#: kubeadm's label of control-plane nodes.
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 #: Importing an image archive into every node's containerd (a few hundred MiB each).
 _LOAD_TIMEOUT_S = 600.0
 _EXPORT_TIMEOUT_S = 300.0
@@ -105,8 +107,16 @@ class KindCluster(ApiCluster):
         return self._gateway
 
     def nodes_by_zone(self) -> dict[str, list[str]]:
-        """Zone → worker nodes; control-plane nodes carry no zone and are left out."""
-        return {zone: names for zone, names in super().nodes_by_zone().items() if zone}
+        """Zone → worker nodes; control-plane nodes (an HA control plane's carry a zone
+        each: ``control_plane_zones``) are left out."""
+        planes = set(self.control_plane_zones().values())
+        return {zone: kept for zone, names in super().nodes_by_zone().items()
+                if zone and (kept := [n for n in names if n not in planes])}
+
+    def control_plane_zones(self) -> dict[str, str]:
+        """Control-plane node → its zone ('' for a single control plane's, which has none)."""
+        return {n.metadata.name: (n.metadata.labels or {}).get(ZONE_LABEL, "")
+                for n in self.core.list_node(label_selector=CONTROL_PLANE_LABEL).items}
 
     def audit_log(self) -> Path | None:
         """The API server's audit log (single control plane only; HA has one per member)."""

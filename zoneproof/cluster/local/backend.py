@@ -11,6 +11,7 @@ started unless told to keep it; a partial bed (processes that stopped) is repair
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import shutil
@@ -49,8 +50,8 @@ from zoneproof.cluster.interface import (
     Progress,
     Traits,
 )
+from zoneproof.cluster.local import netns, pki, ports, render
 from zoneproof.cluster.local import options as options_
-from zoneproof.cluster.local import pki, ports, render
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.runs import ownership, state
 
@@ -61,7 +62,7 @@ log = logging.getLogger(__name__)
 NAME = "local"
 #: Kubelets (kwok), etcd members and control-plane processes; faults may disrupt it. No node
 #: machines to stop, no images to load. Listed one by one: a new capability is granted only
-#: by adding it here.
+#: by adding it here. (The zoned layout adds ZONES: zoned.ZonedLocalCluster.)
 _CAPABILITIES = frozenset({Capability.STOP_KUBELET, Capability.ETCD_MEMBERS,
                            Capability.CONTROL_PLANE, Capability.DESTRUCTIVE})
 
@@ -198,11 +199,11 @@ class LocalCluster(ApiCluster):
         return etcd.tls_pool(self.paths.cert("etcd-ca"), self.paths.cert("etcd-health"),
                              self.paths.key("etcd-health"))
 
-    def _healthz(self, port: int) -> bool:
+    def _healthz(self, port: int, host: str = "127.0.0.1", path: str = "/healthz") -> bool:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
             try:
-                return _insecure.request("GET", f"https://127.0.0.1:{port}/healthz").status == 200
+                return _insecure.request("GET", f"https://{host}:{port}{path}").status == 200
             except urllib3.exceptions.HTTPError:
                 return False
 
@@ -280,6 +281,10 @@ class LocalCluster(ApiCluster):
         for component in (ControlPlaneProcess.CONTROLLER_MANAGER, ControlPlaneProcess.SCHEDULER):
             self._wait_healthy(records[component], self._component_health(component),
                                _START_TIMEOUT_S["components"])
+        self.wait_ready_nodes()
+
+    def wait_ready_nodes(self) -> None:
+        """Wait for every node Ready and the default ServiceAccount."""
         nodes = [n for names in self.spec.nodes_by_zone().values() for n in names]
         self.wait_nodes(nodes, ready=True, timeout_s=_START_TIMEOUT_S["nodes"])
         waiting.wait_for(
@@ -388,12 +393,33 @@ class LocalCluster(ApiCluster):
         """True if the process of ``component`` is alive."""
         return daemons.alive(self._record(component))
 
+    def creation_steps(self, bins: binaries_.Binaries) -> list[Step]:
+        """The named steps that bring the bed up, in order."""
+        spec = self.spec
+        return [
+            ("certificates and kubeconfig", lambda: None),
+            (f"etcd x{spec.etcd_members} (ports {list(self.ports.etcd_client)})",
+             lambda: self.start_etcd(bins)),
+            (f"kube-apiserver (https://127.0.0.1:{self.ports.apiserver})",
+             lambda: self.start_apiserver(bins)),
+            ("kube-controller-manager, kube-scheduler", lambda: self.start_controllers(bins)),
+            (f"{spec.nodes_per_zone * len(spec.zones)} kwok nodes in zones "
+             f"{', '.join(spec.zones)}", lambda: self.create_nodes(bins)),
+            ("waiting for controllers, nodes Ready, default ServiceAccount", self.wait_ready),
+        ]
+
+    def release_network(self) -> list[str]:
+        """Remove what the bed holds outside its processes and directory (nothing: the
+        zoned layout's namespaces); what was removed."""
+        return []
+
     def status(self) -> ClusterStatus:
         """Liveness of every process the bed must run (one never started counts as stopped)
         and node readiness (nodes empty if the API server is down)."""
         procs = self.liveness()
         try:
-            nodes = self.nodes_ready() if procs[ControlPlaneProcess.APISERVER] and self.apiserver_ready() \
+            nodes = self.nodes_ready() if procs.get(ControlPlaneProcess.APISERVER, True) \
+                and self.apiserver_ready() \
                 else {}
         except (client.ApiException, urllib3.exceptions.HTTPError):
             nodes = {}
@@ -405,9 +431,21 @@ class LocalCluster(ApiCluster):
 # Teardown order: fake kubelets, then controllers, the API server (it waits on etcd), etcd.
 # etcd gets SIGKILL: on SIGTERM each member tries to hand leadership to peers that are
 # stopping too (~7 s), and its data is deleted right after anyway.
+# (A zoned bed's replicas carry their zone after the role; its balancer and toxiproxies last.)
 _TIERS = (("kwok-", signal.SIGTERM), (ControlPlaneProcess.SCHEDULER.value, signal.SIGTERM),
-          (ControlPlaneProcess.CONTROLLER_MANAGER.value, signal.SIGTERM),
-          (ControlPlaneProcess.APISERVER.value, signal.SIGTERM), ("etcd-", signal.SIGKILL))
+          (ControlPlaneProcess.CONTROLLER_MANAGER.value, signal.SIGTERM), ("lb", signal.SIGKILL),
+          (ControlPlaneProcess.APISERVER.value, signal.SIGTERM), ("etcd-", signal.SIGKILL),
+          ("toxiproxy-", signal.SIGKILL))
+
+
+def open_cluster(paths: render.BedPaths) -> LocalCluster:
+    """The bed at ``paths``, as its layout (flat or zoned) has it."""
+    cluster = LocalCluster(paths)  # checks the state file (ProvisionError when not ours)
+    if cluster.options.layout == "zones":
+        from zoneproof.cluster.local import zoned  # it builds on LocalCluster
+
+        return zoned.ZonedLocalCluster(paths)
+    return cluster
 
 
 class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
@@ -416,13 +454,20 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
     name = NAME
     traits = Traits(
         summary="etcd, control plane and kwok nodes as processes on this host",
-        makes_clusters=True, default_etcd_members=3, capabilities=_CAPABILITIES,
+        makes_clusters=True, default_etcd_members=3,
+        capabilities=_CAPABILITIES | {Capability.ZONES},  # ZONES: the zoned layout's
+        # where this process cannot make network namespaces, it makes no zoned beds
+        zoned_options={"layout": "zones"} if netns.available() is None else None,
         options=options_.OPTIONS, holds_nodes_at_scale=True)
     paths_type = render.BedPaths
-    cluster_type = LocalCluster
+    cluster_type = staticmethod(open_cluster)
 
     def __init__(self, options: options_.LocalOptions | None = None) -> None:
         self.options = (options or options_.LocalOptions()).validate()
+        if self.options.layout == "zones" and (why := netns.available()) is not None:
+            log.warning("%s: falling back to the flat layout (the control plane in no zone; "
+                        "no zone faults)", why)
+            self.options = dataclasses.replace(self.options, layout="flat")
 
     @classmethod
     def from_config(cls, config: BackendConfig) -> LocalBackend:
@@ -446,18 +491,8 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         except BaseException:
             ownership.unclaim(self.name, spec.name)
             raise
-        cluster = LocalCluster(paths)
-        steps: list[Step] = [
-            ("certificates and kubeconfig", lambda: None),
-            (f"etcd x{spec.etcd_members} (ports {list(cluster.ports.etcd_client)})",
-             lambda: cluster.start_etcd(bins)),
-            (f"kube-apiserver (https://127.0.0.1:{cluster.ports.apiserver})",
-             lambda: cluster.start_apiserver(bins)),
-            ("kube-controller-manager, kube-scheduler", lambda: cluster.start_controllers(bins)),
-            (f"{spec.nodes_per_zone * len(spec.zones)} kwok nodes in zones "
-             f"{', '.join(spec.zones)}", lambda: cluster.create_nodes(bins)),
-            ("waiting for controllers, nodes Ready, default ServiceAccount", cluster.wait_ready),
-        ]
+        cluster = open_cluster(paths)
+        steps = cluster.creation_steps(bins)
         try:
             seconds = run_creation(
                 steps, what=f"local cluster {spec.name!r}", progress=progress,
@@ -517,38 +552,71 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         return cluster
 
     def _allocate(self, spec: ClusterSpec, made: ownership.Ownership) -> render.BedPaths:
-        """Pick ports; make the bed's directory (0700, never an existing one) with its state
-        (ownership first), PKI and kubeconfigs; under a global lock."""
+        """Pick ports (a zoned bed: its network); make the bed's directory (0700, never an
+        existing one) with its state (ownership first), PKI and kubeconfigs; under a global
+        lock."""
         root = self.root()
-        keys = pki.make()  # slow (RSA): before the ports are chosen, not after
+        # slow (RSA): before the ports are chosen (a zoned bed's network reserved), not after
+        network, keys = self._network_and_keys(spec)
         try:
             files.private_dir(root)
         except OSError as exc:
+            self._release(network)
             raise errors.ConfigError(f"state directory {root} is not writable ({exc.strerror}):"
                                      " set ZONEPROOF_STATE to a writable directory") from exc
+        except BaseException:
+            self._release(network)
+            raise
         with filelock.FileLock(str(root / "ports.lock")):
-            reserved = {p for name in self.names() for p in self._ports_of(name)}
-            base = free_ports.choose_base(ports.ports_needed(spec.etcd_members),
-                                          explicit=self.options.port_base, reserved=reserved)
-            bed_ports = ports.Ports.from_base(base, spec.etcd_members)
+            if network is None:
+                reserved = {p for name in self.names() for p in self._ports_of(name)}
+                base = free_ports.choose_base(ports.ports_needed(spec.etcd_members),
+                                              explicit=self.options.port_base, reserved=reserved)
+                bed_ports = ports.Ports.from_base(base, spec.etcd_members)
+            else:
+                bed_ports = ports.Ports((), (), 0, 0, 0)
             paths = self.paths(spec.name)
             try:
                 paths.root.mkdir(mode=files.DIR_MODE)
             except FileExistsError:
+                self._release(network)
                 raise errors.ProvisionError(
                     f"{paths.root} appeared meanwhile (another `zoneproof up --name "
                     f"{spec.name}`?): zoneproof leaves it alone; pick another --name") from None
-            state.write_json(paths.state, {"spec": spec.to_dict(), "ports": bed_ports.to_dict(),
-                                           "options": self.options.to_dict(), "processes": {},
-                                           ownership.STATE_KEY: made.to_dict()})
+            data = {"spec": spec.to_dict(), "ports": bed_ports.to_dict(),
+                    "options": self.options.to_dict(), "processes": {},
+                    ownership.STATE_KEY: made.to_dict()}
+            if network is not None:
+                from zoneproof.cluster.local import zoned
+
+                data["network"] = zoned.network_state(network)
+            state.write_json(paths.state, data)
             pki.write(paths, keys)
             files.private_dir(paths.logs)
+            files.write_private(paths.audit_policy, audit_policy.audit_policy_yaml())
+            if network is not None:
+                zoned.write_kubeconfigs(spec, network, paths)
+                return paths
             files.write_private(paths.kubeconfig,
                                 render.kubeconfig_yaml(spec.name, bed_ports.apiserver, paths))
             files.write_private(paths.kwok_kubeconfig, render.kubeconfig_yaml(
                 spec.name, bed_ports.apiserver, paths, cert="kwok"))
-            files.write_private(paths.audit_policy, audit_policy.audit_policy_yaml())
         return paths
+
+    def _network_and_keys(self, spec: ClusterSpec) -> tuple[netns.ZoneNetwork | None, pki.Pki]:
+        """A zoned bed's network, reserved (None for the flat layout), and the bed's keys."""
+        if self.options.layout != "zones":
+            return None, pki.make(())
+        if spec.etcd_members != len(spec.zones):
+            raise errors.ConfigError(
+                f"the zoned layout runs one etcd member per zone: --etcd-members "
+                f"{spec.etcd_members} must equal the number of zones ({len(spec.zones)})")
+        return netns.allocate(spec.zones, lambda network: pki.make(network.addresses()))
+
+    @staticmethod
+    def _release(network: netns.ZoneNetwork | None) -> None:
+        if network is not None:
+            network.delete()
 
     def _ports_of(self, name: str) -> list[int]:
         cluster = self.get(name)
@@ -578,8 +646,9 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
             started = time.monotonic()
             records: dict[str, daemons.DaemonRecord] = {}
             uid = ""
+            cluster: LocalCluster | None = None
             if paths.state.is_file():
-                cluster = LocalCluster(paths)
+                cluster = open_cluster(paths)
                 records, uid = cluster.records(), cluster.ownership.uid
             for prefix, sig in _TIERS:
                 daemons.stop_together([r for n, r in records.items() if n.startswith(prefix)],
@@ -588,6 +657,8 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
                 for stray in reaping.terminate(reaping.with_token(reaping.BED_ENV, uid),
                                                grace_s=_STOP_TIMEOUT_S):
                     progress(f"stopped unrecorded process {stray.pid} of {paths.root.name}")
+            if cluster is not None and (removed := cluster.release_network()):
+                progress(f"removed network namespaces {', '.join(removed)}")
             shutil.rmtree(paths.root, ignore_errors=True)
             ownership.unclaim(self.name, paths.root.name)
             progress(f"removed {paths.root} in {time.monotonic() - started:.1f}s")

@@ -32,13 +32,14 @@ class Pki:
     sa_key: bytes
 
 
-def make() -> Pki:
-    """Generate every certificate and key the bed needs."""
+def make(addresses: tuple[str, ...] = ()) -> Pki:
+    """Generate every certificate and key the bed needs; the API servers' and etcd's serving
+    certificates are valid on loopback and at ``addresses`` (a zoned bed's)."""
     ca = certs.make_ca("zoneproof-ca")
     sans = ("127.0.0.1", "localhost", _service_ip(), "kubernetes", "kubernetes.default",
-            "kubernetes.default.svc", "kubernetes.default.svc.cluster.local")
+            "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", *addresses)
     etcd_ca = certs.make_ca("zoneproof-etcd-ca")
-    loopback = ("127.0.0.1", "localhost")
+    loopback = ("127.0.0.1", "localhost", *addresses)
     return Pki({
         "ca": ca,
         "apiserver": certs.issue_cert(ca, "kube-apiserver", sans=sans),

@@ -1,0 +1,95 @@
+"""Figures of zone faults from synthetic timelines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from zoneproof.faults import FaultRecord
+from zoneproof.faults.effects import Effect, StatedTimings
+from zoneproof.faults.zones import link_target
+from zoneproof.measure import Timeline
+from zoneproof.slo import effect_checks, zone_metrics
+
+Row = tuple[float, str, str, dict[str, str]]
+TimelineOf = Callable[[list[Row]], Timeline]
+KCM, SCHED = "kube-system/kube-controller-manager", "kube-system/kube-scheduler"
+
+
+def _leader(t: float, lease: str, zone: str) -> Row:
+    return (t, "control_plane_leader", lease, {"holder": f"{zone}_uid-{t}", "zone": zone})
+
+
+def test_reelection_waits_for_every_lease_the_zone_held(timeline_of: TimelineOf) -> None:
+    fault = FaultRecord("kill-zone-control-plane", (Effect.CONTROL_PLANE_DOWN,),
+                        ("kube-apiserver-zone-a", "kube-controller-manager-zone-a"), 10.0, 40.0)
+    timeline = timeline_of([_leader(1, KCM, "zone-a"), _leader(1, SCHED, "zone-a"),
+                            _leader(17, KCM, "zone-b"), _leader(19.5, SCHED, "zone-c")])
+    assert zone_metrics.fault_zone(timeline, fault) == "zone-a"
+    assert zone_metrics.control_plane_reelection(timeline, fault) == 9.5
+
+
+def test_reelection_has_no_figure_when_a_lease_never_left_or_none_was_there(
+        timeline_of: TimelineOf) -> None:
+    fault = FaultRecord("kill-zone-control-plane", (Effect.CONTROL_PLANE_DOWN,),
+                        ("kube-apiserver-zone-a",), 10.0, 40.0)
+    stuck = timeline_of([_leader(1, KCM, "zone-a"), _leader(2, SCHED, "zone-b")])
+    assert zone_metrics.control_plane_reelection(stuck, fault) is None
+    elsewhere = timeline_of([_leader(1, KCM, "zone-b"), _leader(2, SCHED, "zone-c")])
+    assert zone_metrics.control_plane_reelection(elsewhere, fault) is None
+
+
+def test_write_p99_counts_failed_writes_with_the_time_they_took(timeline_of: TimelineOf) -> None:
+    fault = FaultRecord("zone-latency", (Effect.LINKS_SLOWED,), (), 10.0, 20.0)
+    rows: list[Row] = [(5, "write_acknowledged", "w-0", {"seconds": "9"})]  # before: not counted
+    rows += [(11 + i / 25, "write_acknowledged", f"w-{i}", {"seconds": "0.1"})
+             for i in range(199)]
+    rows += [(19.9, "write_failed", "w-199", {"seconds": "2.0"})]  # 1 in 200: under the p99
+    assert zone_metrics.write_latency_p99(timeline_of(rows), fault) == 0.1
+    rows += [(19.95, "write_failed", f"w-{n}", {"seconds": "2.0"}) for n in (200, 201)]
+    assert zone_metrics.write_latency_p99(timeline_of(rows), fault) == 2.0
+
+
+def test_leader_changes_count_only_during_the_fault(timeline_of: TimelineOf) -> None:
+    fault = FaultRecord("zone-latency", (Effect.LINKS_SLOWED,), (), 10.0, 20.0)
+    timeline = timeline_of([(1, "etcd_leader", "etcd", {"leader": "etcd-zone-a"}),
+                            (12, "etcd_leader", "etcd", {"leader": ""}),
+                            (13, "etcd_leader", "etcd", {"leader": "etcd-zone-b"}),
+                            (25, "etcd_leader", "etcd", {"leader": "etcd-zone-c"})])
+    assert zone_metrics.etcd_leader_changes(timeline, fault) == 2.0
+    assert zone_metrics.etcd_leader_changes(timeline_of([]), fault) is None
+
+
+def test_an_isolated_member_is_judged_by_the_writes_tried_while_cut_off(
+        timeline_of: TimelineOf) -> None:
+    fault = FaultRecord("zone-partition", (Effect.ETCD_MEMBERS_DOWN,), ("etcd-zone-a",),
+                        10.0, 30.0)
+    refused = timeline_of([(15, "member_write", "etcd-zone-a", {"ok": "False"}),
+                           (16, "member_write", "etcd-zone-b", {"ok": "True"})])
+    assert zone_metrics.member_writes_acknowledged(refused, fault) == 0.0
+    split = timeline_of([(15, "member_write", "etcd-zone-a", {"ok": "True"})])
+    assert zone_metrics.member_writes_acknowledged(split, fault) == 1.0
+    assert zone_metrics.member_writes_acknowledged(timeline_of([]), fault) is None
+
+
+def test_a_slowed_link_needs_a_baseline_and_a_round_trip_that_slow(
+        timeline_of: TimelineOf) -> None:
+    from zoneproof.cluster.spec import Timings
+    from zoneproof.components.harness.controller import ControllerSettings
+
+    timings = StatedTimings.of(Timings(), ControllerSettings(namespaces=()))
+    fault = FaultRecord("zone-latency", (Effect.LINKS_SLOWED,),
+                        (link_target("zone-a", "zone-b", 100),), 10.0, 30.0)
+
+    def rtt(t: float, seconds: str, answered: str = "True") -> Row:
+        return (t, "link_rtt", "zone-b", {"source": "zone-a", "seconds": seconds,
+                                          "answered": answered})
+
+    slowed = [rtt(5, "0.004"), rtt(6, "0.5"), rtt(12, "0.09"), rtt(13, "0.21")]
+    (check,) = effect_checks.check([fault], timeline_of(slowed).events, timings)
+    assert check.effective and check.observed_at == 13
+    too_fast = [rtt(5, "0.004"), rtt(12, "0.1")]
+    assert not effect_checks.check([fault], timeline_of(too_fast).events, timings)[0].effective
+    no_baseline = [rtt(12, "0.5")]
+    assert not effect_checks.check([fault], timeline_of(no_baseline).events, timings)[0].effective
+    timed_out = [rtt(5, "0.004"), rtt(12, "10.0", answered="False")]
+    assert effect_checks.check([fault], timeline_of(timed_out).events, timings)[0].effective
