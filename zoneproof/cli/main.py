@@ -142,7 +142,7 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       help="SLO file whose entries replace or add to the defaults by name")
     qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
                       help="run only these chaos experiments (chaos/*.yaml stems), on every "
-                      "backend; the conformance suites and integration tests still run in full")
+                      "backend; the conformance suites still run in full")
     qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
                       help="do not run these chaos experiments (the rest of the "
                       "qualification still runs)")
@@ -154,6 +154,7 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       help="pods of the scale profile, dealt evenly over its nodes (default: "
                       "100 × --scale, e.g. 10,000 on 300 nodes; 1,000 nodes and 100,000 pods: "
                       "--scale 334 --scale-pods 100000)")
+    _add_self_check(qual)
     qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
     qual.add_argument("--reports", type=_path, help="parent of the run's report directory "
                       "(default: reports/ in the checkout; relative: to the current directory)")
@@ -161,6 +162,13 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       help="allow disruptive faults on a cluster zoneproof did not make")
     component_options.add_arguments(qual)
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+
+
+def _add_self_check(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--self-check", action="store_true",
+                        help="also run the self-check: the broken twins that prove each "
+                        "experiment catches a broken component (make test runs them; the "
+                        "report says whether they ran)")
 
 
 def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -179,6 +187,7 @@ def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     cert.add_argument("--reports", type=_path, help="parent of the run's report directory "
                       "(default: reports/ in the checkout; relative: to the current directory)")
     cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    _add_self_check(cert)
     cert.set_defaults(handler=_certify)
     ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
                          "print what it attests (exit 0 verified PASS, 1 not verified, "
@@ -216,7 +225,7 @@ def _certify(args: argparse.Namespace) -> int:
     with _opened("certify"):
         return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
                                keep_cluster=args.keep_cluster, reports=args.reports,
-                               progress=_progress).code
+                               self_check=args.self_check, progress=_progress).code
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -433,7 +442,7 @@ def _run(args: argparse.Namespace) -> int:
             components=_components(args),
             pytest_args=[*component_options.settings_given(args), *args.pytest_args],
             scale=args.scale,
-            scale_pods=args.scale_pods)
+            scale_pods=args.scale_pods, self_check=args.self_check)
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         qualify.check(options, backend)  # bad input refused before the run opens
         with _opened("qualify"):
