@@ -27,7 +27,7 @@ from zoneproof.cluster import backend_type
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.controller import ControllerSettings
-from zoneproof.report import artefacts, junit
+from zoneproof.report import artefacts, junit, summary
 from zoneproof.report import journal as journal_
 from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, load_slos
 from zoneproof.slo.verdict import not_applicable
@@ -37,6 +37,9 @@ pytestmark = [pytest.mark.destructive]
 #: that must fail (broken twins, the informer and ineffective-fault runs) beside them.
 EXPERIMENTS_GROUP = pytest.mark.xdist_group("chaos")
 TWINS_GROUP = pytest.mark.xdist_group("chaos-twins")
+#: The runs that must fail prove the experiments' sensitivity, a property of zoneproof: they
+#: are its self-check (``make test``; the gate with ``--self-check``), not the gate's judges.
+SELF_CHECK = getattr(pytest.mark, summary.SELF_CHECK)
 ROLLBACKS_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 EXPERIMENTS = [pytest.param(p, id=p.stem) for p in sorted(Path(__file__).parent.glob("*.yaml"))]
 
@@ -215,6 +218,7 @@ _AUDITED = frozenset({"concurrent-actors", "lease-fenced-actions"})
 
 
 @TWINS_GROUP
+@SELF_CHECK
 @pytest.mark.parametrize("case", CAUGHT)
 def test_experiment_catches_a_broken_controller(
         case: Twin, experiment_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
@@ -240,6 +244,7 @@ def test_experiment_catches_a_broken_controller(
 
 
 @TWINS_GROUP
+@SELF_CHECK
 @pytest.mark.parametrize("case", [pytest.param(("apiserver-restart", "informer"),
                                                id="apiserver-restart-informer-reads")])
 def test_informer_reads_are_judged_non_linearizable(
@@ -287,6 +292,7 @@ INEFFECTIVE = {
 
 
 @TWINS_GROUP
+@SELF_CHECK
 def test_a_fault_that_did_not_take_effect_fails(module_bed: Cluster, zp_settings: Settings,
                                                  tmp_path: Path) -> None:
     """Only the effect check catches a fault that never took effect: everything else holds."""

@@ -377,3 +377,37 @@ def test_the_webhook_registration_is_run_wide_unless_the_users_cluster_is_every_
     result = pytester.runpytest_subprocess("--zp-backend", "existing", "--zp-kubeconfig",
                                            str(kubeconfig))
     assert result.ret == 0, result.stdout.str()
+
+
+def test_the_self_check_is_recorded_and_leaving_it_out_is_no_gap(
+        pytester: pytest.Pytester) -> None:
+    """A test marked ``self_check`` is recorded as the self-check's, with its timing (worker,
+    start, end on the run's clock); a run that leaves it out (the gate without --self-check)
+    still PASSes, says it did not run and lists no gap."""
+    pytester.makepyfile(test_gate='''
+        import pytest
+
+        def test_judges():
+            pass
+
+        @pytest.mark.self_check
+        def test_twin_is_caught():
+            pass
+    ''')
+    reports = pytester.path / "with"
+    result = pytester.runpytest_subprocess("-n", "2", f"--zp-report-dir={reports}")
+    result.assert_outcomes(passed=2)
+    doc = json.loads((reports / "summary.json").read_text())
+    assert doc["self_check"] == {"ran": True, "counts": {"passed": 1}, "failed": []}
+    rows = {row["test"]: row for row in doc["tests"]}
+    twin = rows["test_gate.py::test_twin_is_caught"]
+    assert twin["self_check"] and twin["suite"] == "self-check"
+    assert twin["worker"].startswith("gw") and 0 <= twin["start_s"] <= twin["end_s"]
+    assert {r["suite"] for r in doc["timing"]["suites"]} == {"test_gate.py", "self-check"}
+    reports = pytester.path / "without"
+    result = pytester.runpytest_subprocess("-n", "2", "-m", "not self_check",
+                                           f"--zp-report-dir={reports}")
+    result.assert_outcomes(passed=1)
+    doc = json.loads((reports / "summary.json").read_text())
+    assert doc["verdict"] == "PASS" and doc["not_judged"] == []
+    assert doc["self_check"] == {"ran": False, "counts": {}, "failed": []}

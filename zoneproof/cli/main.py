@@ -173,7 +173,7 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       help="SLO file whose entries replace or add to the defaults by name")
     qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
                       help="run only these chaos experiments (chaos/*.yaml stems), on every "
-                      "backend; the conformance suites and integration tests still run in full")
+                      "backend; the conformance suites still run in full")
     qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
                       help="do not run these chaos experiments (the rest of the "
                       "qualification still runs)")
@@ -185,6 +185,7 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       help="pods of the scale profile, dealt evenly over its nodes (default: "
                       "100 × --scale, e.g. 10,000 on 300 nodes; 1,000 nodes and 100,000 pods: "
                       "--scale 334 --scale-pods 100000)")
+    _add_self_check(qual)
     qual.add_argument("--no-html", action="store_true", help="skip the HTML reports")
     qual.add_argument("--allure", action="store_true",
                       help="also render the Allure report (needs Node.js and npm: Allure 3 is "
@@ -212,6 +213,13 @@ def _seed(text: str) -> int:
     return int(text)
 
 
+def _add_self_check(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--self-check", action="store_true",
+                        help="also run the self-check: the broken twins that prove each "
+                        "experiment catches a broken component (make test runs them; the "
+                        "report says whether they ran)")
+
+
 def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cert = sub.add_parser("certify", help="qualify a vendor's components as a certification "
                           "profile says; write the signed bundle (exit 0 only on PASS)")
@@ -229,6 +237,7 @@ def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       "(default: reports/ in the current directory)")
     cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
     _add_generated(cert)
+    _add_self_check(cert)
     cert.set_defaults(handler=_certify)
     ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
                          "print what it attests (exit 0 verified PASS, 1 not verified, "
@@ -266,7 +275,8 @@ def _certify(args: argparse.Namespace) -> int:
     with _opened("certify"):
         return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
                                keep_cluster=args.keep_cluster, reports=args.reports,
-                               thorough=args.thorough, seed=args.seed, progress=_progress).code
+                               thorough=args.thorough, seed=args.seed,
+                               self_check=args.self_check, progress=_progress).code
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -526,7 +536,8 @@ def _run(args: argparse.Namespace) -> int:
             reports=args.reports, allow_destructive=args.allow_destructive,
             components=_components(args),
             pytest_args=[*component_options.settings_given(args), *args.pytest_args],
-            scale=args.scale, scale_pods=args.scale_pods, thorough=args.thorough, seed=args.seed)
+            scale=args.scale, scale_pods=args.scale_pods, thorough=args.thorough, seed=args.seed,
+            self_check=args.self_check)
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         qualify.check(options, backend)  # bad input refused before the run opens
         with _opened("qualify"):

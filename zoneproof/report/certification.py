@@ -20,20 +20,26 @@ from typing import Any
 
 import yaml
 
-from zoneproof._util import locations
 from zoneproof.binaries import PINS
-from zoneproof.report.summary import Summary
+from zoneproof.report.summary import GATE_SUITES, Summary, experiment_of
 
-__all__ = ["API_VERSION", "KIND", "NOT_APPLICABLE", "SUITES", "Vendor", "document", "experiment_verdicts",
-           "load_json", "predicate", "slo_verdicts", "suite_verdicts", "to_yaml"]
+__all__ = ["API_VERSION", "KIND", "NOT_APPLICABLE", "NOT_CERTIFIED", "SUITES", "Vendor", "document",
+           "experiment_verdicts", "load_json", "predicate", "slo_verdicts", "suite_verdicts",
+           "to_yaml"]
 
 API_VERSION = "zoneproof.dev/v1"
 KIND = "Certification"
-#: Suite name → the test id prefix of its tests (qualify's SUITES).
-SUITES = {"conformance": "conformance/", "chaos": "chaos/", "integration": "tests/integration/"}
+#: Suite name → the test id prefixes of its tests (the gate's suites, qualify's SUITES).
+SUITES = {suite: tuple(f"{d}/" for d in dirs) for suite, dirs in GATE_SUITES.items()}
+NOT_CERTIFIED = {
+    "integration": "zoneproof's own integration tests (tests/integration) prove zoneproof, not "
+                   "the components certified: they run in zoneproof's make test, not here",
+    "mutants": "the conformance suites against every broken variant of the reference "
+               "(zoneproof mutants): zoneproof's own property, run by make test",
+}
+"""What a certification does not run, and why (certification.yaml's ``not_certified``)."""
 NOT_APPLICABLE = "NOT_APPLICABLE"
 """An experiment's verdict when it does not apply to the components certified (with why)."""
-_CHAOS_TEST = "chaos/test_experiments.py::test_experiment["
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +63,11 @@ def load_json(path: Path) -> dict[str, Any]:
 
 
 def suite_verdicts(summary: Summary) -> dict[str, dict[str, Any]]:
-    """Suite → {verdict, counts, failed}: FAIL if a test failed, NOT_RUN if none passed,
-    NOT_APPLICABLE (with why) if the suite is not installed."""
+    """Suite → {verdict, counts, failed}: FAIL if a test failed, NOT_RUN if none passed. The
+    self-check's tests (when it ran) are not the suite's: ``document``'s ``self_check``."""
     out: dict[str, dict[str, Any]] = {}
     for suite, prefix in SUITES.items():
-        if not locations.suite_path(prefix).is_dir():  # an installed zoneproof: no tests/integration
-            out[suite] = {"verdict": NOT_APPLICABLE, "counts": {}, "failed": [],
-                          "why": f"{prefix} is not installed (zoneproof's own tests run from a checkout)"}
-            continue
-        tests = [t for t in summary.outcomes if t.nodeid.startswith(prefix)]
+        tests = [t for t in summary.outcomes if t.nodeid.startswith(prefix) and not t.self_check]
         counts = Counter(t.outcome for t in tests)
         failed = sorted(t.nodeid for t in tests if t.failed)
         verdict = "FAIL" if failed else "PASS" if counts["passed"] else "NOT_RUN"
@@ -78,8 +80,7 @@ def experiment_verdicts(summary: Summary, experiments: Sequence[str],
                         ) -> dict[str, dict[str, Any]]:
     """Each chaos experiment → {verdict, outcome, duration_s}; one that did not run is NOT_RUN,
     one of ``not_applicable`` (name → why) is NOT_APPLICABLE with its reason."""
-    ran = {t.nodeid[len(_CHAOS_TEST):-1]: t for t in summary.outcomes
-           if t.nodeid.startswith(_CHAOS_TEST)}
+    ran = {name: t for t in summary.outcomes if (name := experiment_of(t.nodeid)) is not None}
     out: dict[str, dict[str, Any]] = {
         name: {"verdict": NOT_APPLICABLE, "outcome": why}
         for name, why in (not_applicable or {}).items()}
@@ -152,6 +153,8 @@ def document(vendor: Vendor, *, summary: Summary | None, experiments: Sequence[s
         "stood_in": stand_ins,
         "registrations": list(registrations),
         "suites": suites,
+        "self_check": summary.self_check,
+        "not_certified": dict(NOT_CERTIFIED),
         "experiments": experiment_rows,
         "slos": slos,
         "problems": found,
@@ -161,7 +164,8 @@ def document(vendor: Vendor, *, summary: Summary | None, experiments: Sequence[s
 
 def predicate(certification: Mapping[str, Any]) -> dict[str, Any]:
     """What the attestation attests: the verdicts, who and what (the rest is in the files)."""
-    keys = ("verdict", "vendor", "certified", "suites", "experiments", "slos", "problems")
+    keys = ("verdict", "vendor", "certified", "suites", "self_check", "experiments", "slos",
+            "problems")
     ran = {kind: [{k: entry.get(k) for k in ("component", "executable", "sha256", "url")
                    if entry.get(k)} for entry in section.get("ran", [])]
            for kind, section in certification["components"].items() if isinstance(section, dict)}

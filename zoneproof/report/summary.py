@@ -4,6 +4,9 @@ the clusters tested (``zoneproof.runs.identity``: API server, kube-system UID, v
 Built from pytest's own test reports: outcomes, durations and the ``slo:<name>``
 properties the chaos tests record (``report.junit``), so it works the same with or
 without xdist. ``load`` reads it back as a typed ``Summary`` (the CLI, benchmarks).
+Each test's phases are timed (set-up, which makes a bed when the test is the first on its
+worker to need one; start and end on the run's clock; the xdist worker), so the summary
+says where the run's time went: per suite and per chaos experiment (``timing``).
 """
 
 from __future__ import annotations
@@ -15,17 +18,46 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import errors
+from zoneproof.components.harness import kinds
 from zoneproof.runs.identity import ClusterIdentity
 from zoneproof.slo.results import SloResult
 from zoneproof.slo.verdict import NotJudged, RunVerdict, judge_run
 
-__all__ = ["SCHEMA", "ItemResult", "Summary", "build", "load", "write"]
+__all__ = ["GATE_SUITES", "SCHEMA", "SELF_CHECK", "ItemResult", "Summary", "build",
+           "experiment_of", "load", "suite_of", "write"]
 
 SCHEMA = "zoneproof.dev/v2/Summary"
 """v2: an SLO row is ``SloResult.to_dict`` (observed, threshold, message) plus test, pass."""
 FAILING = frozenset({"failed", "error"})
 INTERRUPTED = "interrupted"
 """The outcome of a test a signal ended before its result was known: never passed."""
+GATE_SUITES: dict[str, tuple[str, ...]] = {
+    "conformance": tuple(dict.fromkeys(d for kind in kinds.every() for d in kind.spec.conformance)),
+    "chaos": ("chaos",),
+}
+"""What the gate (qualify, certify) runs: suite → its directories in the checkout. Only what
+judges the components under test: every kind's conformance suites (the kinds registry) and
+the chaos experiments. zoneproof's own tests (tests/) and the self-check run in ``make test``."""
+SELF_CHECK = "self_check"
+"""The marker of the self-check: tests that prove an experiment or suite catches a broken
+component (its broken twins). ``make test`` runs them; the gate only when asked
+(``--self-check``); the summary says whether they ran."""
+_SELF_CHECK_SUITE = "self-check"
+_CHAOS_EXPERIMENT = "chaos/test_experiments.py::test_experiment["
+
+
+def experiment_of(nodeid: str) -> str | None:
+    """The chaos experiment a test runs (``...test_experiment[zone-outage]``), else None."""
+    return nodeid[len(_CHAOS_EXPERIMENT):-1] if nodeid.startswith(_CHAOS_EXPERIMENT) else None
+
+
+def suite_of(nodeid: str, *, self_check: bool = False) -> str:
+    """The suite a test belongs to: its file's directory (``conformance/ha_config``,
+    ``chaos``), or ``self-check`` for a self-check test."""
+    if self_check:
+        return _SELF_CHECK_SUITE
+    path = nodeid.split("::", 1)[0]
+    return path.rsplit("/", 1)[0] if "/" in path else path
 
 
 @dataclass
@@ -38,11 +70,45 @@ class ItemResult:
     duration_s: float = 0.0
     slos: list[SloResult] = field(default_factory=list)
     message: str = ""
+    setup_s: float = 0.0
+    """Its set-up's share of ``duration_s`` (a bed made for it counts here)."""
+    start_s: float | None = None
+    """When its set-up began, seconds after the run started (None: not known)."""
+    end_s: float | None = None
+    """When its teardown ended, seconds after the run started."""
+    worker: str = ""
+    """The xdist worker that ran it (``gw0``...; empty without xdist)."""
+    self_check: bool = False
+    """A self-check test (marked ``SELF_CHECK``)."""
 
     @property
     def failed(self) -> bool:
         """Failed or errored."""
         return self.outcome in FAILING
+
+    @property
+    def suite(self) -> str:
+        """``suite_of`` this test."""
+        return suite_of(self.nodeid, self_check=self.self_check)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its row of summary.json's ``tests``."""
+        return {"test": self.nodeid, "outcome": self.outcome, "suite": self.suite,
+                "duration_s": round(self.duration_s, 2), "setup_s": round(self.setup_s, 2),
+                "start_s": _rounded(self.start_s), "end_s": _rounded(self.end_s),
+                "worker": self.worker, "self_check": self.self_check}
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> ItemResult:
+        """Inverse of ``to_dict`` (without SLOs and message)."""
+        return cls(row["test"], row["outcome"], float(row["duration_s"]),
+                   setup_s=float(row.get("setup_s", 0.0)), start_s=row.get("start_s"),
+                   end_s=row.get("end_s"), worker=str(row.get("worker", "")),
+                   self_check=bool(row.get("self_check", False)))
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +150,40 @@ class Summary:
         """The tests that failed or errored."""
         return [o for o in self.outcomes if o.failed]
 
+    @property
+    def self_check(self) -> dict[str, Any]:
+        """Whether the self-check ran (a test of it passed or failed), with its tests' counts."""
+        tests = [o for o in self.outcomes if o.self_check]
+        return {"ran": any(o.outcome in ("passed", *FAILING) for o in tests),
+                "counts": dict(sorted(Counter(o.outcome for o in tests).items())),
+                "failed": sorted(o.nodeid for o in tests if o.failed)}
+
+    def suite_times(self) -> list[dict[str, Any]]:
+        """Per suite: its tests, their summed time (``busy_s``), the set-up share of it, and
+        its span on the run's clock (first start to last end: ``wall_s``), in order of start."""
+        rows = []
+        for suite in dict.fromkeys(o.suite for o in self.outcomes):
+            tests = [o for o in self.outcomes if o.suite == suite]
+            starts = [o.start_s for o in tests if o.start_s is not None]
+            ends = [o.end_s for o in tests if o.end_s is not None]
+            rows.append({"suite": suite, "tests": len(tests),
+                         "busy_s": round(sum(o.duration_s for o in tests), 1),
+                         "setup_s": round(sum(o.setup_s for o in tests), 1),
+                         "start_s": _rounded(min(starts, default=None)),
+                         "end_s": _rounded(max(ends, default=None)),
+                         "wall_s": round(max(ends) - min(starts), 1) if starts and ends else None,
+                         "workers": sorted({o.worker for o in tests if o.worker})})
+        return sorted(rows, key=lambda r: (r["start_s"] is None, r["start_s"] or 0.0))
+
+    def experiment_times(self) -> list[dict[str, Any]]:
+        """Per chaos experiment run: outcome, time (set-up included, which is a bed's making
+        when it was the first on its worker), start and end on the run's clock, worker."""
+        rows = [{"experiment": name, "outcome": o.outcome,
+                 "duration_s": round(o.duration_s, 1), "setup_s": round(o.setup_s, 1),
+                 "start_s": _rounded(o.start_s), "end_s": _rounded(o.end_s), "worker": o.worker}
+                for o in self.outcomes if (name := experiment_of(o.nodeid)) is not None]
+        return sorted(rows, key=lambda r: (r["start_s"] is None, r["start_s"] or 0.0))
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON document."""
         return {
@@ -94,8 +194,9 @@ class Summary:
             "slo_counts": self.slo_counts,
             "failures": [{"test": o.nodeid, "message": o.message} for o in self.failures],
             "slos": [{"test": test, **r.to_dict(), "pass": r.met} for test, r in self.slos],
-            "tests": [{"test": o.nodeid, "outcome": o.outcome,
-                       "duration_s": round(o.duration_s, 2)} for o in self.outcomes],
+            "tests": [o.to_dict() for o in self.outcomes],
+            "timing": {"suites": self.suite_times(), "experiments": self.experiment_times()},
+            "self_check": self.self_check,
             "versions": self.versions,
             "clusters": [c.to_dict() for c in self.clusters],
             "not_judged": [n.to_dict() for n in self.not_judged],
@@ -108,8 +209,7 @@ class Summary:
         if data.get("schema") != SCHEMA:
             raise errors.ConfigError(f"summary schema {data.get('schema')!r} is not {SCHEMA!r}: "
                                      "written by another zoneproof version")
-        outcomes = {t["test"]: ItemResult(t["test"], t["outcome"], float(t["duration_s"]))
-                    for t in data["tests"]}
+        outcomes = {t["test"]: ItemResult.from_dict(t) for t in data["tests"]}
         for row in data["slos"]:
             outcomes.setdefault(row["test"], ItemResult(row["test"], "passed")).slos.append(
                 SloResult.from_dict(row))

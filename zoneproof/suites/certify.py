@@ -1,15 +1,16 @@
 """``zoneproof certify PROFILE --key KEY`` and ``zoneproof verify BUNDLE --key PUB``.
 
-certify runs the whole qualification (``qualify.execute``: conformance, every chaos
-experiment, the integration suite) against exactly the profile's components on its
-backend — a kind the profile does not name is the reference's, standing in: its
-conformance suite is left out, and the bundle names it apart from the components
-certified — then packs the evidence into a signed bundle (``report.bundle``): certification.yaml,
-summary.json, junit.xml, the allure HTML report, each experiment's journal, timeline,
-fault records and plots, the component logs, the evidence read back from the cluster
-(the webhook's registration as stored, the cluster's versions), screenshots of the report
-as headless chromium showed it, the profile and SLO file, a SHA-256 manifest and the in-toto
-attestation. The signing key is loaded before anything
+certify runs the whole qualification (``qualify.execute``: the conformance suites and every
+chaos experiment; with ``self_check`` the broken twins too) against exactly the profile's
+components on its backend — a kind the profile does not name is the reference's, standing
+in: its conformance suite is left out, and the bundle names it apart from the components
+certified — then packs the evidence into a signed bundle (``report.bundle``):
+certification.yaml (which also says what a certification does not run, and whether the
+self-check ran), summary.json, junit.xml, the allure HTML report, each experiment's journal,
+timeline, fault records and plots, the component logs, the evidence read back from the
+cluster (the webhook's registration as stored, the cluster's versions), screenshots of the
+report as headless chromium showed it, the profile and SLO file, a SHA-256 manifest and the
+in-toto attestation. The signing key is loaded before anything
 runs. The exit code is 0 only when the certification PASSes.
 
 verify checks a bundle against the vendor's public key and describes what it attests.
@@ -152,7 +153,7 @@ def _now() -> dt.datetime:
 
 def certify(profile: Profile, key: Path, *, output: Path | None = None, workers: int = 2,
             keep_cluster: bool = False, reports: Path | None = None, thorough: bool = False,
-            seed: int | None = None, progress: Progress) -> Certified:
+            seed: int | None = None, self_check: bool = False, progress: Progress) -> Certified:
     """Qualify the profile's components, pack and sign the bundle; exit code 0 only on PASS."""
     signer = attestation.load_signer(key)  # a bad key fails now, not after the run
     choice = profile.backend
@@ -170,6 +171,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
             allure=True,
             allow_destructive=choice.allow_destructive, reports=reports,
             components=profile.components, thorough=thorough, seed=seed,
+            self_check=self_check,
             pytest_args=[*profile.scope.pytest_args(), *left_out(profile),
                          f"--basetemp={basetemp}"])
         run = qualify.execute(backend, spec, options, kubeconfig=choice.kubeconfig,
@@ -241,6 +243,9 @@ def describe(path: Path, verified: bundle.Verified) -> list[str]:
               for kind, what in attested.get("stood_in", {}).items()]
     lines += [f"  suite {name}: {s['verdict']} {s['counts']}"
               for name, s in attested.get("suites", {}).items()]
+    checked = attested.get("self_check") or {}
+    ran = f"ran {checked.get('counts')}" if checked.get("ran") else "not run"
+    lines.append(f"  self-check (broken twins): {ran}")
     lines += [f"  experiment {name}: {e['verdict']}" for name, e in attested.get("experiments", {}).items()]
     failing = [s for s in attested.get("slos", []) if not s.get("pass")]
     lines.append(f"  SLOs: {len(attested.get('slos', [])) - len(failing)} met, {len(failing)} not")

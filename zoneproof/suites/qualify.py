@@ -1,5 +1,10 @@
 """``zoneproof qualify``: the release gate — build, up, conformance + chaos, reports, down.
 
+It runs what judges the components under test: the conformance suites and every chaos
+experiment. zoneproof's own tests (tests/integration) run in ``make test``, and so does the
+self-check (the broken twins that prove an experiment catches a broken component), which
+``--self-check`` adds here; the report says whether it ran.
+
 Everything lands in ``reports/<UTC run>/``: junit.xml, allure-results and the allure HTML
 report, summary.json (verdict, each SLO result, versions) and, per chaos
 experiment, its chaostoolkit journal, timeline and timeline plots. The exit code is 0
@@ -41,8 +46,9 @@ from zoneproof.slo.verdict import RunVerdict
 __all__ = ["SUITES", "Options", "Qualification", "check", "execute", "experiment_of",
            "experiments", "qualify", "repo_root", "suites"]
 
-#: What qualification runs, relative to the repository root.
-SUITES = ("conformance", "chaos", "tests/integration")
+#: What qualification runs, relative to the repository root: every kind's conformance suites
+#: and the chaos experiments (``summary.GATE_SUITES``), not zoneproof's own tests.
+SUITES = tuple(d for dirs in summary.GATE_SUITES.values() for d in dirs)
 #: The scale profile (``qualify --scale N``): it makes its own bed of N nodes per zone.
 SCALE_SUITE = "chaos/scale"
 
@@ -75,6 +81,8 @@ class Options:
     """Generated conformance suites draw ten times more inputs (nightly runs)."""
     seed: int | None = None
     """Seed of the generated inputs (None: drawn; the report shows it)."""
+    self_check: bool = False
+    """Also run the self-check (``summary.SELF_CHECK``: the broken twins)."""
 
 
 def repo_root() -> Path:
@@ -116,9 +124,10 @@ def _check(options: Options, root: Path, backend: Backend) -> None:
                                  f"--scale NODES_PER_ZONE, got --scale-pods "
                                  f"{options.scale_pods} --scale {options.scale}")
     if options.scale:
-        if options.only or options.skip:
-            raise errors.ConfigError("--scale runs the scale profile alone: drop --only/--skip "
-                                     "(qualify the experiments in a run of their own)")
+        if options.only or options.skip or options.self_check:
+            raise errors.ConfigError("--scale runs the scale profile alone: drop --only/--skip/"
+                                     "--self-check (qualify the experiments in a run of their "
+                                     "own)")
         if not backend.traits.holds_nodes_at_scale:
             raise errors.ConfigError(f"--scale needs a backend whose beds hold nodes at scale "
                                      f"(kwok), not {backend.name}: use --backend local")
@@ -150,12 +159,13 @@ def _drop_if_empty(reports: Path) -> None:
         shutil.rmtree(reports, ignore_errors=True)
 
 
-def _markers(backend: Backend) -> str:
-    """Mutation runs never; a backend's own tests (its ``tests_marker``) only when
-    qualifying that backend."""
+def _markers(backend: Backend, *, self_check: bool = False) -> str:
+    """Mutation runs never; the self-check when asked; a backend's own tests (its
+    ``tests_marker``) only when qualifying that backend."""
     others = [cluster.backend_type(name).traits.tests_marker for name in cluster.backend_names()
               if name != backend.name]
-    return " and ".join(f"not {marker}" for marker in ["mutants", "long", *others] if marker)
+    left_out = ["mutants", "long", *([] if self_check else [summary.SELF_CHECK]), *others]
+    return " and ".join(f"not {marker}" for marker in left_out if marker)
 
 
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
@@ -166,7 +176,8 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
     root = repo_root()
     argv = [sys.executable, "-m", "pytest", *chosen, "-c", str(root / "pytest.ini"),
             f"--rootdir={root}",
-            "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",
+            "--dist", "loadgroup", "-m", _markers(backend, self_check=options.self_check),
+            "-p", "no:cacheprovider",
             f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
             f"--zp-report-dir={reports}", f"--junitxml={reports / 'junit.xml'}",
             f"--alluredir={reports / 'allure-results'}",
@@ -195,8 +206,8 @@ def describe(run: summary.Summary) -> list[str]:
     if counts.get("VOID"):
         lines.append(f"VOID: {counts['VOID']} SLO result(s) could not judge their run (e.g. "
                      "too little traffic before the fault): not passed")
-    lines += [f"experiment {experiment_of(o.nodeid)}: {o.outcome} in {o.duration_s:.1f} s"
-              for o in run.outcomes if "chaos/" in o.nodeid]
+    lines += time_table(run)
+    lines.append(_self_check_line(run))
     lines += [f"FAILED {o.nodeid}" for o in run.failures]
     lines += [f"INTERRUPTED {o.nodeid}" for o in run.outcomes if o.outcome == summary.INTERRUPTED]
     lines += [f"NOT JUDGED {n.test}: {n.reason}" + (" (as asked)" if n.asked else "")
@@ -208,6 +219,39 @@ def describe(run: summary.Summary) -> list[str]:
             lines += [f"{kind} under test: {_ran(entry)}" for entry in ran[kind]["ran"]] or [
                 f"{kind} under test: {ran[kind].get('note', 'never started')}"]
     return lines
+
+
+def time_table(run: summary.Summary) -> list[str]:
+    """Where the run's time went: per suite (tests, summed time, set-up share, span on the
+    run's clock) and per chaos experiment (outcome, time, set-up, start, worker)."""
+    if not run.outcomes:
+        return []
+    lines = [f"{'suite':<28}{'tests':>6}{'busy s':>9}{'set-up s':>10}{'wall s':>8}  workers"]
+    lines += [f"{r['suite']:<28}{r['tests']:>6}{r['busy_s']:>9.1f}{r['setup_s']:>10.1f}"
+              f"{_figure(r['wall_s']):>8}  {','.join(r['workers']) or '-'}"
+              for r in run.suite_times()]
+    experiments = run.experiment_times()
+    if experiments:
+        lines.append(f"{'experiment':<36}{'outcome':<13}{'time s':>7}{'set-up s':>10}"
+                     f"{'start s':>9}  worker")
+        lines += [f"{r['experiment']:<36}{r['outcome']:<13}{r['duration_s']:>7.1f}"
+                  f"{r['setup_s']:>10.1f}{_figure(r['start_s']):>9}  {r['worker'] or '-'}"
+                  for r in experiments]
+    return lines
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _self_check_line(run: summary.Summary) -> str:
+    """Whether the self-check (the broken twins) ran, and how it went."""
+    found = run.self_check
+    if not found["ran"]:
+        return ("self-check: not run (the broken twins that prove the experiments catch a "
+                "broken component: --self-check adds them; make test runs them)")
+    counts = ", ".join(f"{n} {outcome}" for outcome, n in found["counts"].items())
+    return f"self-check: ran ({counts})"
 
 
 def _ran(entry: dict[str, Any]) -> str:

@@ -110,3 +110,55 @@ def test_load_refuses_what_is_not_a_summary(tmp_path: Path) -> None:
 
 def test_figure_property() -> None:
     assert junit.figure_property("x_seconds", 1.23456) == ("x_seconds", "1.235")
+
+
+def test_each_tests_timing_and_suite_are_written_and_load_back(tmp_path: Path) -> None:
+    """Set-up share, start and end on the run's clock, worker, suite: summary.json says where
+    the time went (``timing``: per suite and per experiment) and reads back the same."""
+    experiment = summary.ItemResult("chaos/test_experiments.py::test_experiment[zone-outage]",
+                                    "passed", 60.0, setup_s=25.0, start_s=3.0, end_s=63.0,
+                                    worker="gw1")
+    case = summary.ItemResult("conformance/ha_config/test_cases.py::test_case[a]", "passed",
+                              1.5, start_s=0.5, end_s=2.0, worker="gw0")
+    built = _build([experiment, case])
+    doc = built.to_dict()
+    assert doc["tests"][0] == {"test": experiment.nodeid, "outcome": "passed", "suite": "chaos",
+                               "duration_s": 60.0, "setup_s": 25.0, "start_s": 3.0,
+                               "end_s": 63.0, "worker": "gw1", "self_check": False}
+    assert [r["suite"] for r in doc["timing"]["suites"]] == ["conformance/ha_config", "chaos"]
+    assert doc["timing"]["experiments"] == [{"experiment": "zone-outage", "outcome": "passed",
+                                             "duration_s": 60.0, "setup_s": 25.0,
+                                             "start_s": 3.0, "end_s": 63.0, "worker": "gw1"}]
+    loaded = summary.load(summary.write(tmp_path / "summary.json", built))
+    assert loaded.outcomes[0] == experiment and loaded.to_dict()["timing"] == doc["timing"]
+
+
+@pytest.mark.parametrize(("nodeid", "self_check", "suite", "experiment"), [
+    ("chaos/test_experiments.py::test_experiment[zone-drain]", False, "chaos", "zone-drain"),
+    ("chaos/test_experiments.py::test_experiment_catches_a_broken_controller[a-b]", True,
+     "self-check", None),
+    ("conformance/ha_controller/test_controller.py::test_x", False, "conformance/ha_controller",
+     None),
+    ("test_top.py::test_x", False, "test_top.py", None),
+])
+def test_suite_and_experiment_of_a_test(nodeid: str, self_check: bool, suite: str,
+                                        experiment: str | None) -> None:
+    assert summary.suite_of(nodeid, self_check=self_check) == suite
+    assert summary.experiment_of(nodeid) == experiment
+
+
+def test_the_summary_says_whether_the_self_check_ran() -> None:
+    """Deselected (the gate without --self-check), it did not run, and the run still passes;
+    a twin that ran counts, one that failed is named and fails the run."""
+    experiment = _outcome("chaos/test_experiments.py::test_experiment[a]", "passed")
+    twin = "chaos/test_experiments.py::test_experiment_catches_a_broken_controller[a-x]"
+    without = _build([experiment])
+    assert without.passed and without.to_dict()["self_check"] == {
+        "ran": False, "counts": {}, "failed": []}
+    passed = _build([experiment, summary.ItemResult(twin, "passed", self_check=True)])
+    assert passed.passed and passed.self_check == {"ran": True, "counts": {"passed": 1},
+                                                   "failed": []}
+    failed = _build([experiment, summary.ItemResult(twin, "failed", self_check=True)], 1)
+    assert not failed.passed and failed.self_check["failed"] == [twin]
+    skipped = _build([experiment, summary.ItemResult(twin, "skipped", self_check=True)])
+    assert skipped.self_check["ran"] is False, "a skipped twin proved nothing"

@@ -14,6 +14,7 @@ import yaml
 from zoneproof import errors
 from zoneproof.chaos import catalog
 from zoneproof.cli import main as cli
+from zoneproof.components.harness import kinds
 from zoneproof.report import browser, bundle, certification, evidence, summary
 from zoneproof.suites import certify, profile, qualify
 
@@ -32,10 +33,16 @@ def keys(make_keys: KeyMaker) -> KeyPair:
     return make_keys("ed25519")
 
 
-def _summary(*, failing: str = "", skipped: str = "", slo_pass: bool = True) -> dict[str, Any]:
+TWIN = "chaos/test_experiments.py::test_experiment_catches_a_broken_controller[zone-outage-x]"
+
+
+def _summary(*, failing: str = "", skipped: str = "", slo_pass: bool = True,
+             twin: str = "") -> dict[str, Any]:
+    """``twin``: the outcome of a self-check test (empty: the self-check did not run)."""
     tests = [{"test": "conformance/ha_config/test_cases.py::test_case[a]", "outcome": "passed",
-              "duration_s": 1.0},
-             {"test": "tests/integration/test_bed.py::test_up", "outcome": "passed", "duration_s": 1.0}]
+              "duration_s": 1.0}]
+    if twin:
+        tests.append({"test": TWIN, "outcome": twin, "duration_s": 9.0, "self_check": True})
     for name in EXPERIMENTS:
         outcome = ("failed" if name == failing else
                    "skipped" if name == skipped or name in IN_CLUSTER_ONLY else "passed")
@@ -211,9 +218,51 @@ def test_certify_cli_refuses_a_bad_profile_listing_every_problem(
 
 def test_suite_verdicts_say_not_run_when_nothing_passed() -> None:
     verdicts = certification.suite_verdicts(summary.Summary(
-        "FAIL", 1, "s", "f", 1.0, (summary.ItemResult("conformance/x.py::t", "skipped"),), {}))
+        "FAIL", 1, "s", "f", 1.0, (summary.ItemResult("conformance/ha_config/x.py::t",
+                                                      "skipped"),), {}))
     assert verdicts["conformance"]["verdict"] == "NOT_RUN"
     assert verdicts["chaos"]["verdict"] == "NOT_RUN"
+
+
+def test_the_suites_certified_are_the_gates_and_judge_the_components() -> None:
+    """Every kind's conformance suites and the chaos experiments; zoneproof's own tests and
+    the self-check's twins are no suite's (the twins judge zoneproof, not the component)."""
+    assert set(certification.SUITES) == {"conformance", "chaos"}
+    assert set(certification.SUITES["conformance"]) == {
+        f"{d}/" for kind in kinds.every() for d in kind.spec.conformance}
+    outcomes = (summary.ItemResult("conformance/ha_controller/test_controller.py::t", "passed"),
+                summary.ItemResult("tests/integration/test_bed.py::test_up", "failed"),
+                summary.ItemResult(TWIN, "failed", self_check=True),
+                summary.ItemResult("chaos/test_experiments.py::test_experiment[a]", "passed"))
+    verdicts = certification.suite_verdicts(summary.Summary("FAIL", 1, "s", "f", 1.0, outcomes,
+                                                            {}))
+    assert {name: v["counts"] for name, v in verdicts.items()} == {
+        "conformance": {"passed": 1}, "chaos": {"passed": 1}}
+    assert "integration" in certification.NOT_CERTIFIED
+
+
+@pytest.mark.parametrize("case", [
+    (False, "", "self-check (broken twins): not run"),
+    (True, "passed", "self-check (broken twins): ran {'passed': 1}"),
+])
+def test_the_certification_says_whether_the_self_check_ran(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, keys: KeyPair,
+        capsys: pytest.CaptureFixture[str], case: tuple[bool, str, str]) -> None:
+    """Without it the components still certify PASS (the twins judge zoneproof), but the
+    record never claims it ran; asked for, it is passed on and its result attested."""
+    asked, twin, shown = case
+    calls = _fake_qualify(monkeypatch, tmp_path, _summary(twin=twin))
+    done = certify.certify(profile.load(SAMPLE), keys.private, self_check=asked, progress=print)
+    assert (done.code, done.verdict) == (0, "PASS") and calls[0].self_check is asked
+    document = _certification(done.bundle)
+    assert document["self_check"]["ran"] is asked
+    chaos = document["suites"]["chaos"]["counts"]
+    assert chaos["passed"] == len(EXPERIMENTS) - len(IN_CLUSTER_ONLY), "no twin among them"
+    assert set(document["not_certified"]) == {"integration", "mutants"}
+    assert certify.verify(done.bundle, keys.public).predicate["self_check"]["ran"] is asked
+    capsys.readouterr()
+    assert cli.main(["verify", str(done.bundle), "--key", str(keys.public)]) == 0
+    assert shown in capsys.readouterr().out
 
 
 def test_what_the_browser_missed_fails_the_certification(monkeypatch: pytest.MonkeyPatch,

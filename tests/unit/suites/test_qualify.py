@@ -9,7 +9,9 @@ import pytest
 
 from zoneproof import cluster, errors
 from zoneproof.bench.chaos import samples_of
+from zoneproof.cli import main as cli_main
 from zoneproof.cluster.spec import ClusterSpec
+from zoneproof.components.harness import kinds
 from zoneproof.components.harness.component import Command, Component, Components
 from zoneproof.components.harness.registry import Kind
 from zoneproof.report import summary
@@ -29,6 +31,7 @@ def test_experiments_are_the_chaos_files() -> None:
     (qualify.Options(workers=0), "--workers must be >= 1"),
     (qualify.Options(scale=-1), "--scale takes a number of nodes per zone >= 1"),
     (qualify.Options(scale=10, only=("zone-outage",)), "--scale runs the scale profile alone"),
+    (qualify.Options(scale=10, self_check=True), "--scale runs the scale profile alone"),
 ])
 def test_bad_options_name_the_fix(options: qualify.Options, message: str, tmp_path: Path) -> None:
     backend = cluster.get_backend("local")
@@ -46,6 +49,29 @@ def test_bad_slo_file_is_refused_first(tmp_path: Path) -> None:
                         qualify.Options(slo_file=bad, reports=tmp_path), kubeconfig=None,
                         progress=print)
     assert not list(tmp_path.glob("2*")), "no report directory for a refused run"
+
+
+def test_the_gate_runs_what_judges_the_components_not_zoneproofs_own_tests(
+        tmp_path: Path) -> None:
+    """Every kind's conformance suites (the kinds registry) and the chaos experiments; not
+    tests/ (make test's); the self-check (broken twins) only with --self-check."""
+    conformance = {d for kind in kinds.every() for d in kind.spec.conformance}
+    assert conformance and set(qualify.SUITES) == {*conformance, "chaos"}
+    assert not [s for s in qualify.SUITES if s.startswith("tests")]
+    local, spec = cluster.get_backend("local"), ClusterSpec(name="zp")
+    argv = qualify._pytest_argv(local, spec, tmp_path, qualify.Options(), kubeconfig=None)
+    assert argv[3:3 + len(qualify.SUITES)] == list(qualify.SUITES)
+    assert "not self_check" in argv[argv.index("-m", 3) + 1]
+    checked = qualify._pytest_argv(local, spec, tmp_path, qualify.Options(self_check=True),
+                                   kubeconfig=None)
+    assert "self_check" not in checked[checked.index("-m", 3) + 1]
+
+
+def test_the_self_check_is_a_cli_option_of_qualify_and_certify() -> None:
+    parser = cli_main._parser()
+    assert parser.parse_args(["qualify", "--self-check"]).self_check is True
+    assert parser.parse_args(["qualify"]).self_check is False
+    assert parser.parse_args(["certify", "p.yaml", "--key", "k", "--self-check"]).self_check
 
 
 def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
@@ -111,8 +137,59 @@ def test_describe_lists_slos_walls_and_failures() -> None:
         [_result("lease-failover", SloStatus.NO_DATA, None)])))
     assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-3] == "-"
     assert lines[2] == "SLOs: 0 passed, not passed: 1 NO_DATA"
-    assert lines[3] == "experiment zone-outage: failed in 21.5 s"
-    assert lines[4].startswith("FAILED chaos/")
+    assert lines[3].split() == ["suite", "tests", "busy", "s", "set-up", "s", "wall", "s",
+                                "workers"]
+    assert lines[4].split() == ["chaos", "1", "21.5", "0.0", "-", "-"]
+    assert lines[6].split()[:3] == ["zone-outage", "failed", "21.5"]
+    assert lines[7].startswith("self-check: not run")
+    assert lines[8].startswith("FAILED chaos/")
+
+
+def test_the_time_table_says_where_the_gates_time_went() -> None:
+    """Per suite (tests, summed time, set-up share, span on the run's clock, workers) and per
+    experiment (outcome, time, set-up, start, worker), in the order they started."""
+    def timed(nodeid: str, duration: float, start: float, end: float, worker: str, *,
+              setup: float = 0.0, self_check: bool = False) -> summary.ItemResult:
+        return summary.ItemResult(nodeid, "passed", duration, setup_s=setup, start_s=start,
+                                  end_s=end, worker=worker, self_check=self_check)
+    run = _summary(
+        timed("chaos/test_experiments.py::test_experiment[zone-outage]", 80.0, 10.0, 90.0,
+              "gw1", setup=30.0),
+        timed("conformance/ha_config/test_cases.py::test_case[a]", 4.0, 0.0, 4.0, "gw0"),
+        timed("conformance/ha_config/test_cases.py::test_case[b]", 2.0, 4.0, 7.0, "gw0"),
+        timed("chaos/test_experiments.py::test_experiment[zone-drain]", 40.0, 90.0, 130.0,
+              "gw1"),
+        timed("chaos/test_experiments.py::test_experiment_catches_a_broken_controller[x]",
+              20.0, 130.0, 150.0, "gw0", self_check=True))
+    suites = run.suite_times()
+    assert [r["suite"] for r in suites] == ["conformance/ha_config", "chaos", "self-check"]
+    assert suites[0] == {"suite": "conformance/ha_config", "tests": 2, "busy_s": 6.0,
+                         "setup_s": 0.0, "start_s": 0.0, "end_s": 7.0, "wall_s": 7.0,
+                         "workers": ["gw0"]}
+    assert (suites[1]["busy_s"], suites[1]["setup_s"], suites[1]["wall_s"]) == (120.0, 30.0,
+                                                                                120.0)
+    assert [(r["experiment"], r["setup_s"], r["start_s"], r["worker"])
+            for r in run.experiment_times()] == [("zone-outage", 30.0, 10.0, "gw1"),
+                                                  ("zone-drain", 0.0, 90.0, "gw1")]
+    table = qualify.time_table(run)
+    assert table[1].split() == ["conformance/ha_config", "2", "6.0", "0.0", "7.0", "gw0"]
+    assert table[2].split() == ["chaos", "2", "120.0", "30.0", "120.0", "gw1"]
+    assert table[3].split() == ["self-check", "1", "20.0", "0.0", "20.0", "gw0"]
+    assert table[5].split() == ["zone-outage", "passed", "80.0", "30.0", "10.0", "gw1"]
+    assert table[6].split() == ["zone-drain", "passed", "40.0", "0.0", "90.0", "gw1"]
+    assert qualify.time_table(_summary()) == [], "no tests, no table"
+
+
+def test_the_terminal_says_whether_the_self_check_ran() -> None:
+    twin = "chaos/test_experiments.py::test_experiment_catches_a_broken_controller[x]"
+    experiment = summary.ItemResult("chaos/test_experiments.py::test_experiment[a]", "passed")
+    without = qualify.describe(_summary(experiment))
+    assert [line for line in without if line.startswith("self-check")] == [
+        "self-check: not run (the broken twins that prove the experiments catch a broken "
+        "component: --self-check adds them; make test runs them)"]
+    ran = qualify.describe(_summary(experiment, summary.ItemResult(twin, "passed",
+                                                                   self_check=True)))
+    assert "self-check: ran (1 passed)" in ran
 
 
 def test_a_void_result_is_shown_void_and_not_counted_as_passed() -> None:
@@ -137,7 +214,7 @@ def test_describe_names_the_components_that_ran() -> None:
         "webhook": {"starts": 2, "ran": [vendor]},
         "controller": {"starts": 0, "ran": [], "note": "no controller was started in this run"}}},
                                            exit_status=0))
-    assert lines == [
+    assert lines[-2:] == [
         "webhook under test: command 'hook {port}', /usr/bin/hook sha256 abababababababab… (2 starts)",
         "controller under test: no controller was started in this run"]
 
