@@ -143,11 +143,16 @@ def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect experiments per --zp-experiments / --zp-skip-experiments (unknown names
-    fail); skip the broken twins the controller under test has no variant for, and the
-    in-cluster experiments unless the components run in the cluster."""
+    fail) and the ``opt-in`` ones not named; skip the broken twins the controller under test
+    has no variant for, and the in-cluster experiments unless the components run in the
+    cluster."""
     s = config.stash[settings.KEY]
     _skip_twins_without_variant(s, items)
     _skip_in_cluster_experiments(s, settings.make_backend(config, s.backend), items)
+    opt_in = catalog.opt_in(Path(__file__).parent) - set(s.experiments)
+    if left_out := [i for i in items if experiment_of(i) in opt_in]:  # named only
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [i for i in items if i not in left_out]
     if not s.experiments and not s.skip_experiments:
         return
     known = catalog.names(Path(__file__).parent)

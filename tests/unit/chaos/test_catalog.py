@@ -46,7 +46,16 @@ def test_zone_experiments_apply_only_where_the_backend_makes_zoned_beds() -> Non
     zoned = catalog.zoned_only(directory)
     assert {"zone-outage-full", "zone-partition", "kubelet-apiserver-cut", "zone-latency",
             "two-zones-down"} <= zoned
-    assert zoned <= set(catalog.applicable(directory, Components(), zones=True))
+    assert zoned - catalog.opt_in(directory) <= set(
+        catalog.applicable(directory, Components(), zones=True))
     excluded = catalog.not_applicable(directory, Components(), zones=False)
     assert zoned <= set(excluded)
     assert all("failure domain" in excluded[name] for name in zoned)
+
+
+def test_an_opt_in_experiment_is_out_of_the_default_set(directory: Path) -> None:
+    (directory / "split.yaml").write_text("title: t\ntags: [zoneproof, zones, opt-in]\n")
+    assert catalog.opt_in(directory) == {"split"}
+    assert "split" in catalog.names(directory)
+    assert "split" not in catalog.applicable(directory, Components(), zones=True)
+    assert "split" not in catalog.not_applicable(directory, Components(), zones=True)
