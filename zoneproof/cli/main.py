@@ -28,8 +28,10 @@ from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
 from zoneproof.components import manifests
 from zoneproof.components.harness import options as component_options
 from zoneproof.components.harness.component import Components
+from zoneproof.exit_codes import ExitCode
 from zoneproof.report import attestation, versions
 from zoneproof.runs import ownership
+from zoneproof.slo import verdict
 from zoneproof.slo.linearizability import CHECKER
 from zoneproof.suites import certify, mutants, profile, qualify
 
@@ -90,8 +92,8 @@ def _to_seconds(text: str) -> float:
     try:
         return durations.parse_seconds(text)
     except errors.ConfigError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds or a duration: "
-                                         "write 30, 30s, 5m or 1m30s") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds or a duration "
+                                         "(30s, 5m, 1m30s)") from None
 
 
 def _seconds(text: str) -> float:
@@ -216,8 +218,8 @@ def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
     cert.set_defaults(handler=_certify)
     ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
-                         "print what it attests (exit 0 verified PASS, 1 not verified, "
-                         "2 verified FAIL)")
+                         "print what it attests (exit 0 verified PASS; 1 not verified or "
+                         "verified FAIL; 3 verified PARTIAL)")
     ver.add_argument("bundle", type=_path, help="the .certification.tar.gz")
     ver.add_argument("--key", type=_path, required=True, metavar="PEM",
                      help="the vendor's public key (PEM)")
@@ -261,9 +263,9 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"{args.bundle}: NOT VERIFIED")
         for problem in str(exc).splitlines():
             print(f"  - {problem}")
-        return 1
+        return ExitCode.FAIL
     print("\n".join(certify.describe(args.bundle, verified)))
-    return 0 if verified.verdict == "PASS" else 2
+    return verdict.exit_code(verified.verdict)
 
 
 def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -297,7 +299,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """One line: what is wrong, and ``--help``."""
-        self.exit(2, f"{self.prog}: error: {userfiles.bounded(message, chars=1000)} (see "
+        self.exit(ExitCode.USAGE, f"{self.prog}: error: {userfiles.bounded(message, chars=1000)} (see "
                      f"`{self.prog} --help`)\n")
 
 
@@ -537,7 +539,7 @@ def _run(args: argparse.Namespace) -> int:
     for zone, nodes in sorted(found_cluster.nodes_by_zone().items()) if status.nodes_ready else []:
         marks = ", ".join(f"{n} {'Ready' if status.nodes_ready[n] else 'NotReady'}" for n in nodes)
         print(f"  {zone}: {marks}")
-    return 0 if status.healthy else 1
+    return ExitCode.PASS if status.healthy else ExitCode.FAIL
 
 
 #: Commands that start or remove things: they first reap what dead runs left.
@@ -615,13 +617,13 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (1 on a zoneproof error, 130 on Ctrl-C, 143 on
-    SIGTERM)."""
+    """Entry point; returns the exit code (``exit_codes.ExitCode``: 4 on a zoneproof error,
+    130 on Ctrl-C, 143 on SIGTERM)."""
     try:
         parser = _parser()  # reads every installed backend's traits
     except errors.ZoneproofError as exc:
         print(f"zoneproof: error: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
     argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
     console.set_quiet(args.quiet)
@@ -633,7 +635,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args) if hasattr(args, "handler") else _run(args)
     except errors.ZoneproofError as exc:
         print(f"zoneproof: error: {userfiles.bounded(str(exc))}", file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
     except KeyboardInterrupt:
         received = reaping.interrupted_by()
         print(f"zoneproof: interrupted{f' by {received.name}' if received else ''}",

@@ -10,6 +10,7 @@ from typing import Any
 from argcomplete.shell_integration import shellcode
 
 from zoneproof.cli import console
+from zoneproof.exit_codes import ExitCode
 from zoneproof.report import compare, results, versions
 
 __all__ = ["SHELLS", "add_commands", "version_text"]
@@ -82,7 +83,7 @@ def _compare(args: argparse.Namespace) -> int:
     b = results.load(results.locate(args.run_b, args.reports))
     found = compare.compare(a, b)
     console.emit(found.to_dict(), args.output, found.text)
-    return 1 if found.regressions else 0
+    return ExitCode.FAIL if found.regressions else ExitCode.PASS
 
 
 def _completion(args: argparse.Namespace) -> int:
