@@ -196,8 +196,22 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       "(default: reports/ in the current directory)")
     qual.add_argument("--allow-destructive", action="store_true",
                       help="allow disruptive faults on a cluster zoneproof did not make")
+    _add_generated(qual)
     component_options.add_arguments(qual)
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+
+
+def _add_generated(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--thorough", action="store_true", help="generated conformance suites draw "
+                        "ten times more inputs (nightly runs)")
+    parser.add_argument("--seed", type=_seed, metavar="N", help="seed of the generated inputs (a "
+                        "report shows its run's; the same seed replays them)")
+
+
+def _seed(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"takes a whole number >= 0 (the seed a report shows), got {text!r}")
+    return int(text)
 
 
 def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -216,6 +230,7 @@ def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     cert.add_argument("--reports", type=_path, help="parent of the run's report directory "
                       "(default: reports/ in the current directory)")
     cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    _add_generated(cert)
     cert.set_defaults(handler=_certify)
     ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
                          "print what it attests (exit 0 verified PASS; 1 not verified or "
@@ -253,7 +268,7 @@ def _certify(args: argparse.Namespace) -> int:
     with _opened("certify"):
         return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
                                keep_cluster=args.keep_cluster, reports=args.reports,
-                               progress=_progress).code
+                               thorough=args.thorough, seed=args.seed, progress=_progress).code
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -513,8 +528,7 @@ def _run(args: argparse.Namespace) -> int:
             reports=args.reports, allow_destructive=args.allow_destructive,
             components=_components(args),
             pytest_args=[*component_options.settings_given(args), *args.pytest_args],
-            scale=args.scale,
-            scale_pods=args.scale_pods)
+            scale=args.scale, scale_pods=args.scale_pods, thorough=args.thorough, seed=args.seed)
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         qualify.check(options, backend)  # bad input refused before the run opens
         with _opened("qualify"):

@@ -151,8 +151,8 @@ def _now() -> dt.datetime:
 
 
 def certify(profile: Profile, key: Path, *, output: Path | None = None, workers: int = 2,
-            keep_cluster: bool = False, reports: Path | None = None,
-            progress: Progress) -> Certified:
+            keep_cluster: bool = False, reports: Path | None = None, thorough: bool = False,
+            seed: int | None = None, progress: Progress) -> Certified:
     """Qualify the profile's components, pack and sign the bundle; exit code 0 only on PASS."""
     signer = attestation.load_signer(key)  # a bad key fails now, not after the run
     choice = profile.backend
@@ -169,7 +169,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
             keep_cluster=keep_cluster, workers=workers, slo_file=profile.slo_file, html=True,
             allure=True,
             allow_destructive=choice.allow_destructive, reports=reports,
-            components=profile.components,
+            components=profile.components, thorough=thorough, seed=seed,
             pytest_args=[*profile.scope.pytest_args(), *left_out(profile),
                          f"--basetemp={basetemp}"])
         run = qualify.execute(backend, spec, options, kubeconfig=choice.kubeconfig,

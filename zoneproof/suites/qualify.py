@@ -71,6 +71,10 @@ class Options:
     instead of the qualification (0: the qualification)."""
     scale_pods: int = 0
     """Pods of the scale profile (0: its default, 100 × ``scale``)."""
+    thorough: bool = False
+    """Generated conformance suites draw ten times more inputs (nightly runs)."""
+    seed: int | None = None
+    """Seed of the generated inputs (None: drawn; the report shows it)."""
 
 
 def repo_root() -> Path:
@@ -171,6 +175,10 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
         argv.append(f"--zp-kubeconfig={kubeconfig}")
     if options.allow_destructive:
         argv.append("--zp-allow-destructive")
+    if options.thorough:
+        argv.append("--zp-thorough")
+    if options.seed is not None:
+        argv.append(f"--zp-seed={options.seed}")
     if options.slo_file is not None:
         argv.append(f"--zp-slo-file={options.slo_file.resolve()}")
     if options.only:

@@ -52,14 +52,15 @@ def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
     vendor = Components(controller=Component(Kind.CONTROLLER, Command("c {kubeconfig} {identity}")))
     options = qualify.Options(slo_file=tmp_path / "s.yaml", only=("zone-outage", "zone-drain"),
                               skip=("webhook-down",), allow_destructive=True,
-                              components=vendor, pytest_args=["-x"])
+                              components=vendor, pytest_args=["-x"], thorough=True, seed=42)
     argv = qualify._pytest_argv(cluster.get_backend("local"), ClusterSpec(name="zp"), tmp_path,
                                 options, kubeconfig=None)
     assert argv[-1] == "-x"
     for expected in ("--zp-backend=local", "--zp-cluster-name=zp", f"--zp-report-dir={tmp_path}",
                      f"--junitxml={tmp_path / 'junit.xml'}", "--zp-experiments=zone-outage,zone-drain",
                      "--zp-skip-experiments=webhook-down", "--zp-allow-destructive",
-                     f"--zp-slo-file={tmp_path / 's.yaml'}", f"--zp-components={vendor.to_json()}"):
+                     f"--zp-slo-file={tmp_path / 's.yaml'}", f"--zp-components={vendor.to_json()}",
+                     "--zp-thorough", "--zp-seed=42"):
         assert expected in argv
 
 
