@@ -198,6 +198,14 @@ def test_verify_cli_prints_the_verdict_or_what_is_wrong(
     assert cli.main(["verify", str(done.bundle), "--key", str(other.public)]) == 1
     out = capsys.readouterr().out
     assert "NOT VERIFIED" in out and "not by the given key" in out
+    assert cli.main(["verify", str(done.bundle), "--key", str(other.public), "-o", "json"]) == 1
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["verified"] is False and any("not by the given key" in p
+                                                  for p in refused["problems"])
+    assert cli.main(["verify", str(done.bundle), "--key", str(keys.public), "-o", "yaml"]) == 0
+    attested = yaml.safe_load(capsys.readouterr().out)
+    assert (attested["verified"], attested["verdict"]) == (True, "PASS")
+    assert attested["attested"]["verdict"] == "PASS"
 
 
 def test_certify_cli_refuses_a_bad_profile_listing_every_problem(
