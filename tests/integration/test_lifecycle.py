@@ -25,7 +25,7 @@ def test_up_is_idempotent_and_down_leaves_nothing(host) -> None:
     again = host.cli("up", "--name", "life")
     assert again.returncode == 0 and "already up" in again.stderr
     other = host.cli("up", "--name", "life", "--nodes-per-zone", "1")
-    assert other.returncode == 1 and "another spec" in other.stderr
+    assert other.returncode == 4 and "another spec" in other.stderr
     assert "zoneproof down" in other.stderr
     down = host.cli("down", "--name", "life")
     assert down.returncode == 0, down.stderr
@@ -63,7 +63,7 @@ def test_busy_port_is_a_clear_error_and_starts_nothing(host) -> None:
         squatter.listen()
         port = squatter.getsockname()[1]
         result = host.cli("up", "--name", "busy", "--port-base", str(port))
-    assert result.returncode == 1
+    assert result.returncode == 4
     assert f"port {port}" in result.stderr and "--port-base" in result.stderr
     assert host.wait_clean() == {}
 

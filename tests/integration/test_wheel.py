@@ -68,13 +68,51 @@ def test_installed_wheel_qualifies_from_an_empty_directory(wheel: Path, host: An
 
     (reports,) = (empty / "reports").iterdir()
     summary = json.loads((reports / "summary.json").read_text())
-    assert summary["verdict"] == "PASS"
+    # --only leaves the other experiments out as asked: PARTIAL, exit 0
+    assert summary["verdict"] in ("PASS", "PARTIAL"), summary["verdict"]
+    assert all(n["asked"] for n in summary["not_judged"]), summary["not_judged"]
     tests = [t["test"] for t in summary["tests"]]
     assert any(t.startswith("conformance/") for t in tests)
     assert f"chaos/test_experiments.py::test_experiment[{EXPERIMENT}]" in tests
     assert (reports / "chaos" / EXPERIMENT / "timeline.png").is_file()
     assert (reports / "report.html").is_file()
     assert not [p for p in empty.iterdir() if p.name != "reports"]
+
+    _second_run_read_back_and_compared(zoneproof, empty, host, reports, summary)
     assert host.wait_clean() == {}
     print(f"\nwheel {wheel.stat().st_size / 1e6:.2f} MB, install {install_s:.0f} s, "
           f"qualify --only {EXPERIMENT} to its verdict {verdict_s:.0f} s")
+
+
+def _second_run_read_back_and_compared(zoneproof: Path, empty: Path, host: Any, reports: Path,
+                                       summary: dict[str, Any]) -> None:
+    """A second real run, the experiment alone: ``results`` reads it back, ``compare`` sets
+    the two side by side (the conformance tests missing from the second run are
+    regressions; nothing the second run did is missing from the first)."""
+    again = _run([str(zoneproof), "qualify", "--only", EXPERIMENT, "--name", "wheel", "--",
+                  "-k", EXPERIMENT], cwd=empty, host=host, timeout_s=_QUALIFY_TIMEOUT_S)
+    assert again.returncode == 0, (again.stdout + again.stderr)[-6000:]
+    first, second = sorted((empty / "reports").glob("2*"))
+    assert first == reports
+    shown = _run([str(zoneproof), "results", "-o", "json"], cwd=empty, host=host, timeout_s=120)
+    assert shown.returncode == 0, shown.stderr
+    newest = json.loads(shown.stdout)
+    assert newest["run"] == second.name, newest
+    assert newest["slos"] and all(EXPERIMENT in row["test"] for row in newest["slos"]), newest
+
+    slos_of = {row["name"] for row in summary["slos"] if EXPERIMENT in row["test"]}
+    forward = _run([str(zoneproof), "compare", second.name, first.name, "-o", "json"],
+                   cwd=empty, host=host, timeout_s=120)
+    backward = _run([str(zoneproof), "compare", first.name, second.name, "-o", "json"],
+                    cwd=empty, host=host, timeout_s=120)
+    changed = json.loads(backward.stdout)
+    assert backward.returncode == 1, backward.stdout + backward.stderr
+    missing = [t["test"] for t in changed["tests"] if t["change"] == "regressed"]
+    assert any(t.startswith("conformance/") for t in missing), changed["tests"]
+    assert not [t for t in missing if EXPERIMENT in t], changed["tests"]
+    in_both = [c for c in changed["slos"] if c["experiment"] == EXPERIMENT]
+    assert slos_of and {c["slo"] for c in in_both} == slos_of, changed["slos"]
+    assert all(c["a"] is not None and c["b"] is not None for c in in_both), in_both
+    assert forward.returncode in (0, 1), forward.stderr
+    gained = json.loads(forward.stdout)
+    assert not [t for t in gained["tests"] if t["change"] == "regressed"], gained["tests"]

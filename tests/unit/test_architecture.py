@@ -1,4 +1,5 @@
-"""One layer list: the README's Architecture picture shows import-linter's layers, in order."""
+"""One layer list: the Architecture page's picture (docs/reference/architecture.md) shows
+import-linter's layers, in order."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ def _layers() -> list[str]:
 
 
 def _pictured() -> list[str]:
-    section = (ROOT / "README.md").read_text().split("## Architecture", 1)[1]
+    section = (ROOT / "docs" / "reference" / "architecture.md").read_text()
     picture = section.split("```", 2)[1]
     return re.findall(r"^  ([a-z_]+)/ ", picture, flags=re.MULTILINE)
 
 
-def test_the_readme_pictures_every_layer_in_import_linters_order() -> None:
+def test_the_architecture_page_pictures_every_layer_in_import_linters_order() -> None:
     assert _pictured() == _layers()
 
 

@@ -3,6 +3,7 @@ started, ``_util.progress``; none with ``-q``), results on stdout as text, JSON 
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Callable, Iterable
@@ -12,7 +13,7 @@ import yaml
 
 from zoneproof._util.progress import since_start
 
-__all__ = ["FORMATS", "emit", "progress", "set_quiet"]
+__all__ = ["FORMATS", "add_output", "emit", "progress", "set_quiet"]
 
 FORMATS = ("text", "json", "yaml")
 _state = {"quiet": False}
@@ -28,6 +29,12 @@ def progress(message: str) -> None:
     if _state["quiet"]:
         return
     print(f"{since_start()} {message}", file=sys.stderr, flush=True)
+
+
+def add_output(parser: argparse.ArgumentParser) -> None:
+    """``-o text|json|yaml`` on a command that prints results."""
+    parser.add_argument("-o", "--output", choices=FORMATS, default="text",
+                        help="output format (default: text)")
 
 
 def emit(data: Any, output: str, text: Callable[[], Iterable[str]]) -> None:

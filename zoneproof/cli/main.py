@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import math
 import os
@@ -28,8 +29,10 @@ from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
 from zoneproof.components import manifests
 from zoneproof.components.harness import options as component_options
 from zoneproof.components.harness.component import Components
+from zoneproof.exit_codes import ExitCode
 from zoneproof.report import attestation, versions
 from zoneproof.runs import ownership
+from zoneproof.slo import verdict
 from zoneproof.slo.linearizability import CHECKER
 from zoneproof.suites import certify, mutants, profile, qualify
 
@@ -90,8 +93,8 @@ def _to_seconds(text: str) -> float:
     try:
         return durations.parse_seconds(text)
     except errors.ConfigError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds or a duration: "
-                                         "write 30, 30s, 5m or 1m30s") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds or a duration "
+                                         "(30s, 5m, 1m30s)") from None
 
 
 def _seconds(text: str) -> float:
@@ -240,11 +243,12 @@ def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _add_self_check(cert)
     cert.set_defaults(handler=_certify)
     ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
-                         "print what it attests (exit 0 verified PASS, 1 not verified, "
-                         "2 verified FAIL)")
+                         "print what it attests (exit 0 verified PASS; 1 not verified or "
+                         "verified FAIL; 3 verified PARTIAL)")
     ver.add_argument("bundle", type=_path, help="the .certification.tar.gz")
     ver.add_argument("--key", type=_path, required=True, metavar="PEM",
                      help="the vendor's public key (PEM)")
+    console.add_output(ver)
     ver.set_defaults(handler=_verify)
 
 
@@ -283,12 +287,16 @@ def _verify(args: argparse.Namespace) -> int:
     try:
         verified = certify.verify(args.bundle, args.key)
     except errors.VerificationError as exc:
-        print(f"{args.bundle}: NOT VERIFIED")
-        for problem in str(exc).splitlines():
-            print(f"  - {problem}")
-        return 1
-    print("\n".join(certify.describe(args.bundle, verified)))
-    return 0 if verified.verdict == "PASS" else 2
+        problems = str(exc).splitlines()
+        console.emit({"bundle": str(args.bundle), "verified": False, "problems": problems},
+                     args.output,
+                     lambda: [f"{args.bundle}: NOT VERIFIED", *(f"  - {p}" for p in problems)])
+        return ExitCode.FAIL
+    console.emit({"bundle": str(args.bundle), "verified": True, "verdict": verified.verdict,
+                  "files": verified.files, "keyid": verified.keyid,
+                  "attested": verified.predicate}, args.output,
+                 lambda: certify.describe(args.bundle, verified))
+    return verdict.exit_code(verified.verdict)
 
 
 def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -322,7 +330,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """One line: what is wrong, and ``--help``."""
-        self.exit(2, f"{self.prog}: error: {userfiles.bounded(message, chars=1000)} (see "
+        self.exit(ExitCode.USAGE, f"{self.prog}: error: {userfiles.bounded(message, chars=1000)} (see "
                      f"`{self.prog} --help`)\n")
 
 
@@ -423,12 +431,15 @@ def _add_cluster_commands(sub: argparse._SubParsersAction[argparse.ArgumentParse
         _add_target(p)
         if name == "kubeconfig":
             p.add_argument("--export", action="store_true", help="print `export KUBECONFIG=…`")
+        if name == "status":
+            console.add_output(p)
         if name == "down":
             p.add_argument("--all-leaked", action="store_true",
                            help="remove every leaked bed and everything runs that died left "
                                 "behind (nothing zoneproof did not make); ignores --name")
     listing = sub.add_parser("list", help="every bed zoneproof keeps state of (healthy, "
                              "starting, partial or leaked, and its owner) and every open run")
+    console.add_output(listing)
     listing.set_defaults(handler=_list)
 
 
@@ -554,15 +565,26 @@ def _run(args: argparse.Namespace) -> int:
         print(f"export KUBECONFIG={path}" if args.export else path)
         return 0
     status = found_cluster.status()
+    zones = found_cluster.nodes_by_zone() if status.nodes_ready else {}
+    console.emit({**dataclasses.asdict(status), "healthy": status.healthy,
+                  "zones": {zone: {n: status.nodes_ready.get(n, False) for n in nodes}
+                            for zone, nodes in sorted(zones.items())}},
+                 args.output, lambda: _status_text(status, zones))
+    return ExitCode.PASS if status.healthy else ExitCode.FAIL
+
+
+def _status_text(status: interface.ClusterStatus, zones: dict[str, list[str]]) -> list[str]:
+    """``zoneproof status`` as text."""
     state_text = "healthy" if status.healthy else f"NOT HEALTHY ({status.detail or 'degraded'})"
-    print(f"cluster {status.name} ({status.backend}): {state_text}\n"
-          f"kubeconfig: {status.kubeconfig}")
-    for name, alive in sorted(status.processes.items()):
-        print(f"  process {name}: {'running' if alive else 'STOPPED'}")
-    for zone, nodes in sorted(found_cluster.nodes_by_zone().items()) if status.nodes_ready else []:
-        marks = ", ".join(f"{n} {'Ready' if status.nodes_ready[n] else 'NotReady'}" for n in nodes)
-        print(f"  {zone}: {marks}")
-    return 0 if status.healthy else 1
+    lines = [f"cluster {status.name} ({status.backend}): {state_text}",
+             f"kubeconfig: {status.kubeconfig}"]
+    lines += [f"  process {name}: {'running' if alive else 'STOPPED'}"
+              for name, alive in sorted(status.processes.items())]
+    for zone, nodes in sorted(zones.items()):
+        marks = ", ".join(f"{n} {'Ready' if status.nodes_ready.get(n) else 'NotReady'}"
+                          for n in nodes)
+        lines.append(f"  {zone}: {marks}")
+    return lines
 
 
 #: Commands that start or remove things: they first reap what dead runs left.
@@ -614,39 +636,50 @@ def _mutants(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     beds = registry.survey()
-    print(f"{'BACKEND':<9}{'NAME':<26}{'STATE':<17}{'OWNER':<44}WHY")
-    for bed in beds:
-        print(f"{bed.backend:<9}{bed.name:<26}{bed.health:<17}{bed.owner:<44}{bed.reason}")
     open_runs = [runs.describe(run) for run in runs.runs()]
-    if open_runs:
-        print(f"\n{'RUN':<14}{'KIND':<9}{'PID':<9}{'OWNER':<8}HOLDS")
-    for run in open_runs:
-        print(f"{run.id:<14}{run.kind:<9}{run.pid or '-'!s:<9}"
-              f"{'alive' if run.alive else 'DEAD':<8}{', '.join(run.holdings) or '-'}")
     killed = runs.reaped()
+    console.emit({"beds": [dataclasses.asdict(b) for b in beds],
+                  "runs": [dataclasses.asdict(r) for r in open_runs],
+                  "killed": [dataclasses.asdict(g) for g in killed]},
+                 args.output, lambda: _list_text(beds, open_runs, killed))
+    return ExitCode.PASS
+
+
+def _list_text(beds: list[ownership.BedView], open_runs: list[runs.RunView],
+               killed: list[runs.Reaped]) -> list[str]:
+    """``zoneproof list`` as text: beds, open runs, killed runs, what to do about leftovers."""
+    lines = [f"{'BACKEND':<9}{'NAME':<26}{'STATE':<17}{'OWNER':<44}WHY"]
+    lines += [f"{bed.backend:<9}{bed.name:<26}{bed.health:<17}{bed.owner:<44}{bed.reason}"
+              for bed in beds]
+    if open_runs:
+        lines.append(f"\n{'RUN':<14}{'KIND':<9}{'PID':<9}{'OWNER':<8}HOLDS")
+    lines += [f"{run.id:<14}{run.kind:<9}{run.pid or '-'!s:<9}"
+              f"{'alive' if run.alive else 'DEAD':<8}{', '.join(run.holdings) or '-'}"
+              for run in open_runs]
     if killed:
-        print(f"\n{'KILLED RUN':<14}{'KIND':<9}{'PID':<9}{'REAPED':<21}WHAT WAS UNDONE")
+        lines.append(f"\n{'KILLED RUN':<14}{'KIND':<9}{'PID':<9}{'REAPED':<21}WHAT WAS UNDONE")
     for gone in killed:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(gone.reaped))
-        print(f"{gone.id:<14}{gone.kind:<9}{gone.pid or '-'!s:<9}{when:<21}"
-              f"{', '.join(gone.undone) or 'nothing held'}")
-        print(f"{'':<14}{gone.why}" + "".join(f"\n{'':<14}problem: {p}" for p in gone.problems))
+        lines.append(f"{gone.id:<14}{gone.kind:<9}{gone.pid or '-'!s:<9}{when:<21}"
+                     f"{', '.join(gone.undone) or 'nothing held'}")
+        lines.append(f"{'':<14}{gone.why}" + "".join(f"\n{'':<14}problem: {p}"
+                                                    for p in gone.problems))
     leaked = [b for b in beds if b.health is ownership.Health.LEAKED]
     dead = [r for r in open_runs if not r.alive]
     if leaked or dead:
-        print(f"\n{len(leaked)} leaked bed(s), {len(dead)} dead run(s): "
-              "`zoneproof down --all-leaked` removes what zoneproof made of them")
-    return 0
+        lines.append(f"\n{len(leaked)} leaked bed(s), {len(dead)} dead run(s): "
+                     "`zoneproof down --all-leaked` removes what zoneproof made of them")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (1 on a zoneproof error, 130 on Ctrl-C, 143 on
-    SIGTERM)."""
+    """Entry point; returns the exit code (``exit_codes.ExitCode``: 4 on a zoneproof error,
+    130 on Ctrl-C, 143 on SIGTERM)."""
     try:
         parser = _parser()  # reads every installed backend's traits
     except errors.ZoneproofError as exc:
         print(f"zoneproof: error: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
     argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
     console.set_quiet(args.quiet)
@@ -658,7 +691,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args) if hasattr(args, "handler") else _run(args)
     except errors.ZoneproofError as exc:
         print(f"zoneproof: error: {userfiles.bounded(str(exc))}", file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
     except KeyboardInterrupt:
         received = reaping.interrupted_by()
         print(f"zoneproof: interrupted{f' by {received.name}' if received else ''}",

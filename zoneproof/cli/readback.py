@@ -10,6 +10,7 @@ from typing import Any
 from argcomplete.shell_integration import shellcode
 
 from zoneproof.cli import console
+from zoneproof.exit_codes import ExitCode
 from zoneproof.report import compare, results, versions
 
 __all__ = ["SHELLS", "add_commands", "version_text"]
@@ -18,16 +19,11 @@ SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
 _REPORTS = Path("reports")
 
 
-def _add_output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--output", choices=console.FORMATS, default="text",
-                        help="output format (default: text)")
-
-
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The read-only commands, each with its handler."""
     ver = sub.add_parser("version", help="versions of zoneproof, Python, Kubernetes and every "
                          "pinned upstream binary")
-    _add_output(ver)
+    console.add_output(ver)
     ver.set_defaults(handler=_version)
 
     res = sub.add_parser("results", help="a past run's verdict, SLO table and failures")
@@ -37,7 +33,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     res.add_argument("--reports", type=Path, default=_REPORTS,
                      help="where qualify wrote its runs (default: reports/ in the current "
                           "directory)")
-    _add_output(res)
+    console.add_output(res)
     res.set_defaults(handler=_results)
 
     cmp = sub.add_parser("compare", help="what changed from run A to run B, per SLO and per "
@@ -46,7 +42,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     cmp.add_argument("run_b", metavar="RUN_B", help="the run compared with it")
     cmp.add_argument("--reports", type=Path, default=_REPORTS,
                      help="where run names are looked up (default: reports/)")
-    _add_output(cmp)
+    console.add_output(cmp)
     cmp.set_defaults(handler=_compare)
 
     comp = sub.add_parser("completion", help="print the shell code that completes zoneproof's "
@@ -82,7 +78,7 @@ def _compare(args: argparse.Namespace) -> int:
     b = results.load(results.locate(args.run_b, args.reports))
     found = compare.compare(a, b)
     console.emit(found.to_dict(), args.output, found.text)
-    return 1 if found.regressions else 0
+    return ExitCode.FAIL if found.regressions else ExitCode.PASS
 
 
 def _completion(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zoneproof.exit_codes import ExitCode
 from zoneproof.slo.effect_checks import EffectCheck
 from zoneproof.slo.results import SloResult, SloStatus
 
@@ -208,7 +209,7 @@ class NotJudged:
 #: pytest's exit status of an interrupted session (``pytest.ExitCode.INTERRUPTED``).
 PYTEST_INTERRUPTED = 2
 #: Exit status of a PARTIAL run the user did not ask for (1 is FAIL, 2 a usage error).
-PARTIAL_EXIT = 3
+PARTIAL_EXIT = ExitCode.PARTIAL
 
 
 def judge_run(*, ran: int, failed: bool, slos_met: bool, exit_status: int,
@@ -227,11 +228,12 @@ def exit_code(verdict: RunVerdict | str, not_judged: Sequence[NotJudged] = (),
               signal_number: int | None = None) -> int:
     """The exit status a run with ``verdict`` ends with: 0 PASS (and a PARTIAL whose every
     gap the user asked for), 1 FAIL, ``PARTIAL_EXIT`` PARTIAL, 128 + the signal
-    INTERRUPTED (130 SIGINT, 143 SIGTERM; 130 when the signal is not known)."""
+    INTERRUPTED (130 SIGINT, 143 SIGTERM; 130 when the signal is not known): the rows of
+    ``exit_codes.ExitCode`` a verdict uses."""
     if verdict == RunVerdict.PASS:
-        return 0
+        return ExitCode.PASS
     if verdict == RunVerdict.PARTIAL:
-        return 0 if all(n.asked for n in not_judged) else PARTIAL_EXIT
+        return ExitCode.PASS if all(n.asked for n in not_judged) else PARTIAL_EXIT
     if verdict == RunVerdict.INTERRUPTED:
         return 128 + (signal_number or 2)
-    return 1
+    return ExitCode.FAIL

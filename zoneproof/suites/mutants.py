@@ -29,6 +29,7 @@ from zoneproof.components.harness import kinds, registry
 from zoneproof.components.harness.component import Component, Components, Registered
 from zoneproof.components.harness.kinds import Kind
 from zoneproof.components.harness.registry import REFERENCE
+from zoneproof.exit_codes import ExitCode
 from zoneproof.suites import qualify
 
 __all__ = ["DEFAULT_CLUSTER", "REFERENCE", "SUITES", "MutantRun", "Target", "SuiteStatus",
@@ -245,4 +246,4 @@ def main(component: str, only: Sequence[str] | None, progress: Progress,
     found = problems(runs)
     for problem in found:
         progress(problem)
-    return 1 if found else 0
+    return ExitCode.FAIL if found else ExitCode.PASS

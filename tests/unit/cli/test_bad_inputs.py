@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof._util import reaping, waiting
+from zoneproof.exit_codes import ExitCode
 from zoneproof.slo import SCHEMA_VERSION
 
 _MAX_OUTPUT_CHARS = 4500
@@ -39,7 +40,7 @@ class Bad:
     args: tuple[str, ...]
     says: str
     """A regular expression the message must match (what is wrong and the fix)."""
-    exit_code: int = 1
+    exit_code: int = ExitCode.ERROR
     lines: int = 1
     """At most this many lines (1: a one-line refusal)."""
     cwd: str = ""

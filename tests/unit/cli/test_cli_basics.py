@@ -1,5 +1,5 @@
 """Command-line conventions (issue 30 item 3): versions, -v/-q anywhere, durations, help without
-markup and for every option, shell completion, kubeconfig precedence."""
+markup and for every option, shell completion, kubeconfig precedence, -o text|json|yaml."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from zoneproof.binaries import BINARIES, PINS
 from zoneproof.cli import main
+from zoneproof.cluster.interface import ClusterStatus
 
 CLI = [sys.executable, "-m", "zoneproof.cli.main"]
 
@@ -109,3 +111,32 @@ def test_kubeconfig_flag_wins_then_env_then_home(tmp_path: Path, monkeypatch: py
     assert main._kubeconfig(parse(["status", "--backend", "existing"])) == \
         tmp_path / ".kube" / "config"
     assert main._kubeconfig(parse(["status"])) is None  # the local backend makes its own
+
+
+def test_list_prints_json_and_yaml_of_the_same_beds_and_runs(tmp_path: Path) -> None:
+    env = {"ZONEPROOF_STATE": str(tmp_path / "state")}
+    as_json = _run("list", "-o", "json", env=env)
+    as_yaml = _run("list", "-o", "yaml", env=env)
+    as_text = _run("list", env=env)
+    assert as_json.returncode == as_yaml.returncode == as_text.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout) == {"beds": [], "runs": [], "killed": []}
+    assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)
+    assert as_text.stdout.startswith("BACKEND")
+
+
+def test_status_text_and_data_say_the_same() -> None:
+    status = ClusterStatus(name="bed", backend="local", kubeconfig=Path("/k"),
+                           processes={"etcd-0": True, "kube-scheduler": False},
+                           nodes_ready={"n1": True, "n2": False})
+    lines = main._status_text(status, {"zone-a": ["n1"], "zone-b": ["n2"]})
+    assert lines[0].startswith("cluster bed (local): NOT HEALTHY")
+    assert "  process kube-scheduler: STOPPED" in lines
+    assert lines[-2:] == ["  zone-a: n1 Ready", "  zone-b: n2 NotReady"]
+
+
+@pytest.mark.parametrize("command", ["results", "compare", "version", "list", "status", "verify"])
+def test_every_printing_command_takes_o_text_json_yaml(command: str) -> None:
+    parser = _parsers()[f"zoneproof {command}"]
+    (output,) = [a for a in parser._actions if "--output" in a.option_strings]
+    assert output.option_strings == ["-o", "--output"]
+    assert tuple(output.choices or ()) == ("text", "json", "yaml")

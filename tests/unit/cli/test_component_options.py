@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof.cli import main
+from zoneproof.exit_codes import ExitCode
 from zoneproof.suites import qualify
 
 pytestmark = pytest.mark.usefixtures("vendor_programs")  # hook, ctl on PATH
@@ -29,9 +30,9 @@ pytestmark = pytest.mark.usefixtures("vendor_programs")  # hook, ctl on PATH
     (["qualify", "--components", "in-cluster", "--backend", "kind", "--controller-manifests",
       "deploy"], "needs both --controller-manifests DIR and --controller-image-archive TAR"),
 ])
-def test_bad_components_exit_1_naming_the_fix(argv: list[str], message: str,
+def test_bad_components_exit_4_naming_the_fix(argv: list[str], message: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert main.main(argv) == 1
+    assert main.main(argv) == ExitCode.ERROR
     assert message in capsys.readouterr().err
 
 

@@ -26,7 +26,7 @@ def test_write_produces_the_committed_files(tmp_path: Path) -> None:
 
 
 def test_invalid_shape_is_an_error_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main.main(["kind-config", "--etcd-members", "2"]) == 1
+    assert main.main(["kind-config", "--etcd-members", "2"]) == 4
     assert "etcd_members must be 1, 3 or 5" in capsys.readouterr().err
 
 

@@ -166,7 +166,7 @@ def test_a_failing_run_certifies_fail(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert (done.code, done.verdict) == (1, "FAIL")
     assert problem in _certification(done.bundle)["problems"]
     assert certify.verify(done.bundle, keys.public).verdict == "FAIL"
-    assert cli.main(["verify", str(done.bundle), "--key", str(keys.public)]) == 2
+    assert cli.main(["verify", str(done.bundle), "--key", str(keys.public)]) == 1
 
 
 def test_missing_evidence_fails_the_certification(monkeypatch: pytest.MonkeyPatch,
@@ -207,13 +207,21 @@ def test_verify_cli_prints_the_verdict_or_what_is_wrong(
     assert cli.main(["verify", str(done.bundle), "--key", str(other.public)]) == 1
     out = capsys.readouterr().out
     assert "NOT VERIFIED" in out and "not by the given key" in out
+    assert cli.main(["verify", str(done.bundle), "--key", str(other.public), "-o", "json"]) == 1
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["verified"] is False and any("not by the given key" in p
+                                                  for p in refused["problems"])
+    assert cli.main(["verify", str(done.bundle), "--key", str(keys.public), "-o", "yaml"]) == 0
+    attested = yaml.safe_load(capsys.readouterr().out)
+    assert (attested["verified"], attested["verdict"]) == (True, "PASS")
+    assert attested["attested"]["verdict"] == "PASS"
 
 
 def test_certify_cli_refuses_a_bad_profile_listing_every_problem(
         tmp_path: Path, keys: KeyPair, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "p.yaml"
     bad.write_text("apiVersion: zoneproof.dev/v1\nkind: CertificationProfile\nvendr: x\n")
-    assert cli.main(["certify", str(bad), "--key", str(keys.private)]) == 1
+    assert cli.main(["certify", str(bad), "--key", str(keys.private)]) == 4
     err = capsys.readouterr().err
     assert "did you mean 'vendor'" in err and "contact: missing" in err
 
