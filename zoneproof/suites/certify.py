@@ -30,7 +30,7 @@ from zoneproof import cluster, errors
 from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import ClusterSpec
-from zoneproof.report import attestation, browser, bundle, certification, evidence, summary
+from zoneproof.report import attestation, browser, bundle, certification, evidence, page, summary
 from zoneproof.slo.verdict import RunVerdict
 from zoneproof.suites import qualify
 from zoneproof.suites.profile import Profile
@@ -86,7 +86,7 @@ def contents(reports: Path, experiments: list[str], *, registration: bool = True
                  *_files(reports, LOGS, (".log",)),
                  *_files(reports, evidence.EVIDENCE, (".json", ".png"))]:
         found[path.relative_to(reports).as_posix()] = path
-    for name in ("summary.json", "junit.xml"):
+    for name in ("summary.json", "junit.xml", page.PAGE):
         if (reports / name).is_file():
             found[name] = reports / name
     missing = [f"{name} missing" for name in _REQUIRED.values() if name not in found]
@@ -121,6 +121,15 @@ def look_in_browser(reports: Path, experiments: list[str], progress: Progress) -
     progress(f"looked at the report in chromium: {len(pages)} pages, "
              f"{len(seen.plots_loaded)}/{len(experiments)} plots loaded, {len(found)} problem(s)")
     return found
+
+
+def _page_with_browser(reports: Path, progress: Progress) -> None:
+    """``report.html`` again, now saying whether a browser looked at the report."""
+    try:
+        page.write(summary.load(reports / "summary.json"), reports,
+                   title=f"zoneproof certification run {reports.name}")
+    except errors.ConfigError as exc:
+        progress(f"report.html not rewritten: {exc}")
 
 
 def _slug(text: str) -> str:
@@ -158,6 +167,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         basetemp = Path(tmp) / "pytest"
         options = qualify.Options(
             keep_cluster=keep_cluster, workers=workers, slo_file=profile.slo_file, html=True,
+            allure=True,
             allow_destructive=choice.allow_destructive, reports=reports,
             components=profile.components, thorough=thorough, seed=seed,
             pytest_args=[*profile.scope.pytest_args(), *left_out(profile),
@@ -170,6 +180,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
     chaos = qualify.repo_root() / "chaos"
     experiments = catalog.applicable(chaos, profile.components)
     browser_problems = look_in_browser(run.reports, experiments, progress)
+    _page_with_browser(run.reports, progress)
     files, problems = contents(run.reports, experiments, registration=any(
         kind.spec.serves for kind in profile.under_test))
     problems += browser_problems

@@ -141,7 +141,7 @@ Kind.WEBHOOK = register(KindSpec(
     required=("port", "cert_file", "key_file"),
     manifests=manifests.DEPLOY_DIR / "ha-config-webhook", conformance=("conformance/ha_config",),
     mutant_suite=("conformance/ha_config/test_registration.py",
-                  "conformance/ha_config/test_cases.py"),
+                  "conformance/ha_config/test_cases.py", "conformance/ha_config/test_generated.py"),
     serves=True))
 
 Kind.CONTROLLER = register(KindSpec(
