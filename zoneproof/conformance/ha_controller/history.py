@@ -17,8 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from zoneproof import errors
@@ -291,9 +290,11 @@ def _sorted(steps: Iterable[Step]) -> list[Step]:
 
 
 @dataclass(frozen=True, slots=True)
-class History:
+class History(casefile.CaseFile):
     """The steps of one schedule, in the API server's order, and what the checker needs to
     know about it that no request says (the setup is the model's, not the record's)."""
+
+    WHAT: ClassVar[str] = "controller history"
 
     steps: tuple[Step, ...]
     notes: dict[str, Any] = field(default_factory=dict)
@@ -311,15 +312,6 @@ class History:
                        dict(data.get("notes") or {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise errors.ConfigError(f"malformed controller history: {exc}") from exc
-
-    def save(self, path: Path) -> Path:
-        """Write as JSON."""
-        return casefile.write(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path: Path) -> History:
-        """Read a saved history."""
-        return cls.from_dict(casefile.read(path, "controller history"))
 
 
 def from_records(records: Sequence[AuditRecord], scope: Scope,

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from zoneproof import errors
 from zoneproof.conformance.ha_controller import casefile
@@ -109,8 +108,10 @@ def _pod(pod: PodSpec) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Schedule:
+class Schedule(casefile.CaseFile):
     """Nodes and pods made first, a dead leader's Lease or not, then ``events`` in order."""
+
+    WHAT: ClassVar[str] = "controller schedule"
 
     nodes: tuple[NodeSpec, ...]
     pods: tuple[PodSpec, ...] = ()
@@ -199,12 +200,3 @@ class Schedule:
                        dict(data.get("notes") or {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise errors.ConfigError(f"malformed controller schedule: {exc}") from exc
-
-    def save(self, path: Path) -> Path:
-        """Write as JSON."""
-        return casefile.write(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path: Path) -> Schedule:
-        """Read a saved schedule (a case file)."""
-        return cls.from_dict(casefile.read(path, "controller schedule"))
