@@ -108,12 +108,9 @@ def _hpa(hpa: facts.HpaInfo) -> JsonObject:
 
 
 def _webhook(settings: configuration.TolerationDefaults) -> JsonObject:
-    out: JsonObject = {}
-    if settings.not_ready_toleration_seconds is not None:
-        out["notReadyTolerationSeconds"] = settings.not_ready_toleration_seconds
-    if settings.unreachable_toleration_seconds is not None:
-        out["unreachableTolerationSeconds"] = settings.unreachable_toleration_seconds
-    return out
+    given = {"notReadyTolerationSeconds": settings.not_ready_toleration_seconds,
+             "unreachableTolerationSeconds": settings.unreachable_toleration_seconds}
+    return {key: seconds for key, seconds in given.items() if seconds is not None}
 
 
 def _without_namespace(obj: JsonValue) -> JsonObject:

@@ -490,8 +490,15 @@ def companion_phase(api: client.ApiClient, expected: list[tuple[Stored, list[Jso
     return phase
 
 
+COMPANION_TIMEOUT_S = 120.0
+"""How long the companion may take to re-patch every stored object (§11 names no bound; a
+correct one takes ~2 s, but one failed list on a stalled API server costs its 30 s request
+timeout and a retry: a 30 s bound failed the reference once on a loaded machine)."""
+
+
 def companion_settled(api: client.ApiClient, expected: list[tuple[Stored, list[JsonObject], str]], *,
-                      what: str, timeout_s: float = 30.0, grace_s: float = 2.0) -> list[str]:
+                      what: str, timeout_s: float = COMPANION_TIMEOUT_S, grace_s: float = 2.0
+                      ) -> list[str]:
     """Poll the stored objects until each is as ``expected`` (then once more after ``grace_s``:
     nothing else was patched); what does not hold."""
     deadline = time.monotonic() + timeout_s

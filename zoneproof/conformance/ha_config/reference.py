@@ -136,16 +136,19 @@ def generated_catch(variant: Variant, *, examples: int, scenarios: int, run_seed
             found[0] = counts[0]
             raise AssertionError
 
-    @quiet(scenarios)
-    @seed(run_seed)
-    @given(generators.scenarios(node_steps=True, settings_=True))
-    def stepped(case: cases.Case) -> None:
+    def judged_run(case: cases.Case) -> None:
         judged, settled = casegen.with_expectations(case)
         assume(settled)
         counts[1] += 1
         if not simulation.run_case(judged, implementation).passed:
             found[1] = counts[1]
             raise AssertionError
+
+    @quiet(scenarios)
+    @seed(run_seed)
+    @given(generators.scenarios(node_steps=True, settings_=True))
+    def stepped(case: cases.Case) -> None:
+        judged_run(case)
 
     @quiet(examples // 10)
     @seed(run_seed)
@@ -154,12 +157,7 @@ def generated_catch(variant: Variant, *, examples: int, scenarios: int, run_seed
         case = casegen.api_case(example, description="")
         assume(case is not None)
         assert case is not None
-        judged, settled = casegen.with_expectations(case)
-        assume(settled)
-        counts[1] += 1
-        if not simulation.run_case(judged, implementation).passed:
-            found[1] = counts[1]
-            raise AssertionError
+        judged_run(case)
 
     for check in (posted, stepped, through):
         if found[1] is not None and check is through:
