@@ -62,7 +62,7 @@ def test_installed_wheel_qualifies_from_an_empty_directory(wheel: Path, host: An
     # the webhook's hand cases and one experiment: enough to prove the installed suites run
     # (the whole gate runs in make qualify; here it would add ~10 min to make test)
     qualified = _run([str(zoneproof), "qualify", "--only", EXPERIMENT, "--name", "wheel", "--",
-                      "-k", f"{EXPERIMENT} or test_cases"],
+                      "-k", f"{EXPERIMENT} or test_case_on_shared_cluster"],
                      cwd=empty, host=host, timeout_s=_QUALIFY_TIMEOUT_S)
     verdict_s = time.monotonic() - started
     output = qualified.stdout + qualified.stderr
