@@ -4,9 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build browser test test-local test-kind test-kind-chaos test-long test-signals test-zones lint unit qualify qualify-scale bench-ceiling certify down clean
+.PHONY: setup build browser docs wheel test test-local test-kind test-kind-chaos test-long test-signals test-zones lint unit qualify qualify-scale bench-ceiling certify down clean
 
-$(BIN)/.installed: pyproject.toml setup.py
+$(BIN)/.installed: pyproject.toml setup.py pytest.ini
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -18,9 +18,20 @@ setup: $(BIN)/.installed
 build: setup
 	$(BIN)/zoneproof build
 
-# Debian's chromium: the headless browser that looks at the HTML report and plots.
+# Debian's chromium: the headless browser that looks at the HTML report and plots. Optional:
+# installed only as root; without it the browser checks are skipped, saying why.
 browser:
-	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+		apt-get install -y -qq chromium; } || \
+		echo "no chromium: browser checks are skipped (as root: apt-get install -y chromium)"
+
+# The documentation site (docs/): built strictly, a broken link fails.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
+# The wheel a user installs (pip install dist/zoneproof-*.whl; pipx install . does the same).
+wheel: setup
+	$(BIN)/pip wheel --no-deps --wheel-dir dist .
 
 lint: setup
 	$(BIN)/ruff check .
@@ -34,7 +45,7 @@ unit: setup
 test: test-local test-kind
 
 # Unit, test-bed integration, conformance and chaos, on real local beds (no docker needed).
-test-local: lint build browser
+test-local: lint docs build browser
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not kind and not long and not zones"
 
 # The zone experiments and their broken twins (tag zones), each worker on a zoned bed of its
@@ -75,8 +86,8 @@ test-kind-chaos: setup
 	$(BIN)/pytest -p no:xdist --zp-backend kind chaos/test_experiments.py \
 		--zp-skip-experiments zone-outage,$(ETCD_EXPERIMENTS)
 
-# The release gate on the default local backend: build, up, suite, reports, down.
-qualify: build browser
+# The release gate on the default local backend: build, up, suite, reports, down (no root).
+qualify: build
 	$(BIN)/zoneproof qualify
 
 # Heavy runs outside `make test`, each needing the machine to itself: the scale profile
@@ -93,11 +104,11 @@ bench-ceiling: build
 
 # Certify the components a profile names; signs with KEY (a PEM private key).
 PROFILE ?= certification/profile.example.yaml
-certify: build browser
+certify: build
 	$(BIN)/zoneproof certify $(PROFILE) --key $(KEY)
 
 down: setup
 	$(BIN)/zoneproof down
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist

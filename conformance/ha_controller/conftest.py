@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from kubernetes import client
@@ -32,9 +33,13 @@ from zoneproof.measure import (
     Timeline,
     recording,
 )
+from zoneproof.report import junit
+from zoneproof.slo.results import SloResult, SloStatus
 from zoneproof.slo.verdict import not_applicable
 
 _RESTORE_TIMEOUT_S = 60.0
+#: The name under which a check the API server's record cannot decide reports NO_DATA.
+NO_VERDICT = "controller-conformance"
 #: Tests that need a verb of the replicas beyond start and stop (``controller.VERBS``).
 _NEEDS = {"test_sigterm_releases_the_lease_to_the_standby": "exit-code",
           "test_frozen_leader_exits_on_resume_and_deletes_nothing": "freeze"}
@@ -128,3 +133,15 @@ def replicas(*, module_bed: Cluster, hac_settings: ControllerSettings, watched: 
         yield group
     finally:
         group.stop_all()
+
+
+@pytest.fixture
+def no_verdict(record_property: Callable[[str, object], None]) -> Callable[[str], NoReturn]:
+    """Say the record cannot decide a check: the test records a NO_DATA result (which fails
+    the strict verdict, summary.json) and skips with the reason, never passes."""
+    def say(reason: str) -> NoReturn:
+        record_property(*junit.slo_property(SloResult(NO_VERDICT, SloStatus.NO_DATA, None, 0.0,
+                                                      "checks", reason)))
+        pytest.skip(f"no verdict (NO_DATA): {reason}")
+
+    return say

@@ -17,7 +17,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from kubernetes import client
@@ -25,7 +25,7 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.cluster import facets
-from zoneproof.cluster.interface import WORKLOAD_IMAGE, Capability, Cluster, ControlPlaneProcess
+from zoneproof.cluster.interface import WORKLOAD_IMAGE, Cluster
 from zoneproof.cluster.spec import Timings
 from zoneproof.components.harness.controller import (
     ControllerReplicas,
@@ -38,11 +38,11 @@ from zoneproof.measure import (
     Timeline,
     attempts_after_seen_renewal,
     attempts_by,
-    deletes_not_after_own_lease_write,
+    deletes_by_non_holders,
     lease_requests,
     lease_writes,
     pod_deletions,
-    unfenced_deletes,
+    read_records,
 )
 from zoneproof.report import junit
 from zoneproof.slo import metrics
@@ -156,22 +156,24 @@ def _figure(record_property: Callable[[str, object], None], name: str, value: fl
     print(f"{name} = {value:.3f}")
 
 
-def _assert_one_actor(replicas: ControllerReplicas, bed: Cluster, timeline: Timeline,
-                      settings: ControllerSettings, *namespaces: str) -> None:
-    """Every audited delete by a replica in ``namespaces`` was made while it held the Lease:
-    within its tenure on the timeline, and after its own Lease write in the audit log's
-    order (no clock tolerance: a catch-up just before taking the Lease is caught)."""
-    audit = _audit(bed, "the one-actor check")
-    deletes = [d for d in pod_deletions(audit, users_prefix=replicas.prefix)
+def _assert_one_actor(replicas: ControllerReplicas, bed: Cluster,
+                      settings: ControllerSettings, *namespaces: str,
+                      no_verdict: Callable[[str], NoReturn]) -> None:
+    """Every audited delete by a replica in ``namespaces`` was made while it was the
+    Lease's holder of record by the API server's own order: the last Lease write before
+    the delete (revisions; no watcher, no client clock, no tolerance) left it holder. A
+    catch-up just before taking the Lease is caught; a delete the record cannot order
+    against a Lease write is no verdict (NO_DATA), never a pass."""
+    records = read_records(_audit(bed, "the one-actor check"))[0]
+    deletes = [d for d in pod_deletions(records, users_prefix=replicas.prefix)
                if d.namespace in namespaces]
-    found = unfenced_deletes(deletes, timeline.events, users_prefix=replicas.prefix)
+    writes = lease_writes(records, namespace=settings.lease_namespace, name=settings.lease_name)
+    found, undecided = deletes_by_non_holders(deletes, writes, users_prefix=replicas.prefix)
     assert not found, "deletes by a replica not holding the Lease:\n" + "\n".join(
         u.describe() for u in found)
-    writes = lease_writes(audit, namespace=settings.lease_namespace, name=settings.lease_name,
-                          users_prefix=replicas.prefix)
-    early = deletes_not_after_own_lease_write(deletes, writes, users_prefix=replicas.prefix)
-    assert not early, "deletes before the deleter had written the Lease (audit order):\n" + (
-        "\n".join(u.describe() for u in early))
+    if undecided:
+        no_verdict(f"the API server's record cannot order {len(undecided)} "
+                            f"delete(s) against the Lease writes: {undecided[:3]}")
 
 
 def _audit(bed: Cluster, what: str) -> Path:
@@ -281,10 +283,13 @@ def test_not_ready_node_loses_only_matching_pods(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
         injector: Injector, replicas: ControllerReplicas, watched: str, watched_too: str,
         unwatched: str, hac_settings: ControllerSettings,
+        no_verdict: Callable[[str], NoReturn],
         record_property: Callable[[str, object], None]) -> None:
     """Only selector-matching pods of the watched namespaces (both of the setting's) on the
     NotReady node are force-deleted, within a bound: not those of a Ready node of the same
-    zone or of another zone; nothing is deleted when the node recovers."""
+    zone or of another zone; nothing is deleted when the node recovers (a pod bound to it
+    after the deletes may go while the controller could still be acting on the transition,
+    within the reaction bound; not once the node is Ready again past that)."""
     zones = module_bed.nodes_by_zone()
     victim, neighbour, healthy = zones["zone-a"][0], zones["zone-a"][1], zones["zone-b"][0]
     match, miss = (_labels(hac_settings, matching=m) for m in (True, False))
@@ -300,6 +305,7 @@ def test_not_ready_node_loses_only_matching_pods(
     replicas.wait_leader(LEADER_TIMEOUT_S)
 
     fault = _stop_until_not_ready(injector, victim)
+    not_ready_seen = time.monotonic()
     _wait_gone(bed_core, doomed, REACTION_BOUND_S,
                after=f"of {victim} turning NotReady (kubelet stopped; namespaces setting "
                      f"{watched},{watched_too})")
@@ -317,38 +323,31 @@ def test_not_ready_node_loses_only_matching_pods(
                     f"same zone) and on {healthy} (Ready) untouched")
 
     late = {(watched, "late"): _bare_pod(bed_core, watched, "late", victim, match)}
+    # a controller may still be acting on the transition (or kcm's fence, ms later) for the
+    # reaction bound: only a delete after that, on the recovery, has no trigger (C3)
+    time.sleep(max(0.0, not_ready_seen + REACTION_BOUND_S + 1 - time.monotonic()))
+    if _state(bed_core, watched, "late", late[(watched, "late")]) != "untouched":
+        late = {}  # deleted while the transition could still explain it: allowed
+        print(f"{watched}/late was deleted within the reaction bound of the transition")
     injector.revert_all()
     module_bed.wait_nodes([victim], ready=True, timeout_s=NOT_READY_TIMEOUT_S)
     _holds_for(_untouched(bed_core, {**spared, **late}), for_s=STAY_S,
-               what=f"after {victim} was read back Ready again: a matching pod bound to it while "
-                    "NotReady, and the spared pods, untouched")
-    _assert_one_actor(replicas, module_bed, timeline, hac_settings, watched, watched_too, unwatched)
+               what=f"after {victim} was read back Ready again (over {REACTION_BOUND_S:g}s "
+                    "after its transition): a matching pod bound to it while NotReady, and the "
+                    "spared pods, untouched")
+    _assert_one_actor(replicas, module_bed, hac_settings, watched, watched_too, unwatched,
+                      no_verdict=no_verdict)
 
 
-def _wait_fenced(core: client.CoreV1Api, node: str, timeout_s: float) -> list[str]:
-    """Wait until kcm has tainted ``node`` not-ready/unreachable NoSchedule; its taints."""
-    def probe() -> tuple[bool, list[str]]:
-        taints = [f"{t.key}:{t.effect}" for t in core.read_node(node).spec.taints or ()]
-        return any(t in FENCE_TAINTS for t in taints), taints
-
-    return waiting.wait_for(probe, what=f"kcm's NoSchedule taint on {node}", timeout_s=timeout_s)
-
-
-FENCE_TAINTS = frozenset({"node.kubernetes.io/not-ready:NoSchedule",
-                          "node.kubernetes.io/unreachable:NoSchedule"})
-
-
-def test_kubelet_reported_not_ready_is_acted_on_and_again_once_fenced(
-        *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        replicas: ControllerReplicas, watched: str, watched_too: str,
-        hac_settings: ControllerSettings) -> None:
+def test_kubelet_reported_not_ready_is_acted_on(
+        *, module_bed: Cluster, bed_core: client.CoreV1Api, replicas: ControllerReplicas,
+        watched: str, watched_too: str, hac_settings: ControllerSettings,
+        no_verdict: Callable[[str], NoReturn]) -> None:
     """Ready True→False posted by the kubelet itself (runtime down; its Lease still renewed,
-    so it never turns Unknown): the node's matching pods are force-deleted. A pod bound to
-    it after that flip but before kcm fenced it (what the scheduler does with a replacement
-    while the taint is not there yet) is force-deleted once the fence lands. kcm is down
-    from before the flip until the pod is bound, so the taint cannot come first."""
-    if Capability.CONTROL_PLANE not in module_bed.capabilities:
-        pytest.skip("needs a backend that can stop kube-controller-manager")
+    so it never turns Unknown): the node's matching pods are force-deleted (C1). What
+    happens when kcm's fence lands after that is the controller's to choose (C4: the seeds
+    filter that event out; acting on it is allowed, the generated suite checks it is
+    harmless)."""
     victim = module_bed.nodes_by_zone()["zone-b"][0]
     match = _labels(hac_settings, matching=True)
     doomed = {(ns, "reported"): _bare_pod(bed_core, ns, "reported", victim, match)
@@ -356,57 +355,45 @@ def test_kubelet_reported_not_ready_is_acted_on_and_again_once_fenced(
     _wait_running(bed_core, doomed)
     replicas.start_all()
     replicas.wait_leader(LEADER_TIMEOUT_S)
-    control = facets.facet(module_bed, Capability.CONTROL_PLANE)
-    control.kill_component(ControlPlaneProcess.CONTROLLER_MANAGER)
-    try:
-        with reporting_not_ready(module_bed, victim,
-                                 lease_duration_s=BED.node_lease_duration_s):
-            posted = waiting.wait_for(
-                lambda: ((c := ready_condition(bed_core, victim)) == ("False", NOT_READY_REASON),
-                         c), what=f"{victim} Ready=False as its kubelet posted it", timeout_s=10)
-            _wait_gone(bed_core, doomed, REACTION_BOUND_S,
-                       after=f"of {victim}'s kubelet posting Ready=False (read back {posted}, "
-                             "its node Lease renewed, no taint yet)")
-            late = {(watched, "bound-before-fence"): _bare_pod(
-                bed_core, watched, "bound-before-fence", victim, match)}
-            control.restart_component(ControlPlaneProcess.CONTROLLER_MANAGER)
-            taints = _wait_fenced(bed_core, victim, NOT_READY_TIMEOUT_S)
-            _wait_gone(bed_core, late, REACTION_BOUND_S, after=(
-                f"of kcm fencing {victim} ({taints}): this pod was bound to it after its "
-                "NotReady flip and the controller's deletes, before the taint; a controller "
-                "that acts only on the flip leaves such a replacement stuck on the dead node"))
-            still = ready_condition(bed_core, victim)
-            assert still == ("False", NOT_READY_REASON), (
-                f"the check is void: {victim}'s Ready condition was overwritten to {still} "
-                "during it (kwok or kcm)")
-    finally:
-        if not control.component_running(ControlPlaneProcess.CONTROLLER_MANAGER):
-            control.restart_component(ControlPlaneProcess.CONTROLLER_MANAGER)
-    _assert_one_actor(replicas, module_bed, timeline, hac_settings, watched, watched_too)
+    with reporting_not_ready(module_bed, victim, lease_duration_s=BED.node_lease_duration_s):
+        posted = waiting.wait_for(
+            lambda: ((c := ready_condition(bed_core, victim)) == ("False", NOT_READY_REASON),
+                     c), what=f"{victim} Ready=False as its kubelet posted it", timeout_s=10)
+        _wait_gone(bed_core, doomed, REACTION_BOUND_S,
+                   after=f"of {victim}'s kubelet posting Ready=False (read back {posted}, its "
+                         "node Lease renewed)")
+        still = ready_condition(bed_core, victim)
+        assert still == ("False", NOT_READY_REASON), (
+            f"the check is void: {victim}'s Ready condition was overwritten to {still} "
+            "during it (kwok or kcm)")
+    _assert_one_actor(replicas, module_bed, hac_settings, watched, watched_too,
+                      no_verdict=no_verdict)
 
 
 def test_sigterm_releases_the_lease_to_the_standby(
         *, module_bed: Cluster, timeline: Timeline, replicas: ControllerReplicas, watched: str,
-        hac_settings: ControllerSettings,
+        hac_settings: ControllerSettings, no_verdict: Callable[[str], NoReturn],
         record_property: Callable[[str, object], None]) -> None:
     """SIGTERM (once the standby is seen trying for the Lease, and trying again): the leader
-    exits 0 and releases; the standby holds the Lease within one jittered retry period
+    exits and releases; the standby holds the Lease within one jittered retry period
     (+ margin)."""
     leader, new, takeover = _signal_leader(replicas, module_bed, hac_settings, signal.SIGTERM)
     _figure(record_property, "sigterm_takeover_seconds", takeover)
-    code = replicas.wait_exit(leader, 10)
-    assert code == 0, f"{leader} exited {code} on SIGTERM (expected 0)"
+    code = replicas.wait_exit(leader, 10)  # raises if it still runs: a shutdown exits
+    print(f"{leader} exited {code} on SIGTERM (any code: the seeds name none for a clean "
+          "shutdown)")
     assert new == _other(replicas, leader), f"the Lease went to {new!r} after {leader} exited"
     limit = hac_settings.takeover_after_release()
     assert takeover <= limit.seconds, (
         f"the standby took {takeover:.1f}s after SIGTERM to {leader}, over {limit.seconds:g}s "
         f"({limit.derivation}): was the Lease released on SIGTERM?")
-    _assert_one_actor(replicas, module_bed, timeline, hac_settings, watched)
+    _assert_one_actor(replicas, module_bed, hac_settings, watched, no_verdict=no_verdict)
 
 
 def test_transition_while_no_replica_runs_is_handled_on_start(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        injector: Injector, replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
+        injector: Injector, replicas: ControllerReplicas, watched: str,
+        hac_settings: ControllerSettings, no_verdict: Callable[[str], NoReturn],
         record_property: Callable[[str, object], None]) -> None:
     """A node that went NotReady while no replica ran is acted on once one starts, and only
     once it holds the Lease: the Lease is still the previous leader's (it died), so the
@@ -424,7 +411,7 @@ def test_transition_while_no_replica_runs_is_handled_on_start(
                after=f"of starting the replicas ({victim} NotReady before any ran; the Lease "
                      "left by a dead leader)")
     _figure(record_property, "start_to_catch_up_seconds", time.monotonic() - start)
-    _assert_one_actor(replicas, module_bed, timeline, hac_settings, watched)
+    _assert_one_actor(replicas, module_bed, hac_settings, watched, no_verdict=no_verdict)
 
 
 def _lease_of_a_dead_leader(api: client.ApiClient, settings: ControllerSettings) -> None:
@@ -439,7 +426,8 @@ def _lease_of_a_dead_leader(api: client.ApiClient, settings: ControllerSettings)
 
 def test_frozen_leader_exits_on_resume_and_deletes_nothing(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        injector: Injector, replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
+        injector: Injector, replicas: ControllerReplicas, watched: str,
+        hac_settings: ControllerSettings, no_verdict: Callable[[str], NoReturn],
         record_property: Callable[[str, object], None]) -> None:
     """A leader cut off past its renew deadline (SIGSTOP, once the standby is seen trying for
     the Lease, and trying again) exits non-zero on SIGCONT and deletes nothing; the other
@@ -470,12 +458,13 @@ def test_frozen_leader_exits_on_resume_and_deletes_nothing(
     audit = _audit(module_bed, "what the frozen leader deleted")
     by_old = [d for d in pod_deletions(audit, users_prefix=leader) if d.namespace == watched]
     assert not by_old, f"the frozen leader {leader} deleted after resuming: {by_old}"
-    _assert_one_actor(replicas, module_bed, timeline, hac_settings, watched)
+    _assert_one_actor(replicas, module_bed, hac_settings, watched, no_verdict=no_verdict)
 
 
 def test_sigkill_failover_then_new_leader_acts(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
-        injector: Injector, replicas: ControllerReplicas, watched: str, hac_settings: ControllerSettings,
+        injector: Injector, replicas: ControllerReplicas, watched: str,
+        hac_settings: ControllerSettings, no_verdict: Callable[[str], NoReturn],
         record_property: Callable[[str, object], None]) -> None:
     """SIGKILL the leader (once the standby is seen trying for the Lease, and trying again):
     the other replica holds the Lease within leaseDuration + two jittered retry periods
@@ -500,7 +489,7 @@ def test_sigkill_failover_then_new_leader_acts(
                after=f"of {victim} turning NotReady under the new leader {new}")
     deleters = _deleters(replicas, module_bed, watched, "next")
     assert deleters == {new}, f"{watched}/next deleted by {deleters}, expected only {new}"
-    _assert_one_actor(replicas, module_bed, timeline, hac_settings, watched)
+    _assert_one_actor(replicas, module_bed, hac_settings, watched, no_verdict=no_verdict)
 
 
 def _workload_template(labels: dict[str, str], node: str) -> dict[str, Any]:
@@ -542,7 +531,7 @@ def _wait_ready_elsewhere(timeline: Timeline, fault: FaultRecord, namespace: str
 def test_workloads_recover_faster_than_without_controller(
         *, module_bed: Cluster, bed_core: client.CoreV1Api, timeline: Timeline,
         injector: Injector, replicas: ControllerReplicas, watched: str, unwatched: str,
-        hac_settings: ControllerSettings,
+        hac_settings: ControllerSettings, no_verdict: Callable[[str], NoReturn],
         record_property: Callable[[str, object], None]) -> None:
     """One node stops: with the controller its StatefulSet and Deployment pods are Ready
     elsewhere soon; the baseline (an unwatched namespace, same node, same outage) has its
@@ -590,4 +579,4 @@ def test_workloads_recover_faster_than_without_controller(
         f"controller, {deploy_without:.1f}s without (taint eviction): not at least "
         f"{DEPLOYMENT_MARGIN_S:g}s sooner (toleration {BED.toleration_s:g}s - reaction bound "
         f"{REACTION_BOUND_S:g}s); did the controller force-delete it?")
-    _assert_one_actor(replicas, module_bed, timeline, hac_settings, watched, unwatched)
+    _assert_one_actor(replicas, module_bed, hac_settings, watched, unwatched, no_verdict=no_verdict)

@@ -66,6 +66,21 @@ def test_scale_profile_pods(pytester: pytest.Pytester, args: tuple[str, ...], po
     assert result.ret == 0, result.stdout.str()
 
 
+def test_the_seed_of_generated_inputs_is_given_or_the_runs_and_shown(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        def test_seed(zp_seed, zp_settings):
+            assert zp_seed == 42 and zp_settings.thorough
+    """)
+    result = pytester.runpytest_subprocess("--zp-seed", "42", "--zp-thorough")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["zoneproof: backend=local * seed=42 thorough"])
+    drawn = pytester.runpytest_subprocess()
+    drawn.stdout.fnmatch_lines(["zoneproof: backend=local * run=* seed=*"])
+    refused = pytester.runpytest_subprocess("--zp-seed", "-1")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*--zp-seed takes a whole number >= 0*"])
+
+
 def test_etcd_members_shape_the_runs_clusters(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         def test_shape(zp_settings):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config
 
-__all__ = ["api_client", "get_path"]
+from zoneproof import errors
+
+__all__ = ["api_client", "default_kubeconfig", "get_path"]
 
 
 def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
@@ -72,3 +76,18 @@ def namespace_gone(core: client.CoreV1Api, name: str) -> tuple[bool, str]:
             return True, "gone"
         raise
     return False, str(found.status.phase)
+
+
+def default_kubeconfig(environ: Mapping[str, str], home: Path) -> tuple[Path | None, str]:
+    """The kubeconfig kubectl would use when none is given, and where it came from:
+    ``$KUBECONFIG`` (one file; several are refused, naming the fix), else
+    ``~/.kube/config`` if it exists; (None, "") when there is neither."""
+    if value := environ.get("KUBECONFIG", ""):
+        files = [part for part in value.split(os.pathsep) if part]
+        if len(files) > 1:
+            raise errors.ConfigError(f"$KUBECONFIG names {len(files)} files ({value}); zoneproof "
+                                     "tests one cluster: pass --kubeconfig FILE, or set "
+                                     "KUBECONFIG to one file")
+        return Path(files[0]).expanduser(), "$KUBECONFIG"
+    default = home / ".kube" / "config"
+    return (default, "~/.kube/config") if default.is_file() else (None, "")

@@ -41,7 +41,9 @@ from zoneproof.measure import (
     NodeReadyRecorder,
     PodRecorder,
     Recorder,
+    lease_writes,
     pod_deletions,
+    read_records,
 )
 from zoneproof.report import artefacts
 from zoneproof.report.journal import JOURNAL_KEY
@@ -136,13 +138,17 @@ def _check_history(run: experiment.ExperimentRun) -> tuple[linearizability.Check
 def _evidence(run: experiment.ExperimentRun, check: linearizability.CheckReport | None) -> Evidence:
     """What the closed run leaves to be judged by (audited deletes read now)."""
     audit = run.cluster.audit_log()
-    deletions = None
+    deletions = writes = None
     if audit is not None:
         since = dt.datetime.fromisoformat(run.timeline.start_wall)
-        deletions = tuple(d for d in pod_deletions(audit, users_prefix=run.replica_prefix)
+        records = read_records(audit)[0]
+        deletions = tuple(d for d in pod_deletions(records, users_prefix=run.replica_prefix)
                           if d.namespace == run.namespace and d.at >= since)
+        namespace, _, name = run.config.lease.partition("/")
+        # every write of the Lease, also before the run: the holder at its start is one
+        writes = tuple(lease_writes(records, namespace=namespace, name=name))
     return Evidence(run.timeline, tuple(run.injector.records), run.namespace,
-                    lease=run.config.lease, deletions=deletions,
+                    lease=run.config.lease, deletions=deletions, lease_writes=writes,
                     replica_prefix=run.replica_prefix, history=run.history, history_check=check)
 
 

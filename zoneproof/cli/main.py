@@ -1,4 +1,5 @@
-"""``zoneproof build|up|down|list|status|kubeconfig|kind-config|qualify|certify|verify|bench|mutants``."""
+# PYTHON_ARGCOMPLETE_OK
+"""``zoneproof``: the command line (argument parsing and printing; the work is in the rooms below)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import contextlib
 import logging
 import math
+import os
 import sys
 import tempfile
 import time
@@ -13,25 +15,31 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+import argcomplete
+
 from zoneproof import bench, binaries, cluster, errors, runs
-from zoneproof._util import reaping, userfiles
+from zoneproof._util import durations, kube, reaping, userfiles
+from zoneproof._util import progress as progress_
 from zoneproof.binaries import images, nodeimage
+from zoneproof.cli import console, readback
 from zoneproof.cluster import interface, registry
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
 from zoneproof.components import manifests
 from zoneproof.components.harness import options as component_options
 from zoneproof.components.harness.component import Components
-from zoneproof.report import attestation
+from zoneproof.report import attestation, versions
 from zoneproof.runs import ownership
 from zoneproof.slo.linearizability import CHECKER
 from zoneproof.suites import certify, mutants, profile, qualify
 
-__all__ = ["main"]
+__all__ = ["DESCRIPTION", "main"]
 
-
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+DESCRIPTION = ("Chaos testing and conformance for Kubernetes high-availability machinery: bring "
+               "up a multi-zone test bed, qualify the components under test (conformance suites "
+               "and chaos experiments judged by SLOs), certify them in a signed bundle, read and "
+               "compare past runs.")
+_progress = console.progress
 
 
 def _zones(text: str) -> tuple[str, ...]:
@@ -73,16 +81,39 @@ def _whole(minimum: int, maximum: int = 1_000_000) -> Callable[[str], int]:
     return parse
 
 
-def _seconds(text: str) -> float:
-    """A finite number of seconds, > 0 and at most an hour."""
+def _to_seconds(text: str) -> float:
+    """Seconds as a number (``30``, ``2.5``) or a duration (``30s``, ``5m``, ``1m30s``)."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        pass
+    try:
+        return durations.parse_seconds(text)
+    except errors.ConfigError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds or a duration: "
+                                         "write 30, 30s, 5m or 1m30s") from None
+
+
+def _seconds(text: str) -> float:
+    """A finite duration, > 0 and at most an hour."""
+    value = _to_seconds(text)
     if not math.isfinite(value) or not 0 < value <= 3600:
         raise argparse.ArgumentTypeError(f"{text!r} seconds: give a finite number > 0 and "
-                                         "<= 3600")
+                                         "<= 3600 (or a duration: 30s, 5m)")
     return value
+
+
+def _whole_seconds(maximum: int) -> Callable[[str], int]:
+    """A duration of whole seconds in [0, maximum]."""
+
+    def parse(text: str) -> int:
+        value = _to_seconds(text)
+        if not math.isfinite(value) or value != int(value) or not 0 <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of seconds from 0 "
+                                             f"to {maximum} (or a duration: 30s, 5m)")
+        return int(value)
+
+    return parse
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
@@ -154,13 +185,31 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                       help="pods of the scale profile, dealt evenly over its nodes (default: "
                       "100 × --scale, e.g. 10,000 on 300 nodes; 1,000 nodes and 100,000 pods: "
                       "--scale 334 --scale-pods 100000)")
-    qual.add_argument("--no-html", action="store_true", help="skip the allure HTML report")
+    qual.add_argument("--no-html", action="store_true", help="skip the HTML reports")
+    qual.add_argument("--allure", action="store_true",
+                      help="also render the Allure report (needs Node.js and npm: Allure 3 is "
+                           "installed once into the cache; its history carries over between "
+                           "runs in the same reports directory)")
     qual.add_argument("--reports", type=_path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout; relative: to the current directory)")
+                      "(default: reports/ in the current directory)")
     qual.add_argument("--allow-destructive", action="store_true",
                       help="allow disruptive faults on a cluster zoneproof did not make")
+    _add_generated(qual)
     component_options.add_arguments(qual)
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+
+
+def _add_generated(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--thorough", action="store_true", help="generated conformance suites draw "
+                        "ten times more inputs (nightly runs)")
+    parser.add_argument("--seed", type=_seed, metavar="N", help="seed of the generated inputs (a "
+                        "report shows its run's; the same seed replays them)")
+
+
+def _seed(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"takes a whole number >= 0 (the seed a report shows), got {text!r}")
+    return int(text)
 
 
 def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -177,8 +226,9 @@ def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     cert.add_argument("-n", "--workers", type=_whole(1, 64), default=2,
                       help="pytest-xdist workers")
     cert.add_argument("--reports", type=_path, help="parent of the run's report directory "
-                      "(default: reports/ in the checkout; relative: to the current directory)")
+                      "(default: reports/ in the current directory)")
     cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
+    _add_generated(cert)
     cert.set_defaults(handler=_certify)
     ver = sub.add_parser("verify", help="check a certification bundle's digests and signature; "
                          "print what it attests (exit 0 verified PASS, 1 not verified, "
@@ -216,7 +266,7 @@ def _certify(args: argparse.Namespace) -> int:
     with _opened("certify"):
         return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
                                keep_cluster=args.keep_cluster, reports=args.reports,
-                               progress=_progress).code
+                               thorough=args.thorough, seed=args.seed, progress=_progress).code
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -266,10 +316,29 @@ class _Parser(argparse.ArgumentParser):
                      f"`{self.prog} --help`)\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: what ``zoneproof version`` prints, then exit 0."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print("\n".join(readback.version_text(versions.pinned())))
+        parser.exit()
+
+
+def _add_globals(parser: argparse.ArgumentParser, default: object) -> None:
+    """-v/-q: on the root parser (with defaults) and on every command (taken anywhere)."""
+    parser.add_argument("-v", "--verbose", action="store_true", default=default,
+                        help="debug logging")
+    parser.add_argument("-q", "--quiet", action="store_true", default=default,
+                        help="no progress lines (results and errors still print)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = _Parser(prog="zoneproof", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser: argparse.ArgumentParser = _Parser(prog="zoneproof", description=DESCRIPTION)
+    _add_globals(parser, False)
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print the versions (as `zoneproof version`) and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     _add_build(sub)
     _add_webhook_cert(sub)
@@ -279,16 +348,20 @@ def _parser() -> argparse.ArgumentParser:
     defaults = ClusterSpec()
     up.add_argument("--zones", type=_zones, default=defaults.zones,
                     help="comma-separated zone names (default: zone-a,zone-b,zone-c)")
-    up.add_argument("--nodes-per-zone", type=_whole(1, 10_000), default=defaults.nodes_per_zone)
+    up.add_argument("--nodes-per-zone", type=_whole(1, 10_000), default=defaults.nodes_per_zone,
+                    help="nodes in each zone (default: %(default)s)")
     makers = [n for n in cluster.backend_names() if cluster.backend_type(n).traits.makes_clusters]
     up.add_argument("--etcd-members", type=int, help="etcd members (default: " + "; ".join(
         f"{n} {cluster.backend_type(n).traits.default_etcd_members}" for n in makers) + ")")
     _add_backend_options(up)
     t = Timings()
     up.add_argument("--node-monitor-grace-period", type=_seconds,
-                    default=t.node_monitor_grace_period_s, help="seconds (default: %(default)s)")
-    up.add_argument("--toleration-seconds", type=_whole(0, 86_400), default=t.toleration_s,
-                    help="default not-ready/unreachable toleration (default: %(default)s)")
+                    default=t.node_monitor_grace_period_s, metavar="DURATION",
+                    help="how long a node may miss its lease before it is NotReady: 8s, 1m, "
+                         "or seconds (default: %(default)s)")
+    up.add_argument("--toleration-seconds", type=_whole_seconds(86_400), default=t.toleration_s,
+                    metavar="DURATION", help="default not-ready/unreachable toleration: 30s, "
+                    "5m, or whole seconds (default: %(default)s)")
     up.add_argument("--keep-on-failure", action="store_true",
                     help="leave a half-started cluster for debugging")
     up.add_argument("--allow-destructive", action="store_true",
@@ -297,8 +370,10 @@ def _parser() -> argparse.ArgumentParser:
     kind_p = sub.add_parser("kind-config", help="print the kind config of a spec (or write "
                             "the repository's kind-configs/)")
     kind_p.add_argument("--etcd-members", type=int, default=1, help="control-plane nodes")
-    kind_p.add_argument("--zones", type=_zones, default=defaults.zones)
-    kind_p.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone)
+    kind_p.add_argument("--zones", type=_zones, default=defaults.zones,
+                        help="comma-separated zone names (default: zone-a,zone-b,zone-c)")
+    kind_p.add_argument("--nodes-per-zone", type=int, default=defaults.nodes_per_zone,
+                        help="worker nodes in each zone (default: %(default)s)")
     kind_p.add_argument("--cgroup-v1", action="store_true", help="add failCgroupV1: false")
     kind_p.add_argument("--write", type=Path, metavar="DIR",
                         help="write the committed configs into DIR instead")
@@ -308,12 +383,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_certify(sub)
 
     bench_p = sub.add_parser("bench", help="measure figures (medians over --runs)")
-    bench_p.add_argument("what", choices=sorted(bench.BENCHES))
-    bench_p.add_argument("--runs", type=_whole(1, 1000), default=3)
+    bench_p.add_argument("what", choices=sorted(bench.BENCHES), help="the benchmark")
+    bench_p.add_argument("--runs", type=_whole(1, 1000), default=3,
+                         help="runs whose median each figure is (default: %(default)s)")
     bench_p.add_argument("--json", type=_path, help="also write the figures to this file")
 
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
-    mutants_p.add_argument("component", choices=sorted(mutants.SUITES))
+    mutants_p.add_argument("component", choices=sorted(mutants.SUITES),
+                           help="whose conformance suite runs against the broken variants")
     mutants_p.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
     mutants_p.add_argument("--implementation", default=mutants.REFERENCE, metavar="NAME",
                            help="registered implementation whose variants to run (entry-point "
@@ -321,6 +398,9 @@ def _parser() -> argparse.ArgumentParser:
     mutants_p.set_defaults(handler=_mutants)
 
     _add_cluster_commands(sub)
+    readback.add_commands(sub)
+    for command in sub.choices.values():
+        _add_globals(command, argparse.SUPPRESS)
     return parser
 
 
@@ -349,7 +429,7 @@ def _spec(args: argparse.Namespace, backend: cluster.Backend) -> ClusterSpec:
         name=args.name, zones=args.zones, nodes_per_zone=args.nodes_per_zone,
         etcd_members=members,
         timings=Timings(node_monitor_grace_period_s=args.node_monitor_grace_period,
-                        toleration_s=args.toleration_seconds),
+                        toleration_s=round(args.toleration_seconds)),
     )
 
 
@@ -399,6 +479,18 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kubeconfig(args: argparse.Namespace) -> Path | None:
+    """For a backend that adopts a cluster: --kubeconfig, else $KUBECONFIG, else
+    ~/.kube/config (as kubectl); said on stderr when not given as the flag."""
+    given: Path | None = args.kubeconfig
+    if given is not None or not cluster.backend_type(args.backend).traits.needs_kubeconfig:
+        return given
+    found, source = kube.default_kubeconfig(os.environ, Path.home())
+    if found is not None:
+        _progress(f"kubeconfig: {found} (from {source}; --kubeconfig overrides it)")
+    return found
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
         return _build(args)
@@ -414,6 +506,7 @@ def _run(args: argparse.Namespace) -> int:
         raise errors.ConfigError(f"--kubeconfig names a cluster to adopt, and the {args.backend} "
                                  f"backend makes its own: add --backend {' or '.join(adopting)} "
                                  "to test that cluster, or drop --kubeconfig")
+    args.kubeconfig = _kubeconfig(args)
     backend = cluster.get_backend(args.backend, kubeconfig=args.kubeconfig,
                                   allow_destructive=getattr(args, "allow_destructive", False),
                                   options=_backend_options(args))
@@ -429,11 +522,11 @@ def _run(args: argparse.Namespace) -> int:
         options = qualify.Options(
             keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
             only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
+            allure=args.allure,
             reports=args.reports, allow_destructive=args.allow_destructive,
             components=_components(args),
             pytest_args=[*component_options.settings_given(args), *args.pytest_args],
-            scale=args.scale,
-            scale_pods=args.scale_pods)
+            scale=args.scale, scale_pods=args.scale_pods, thorough=args.thorough, seed=args.seed)
         spec = ClusterSpec(name=args.name, etcd_members=backend.traits.default_etcd_members)
         qualify.check(options, backend)  # bad input refused before the run opens
         with _opened("qualify"):
@@ -543,7 +636,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except errors.ZoneproofError as exc:
         print(f"zoneproof: error: {exc}", file=sys.stderr)
         return 1
+    argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
+    console.set_quiet(args.quiet)
+    progress_.started()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     reaping.interrupt_on_terminate()

@@ -40,6 +40,7 @@ __all__ = [
     "NodeMachines",
     "Progress",
     "Repairable",
+    "SavesLogs",
     "Traits",
     "ZoneCut",
     "Zones",
@@ -222,6 +223,15 @@ class ControlPlane(Protocol):
 
     def component_running(self, component: ControlPlaneProcess) -> bool:
         """True if the control-plane process runs (on every control-plane node)."""
+
+
+@runtime_checkable
+class SavesLogs(Protocol):
+    """A bed whose control plane's logs zoneproof can copy before it goes (reports keep them)."""
+
+    def save_logs(self, directory: Path) -> list[Path]:
+        """Copy the logs of the bed's control plane (and nodes, where it has them) into
+        ``directory``; the files written."""
 
 
 class ZoneCut(enum.StrEnum):

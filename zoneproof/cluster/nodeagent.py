@@ -32,7 +32,7 @@ from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
 
 from zoneproof import errors, runs
-from zoneproof._util import kube, waiting
+from zoneproof._util import kube, locations, waiting
 from zoneproof.binaries.images import recipe
 from zoneproof.cluster.interface import Progress, fault_max_duration_s
 from zoneproof.nodeagent.protocol import (
@@ -53,7 +53,7 @@ __all__ = ["DEPLOY_DIR", "HOLDING", "IMAGE_ENV", "NodeAgents", "hold", "image", 
 
 log = logging.getLogger(__name__)
 
-DEPLOY_DIR = Path(__file__).resolve().parents[2] / "deploy" / "node-agent"
+DEPLOY_DIR = locations.suite_path("deploy", "node-agent")
 IMAGE_ENV = "ZONEPROOF_NODE_AGENT_IMAGE"
 _DAEMONSET = "node-agent"
 #: The kind of run holding an installed agent is.

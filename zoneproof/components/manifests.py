@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from zoneproof import errors
-from zoneproof._util import certs, processes
+from zoneproof._util import certs, locations, processes
 from zoneproof.binaries import resolve
 from zoneproof.specs.ha_config.registration import ServiceRef
 
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: The repository's manifests of the reference components.
-DEPLOY_DIR = Path(__file__).resolve().parents[2] / "deploy"
+DEPLOY_DIR = locations.suite_path("deploy")
 #: Where the webhook's kustomization reads its certificate files, relative to the directory.
 TLS_DIR = "ha-config-webhook/tls"
 NAMESPACE = "zoneproof-system"

@@ -5,17 +5,20 @@ holders and renewals) and polled health (etcd members and leader, API server, co
 processes), the Timeline they share, its JSON form, the recorded
 register history of the traffic's clients (``history``), the Lease history model
 (``lease``: windows of ability, overlaps, hand-overs), the audited pod deletes and Lease
-requests (``audit``: who tried for the Lease, how often) and pure attribution of audited
-deletes to Lease tenures. Not here:
+requests (``audit``: who tried for the Lease, how often, and where each request sits in the API
+server's own order) and pure attribution of audited deletes to Lease holders. Not here:
 thresholds and verdicts (slo), injecting faults (cluster, faults).
 """
 
 from zoneproof.measure.attribution import (
     UnfencedDelete,
-    deletes_not_after_own_lease_write,
-    unfenced_deletes,
+    deletes_by_non_holders,
+    early_takeovers,
+    holder_at,
 )
 from zoneproof.measure.audit import (
+    ApiOrder,
+    AuditRecord,
     LeaseRequest,
     PodDeletion,
     attempts_after_seen_renewal,
@@ -23,6 +26,7 @@ from zoneproof.measure.audit import (
     lease_requests,
     lease_writes,
     pod_deletions,
+    read_records,
 )
 from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode
 from zoneproof.measure.lease import LeaseHistory, LeaseObservation, observations
@@ -41,6 +45,8 @@ from zoneproof.measure.recorders import (
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
+    "ApiOrder",
+    "AuditRecord",
     "CONTROL_PLANE_LEASES",
     "ControlPlaneLeaseRecorder",
     "Event",
@@ -64,11 +70,13 @@ __all__ = [
     "UnfencedDelete",
     "attempts_after_seen_renewal",
     "attempts_by",
-    "deletes_not_after_own_lease_write",
+    "deletes_by_non_holders",
+    "early_takeovers",
+    "holder_at",
     "lease_requests",
     "lease_writes",
     "observations",
     "pod_deletions",
+    "read_records",
     "recording",
-    "unfenced_deletes",
 ]

@@ -1,42 +1,28 @@
-"""Attribution: was every audited pod delete by a replica made while that replica held the Lease?
+"""Attribution: was every audited pod delete by a replica made while that replica held the
+Lease, and did anyone take the Lease over too early? Decided from the API server's record
+alone.
 
-Pure: audited deletions (``audit.pod_deletions``) and ``lease_holder`` / ``lease_renewed``
-events of a Timeline in, violations out. Two questions of the Lease model
-(``zoneproof.measure.lease``): was the deleter the *holder of record* then (the "never two
-actors" check of the HA controller suites), or, stricter (``expiry=True``), was it *able
-to act* then (its Lease not yet expired nor released)?
-
-Clock tolerance: an audit time is the API server's ``requestReceivedTimestamp``; a
-``lease_holder`` event is stamped when the LeaseRecorder's watch delivers the change,
-i.e. later than the Lease write by the watch latency (milliseconds to tens of ms on one
-machine; both clocks are this machine's wall clock). So a new leader's first delete may
-be audited slightly *before* its tenure was recorded, and a tenure is recorded as ending
-slightly late. ``CLOCK_TOLERANCE_S`` widens every tenure by that much on both sides; it
-is far below the seconds a lame duck or a second actor acts outside its tenure.
-
-As holder of record a tenure lasts until the *holder* changes, so a holder whose Lease
-expired but nobody took it over yet (e.g. a frozen process) still counts as holding it;
-with ``expiry`` and recorded ``lease_renewed`` events it ends at the last renewal plus
-the duration.
-
-No tolerance at all (``deletes_not_after_own_lease_write``): the API server audits both the
-replicas' Lease writes and their deletes, stamping each with its own clock when it received
-the request, so their order needs none. A delete whose author was not the last to write the
-Lease before it (e.g. a catch-up made milliseconds *before* taking the Lease over, inside
-``CLOCK_TOLERANCE_S``) did not follow a Lease it held.
+Pure: audited deletions (``audit.pod_deletions``) and audited Lease writes
+(``audit.lease_writes``, each with the holder and the duration it left) in, violations out.
+No watcher and no client clock enters, so no tolerance: the API server's record orders them
+(``audit.ApiOrder``: revisions, else its own received/completed stamps). The holder of
+record at a delete is what the last Lease write before it left; a delete by anyone else
+(e.g. a catch-up milliseconds *before* taking the Lease over) was made without the Lease,
+and with ``expiry`` one made after the deleter's own last write plus its stated duration
+(not renewed in time, nobody took over) too. A delete whose order against a Lease write
+the record cannot decide is returned as undecided, never judged. A take-over counts as
+early when it came before the previous holder's last write plus its stated duration.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from zoneproof.measure.audit import LeaseRequest, PodDeletion
-from zoneproof.measure.lease import CLOCK_TOLERANCE_S, LeaseHistory, Tenure, observations
-from zoneproof.measure.timeline import Event
+from zoneproof.measure.audit import ApiOrder, LeaseRequest, PodDeletion
 
-__all__ = ["CLOCK_TOLERANCE_S", "Tenure", "UnfencedDelete", "deletes_not_after_own_lease_write",
-           "tenures", "unfenced_deletes"]
+__all__ = ["UnfencedDelete", "deletes_by_non_holders", "early_takeovers", "holder_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,59 +31,95 @@ class UnfencedDelete:
 
     deletion: PodDeletion
     holder: str
-    """Who held the Lease at that moment ('' when nobody did or nothing was recorded)."""
-    by_audit_order: bool = False
-    """Judged by the audit log's order: ``holder`` made the last Lease write before it."""
+    """Who held the Lease at that moment by the API server's order: what the last Lease
+    write before the delete left ('' when nobody did)."""
+    expired: bool = False
+    """By the API server's order it was the holder, but its last write's lease duration
+    had run out."""
 
     def describe(self) -> str:
         """One line for an assertion message."""
         d = self.deletion
         what = f"{d.user} deleted {d.namespace}/{d.pod} at {d.at.isoformat()} (HTTP {d.code})"
-        if self.by_audit_order:
-            last = (f"was by {self.holder!r}" if self.holder
-                    else "was none: no replica had written the Lease yet")
-            return (f"{what} before writing the Lease itself: the last replica Lease write "
-                    f"the API server received before that delete {last}")
-        if self.holder == d.user:
-            return (f"{what} as holder of record of a Lease it could no longer act on (not "
-                    "renewed within its leaseDuration)")
-        return f"{what} while the Lease holder of record was {self.holder or '<nobody>'!r}"
+        if self.expired:
+            return (f"{what} as holder of record of a Lease its own last write had let "
+                    "expire (not renewed within its leaseDuration, by the API server's clock)")
+        held = (f"{self.holder!r} held it" if self.holder
+                else "nobody held it (free, or never written)")
+        return (f"{what} without holding the Lease: by the API server's order (the last "
+                f"Lease write before that delete) {held}")
 
 
-def tenures(events: Iterable[Event]) -> list[Tenure]:
-    """Holder tenures from ``lease_holder`` events (other kinds are ignored); empty holders drop."""
-    return list(LeaseHistory(observations(events)).tenures)
+def _ordered(writes: Iterable[LeaseRequest]) -> list[LeaseRequest]:
+    """Successful Lease writes in the API server's order: by revision when every one has
+    one, else by when it received them (a successful write on one object was made with
+    the result of the one before it, so it was received after that one took effect)."""
+    found = [w for w in writes if w.renewed]
+    if all(w.where.revision is not None for w in found):
+        return sorted(found, key=lambda w: (w.where.revision or 0, w.at))
+    return sorted(found, key=lambda w: w.at)
 
 
-def unfenced_deletes(deletions: Iterable[PodDeletion], events: Iterable[Event], *,
-                     users_prefix: str, tolerance_s: float = CLOCK_TOLERANCE_S,
-                     expiry: bool = False) -> list[UnfencedDelete]:
-    """Deletes by users starting with ``users_prefix`` made outside their own tenure as
-    holder of record (``expiry``: outside their windows of ability).
-
-    Every delete counts, whatever its HTTP code: a request is an action. Pass only the
-    deletions the check is about (e.g. the test's namespaces). This is the Lease model's
-    ``unfenced`` question (``zoneproof.measure.lease``) asked of audited deletes.
-    """
-    history = LeaseHistory(observations(events))
-    return [UnfencedDelete(d, history.holder_at(d.at)) for d in deletions
-            if d.user.startswith(users_prefix)
-            and not history.fenced(d.user, d.at, tolerance_s, expiry=expiry)]
+def _last_before(at: ApiOrder, writes: list[LeaseRequest]
+                 ) -> tuple[LeaseRequest | None, bool]:
+    """The last of ordered ``writes`` before ``at``, and whether the record decides it (a
+    write it cannot order against ``at`` that would leave another holder does not)."""
+    before = [w for w in writes if w.where.before(at) is True]
+    last = before[-1] if before else None
+    holder = last.holder_after if last else ""
+    unsure = [w for w in writes if w.where.before(at) is None]
+    return last, not any(w.holder_after != holder for w in unsure)
 
 
-def deletes_not_after_own_lease_write(deletions: Iterable[PodDeletion],
-                                      writes: Iterable[LeaseRequest], *, users_prefix: str
-                                      ) -> list[UnfencedDelete]:
-    """Deletes by users starting with ``users_prefix`` whose author did not make the last
-    successful Lease write the API server received before the delete (``holder``: who did,
-    '' when nobody had written it yet)."""
-    ordered = sorted(writes, key=lambda w: w.at)
-    found = []
+def holder_at(at: ApiOrder, writes: Iterable[LeaseRequest]) -> str | None:
+    """The Lease's holder of record at ``at`` by the API server's order: what the last
+    successful write before it left ('' free or never written); None when a write whose
+    order against ``at`` the record cannot decide would change the answer."""
+    last, decided = _last_before(at, _ordered(writes))
+    if not decided:
+        return None
+    return last.holder_after if last else ""
+
+
+def deletes_by_non_holders(deletions: Iterable[PodDeletion], writes: Iterable[LeaseRequest],
+                           *, users_prefix: str, expiry: bool = False
+                           ) -> tuple[list[UnfencedDelete], list[PodDeletion]]:
+    """Deletes by users starting with ``users_prefix`` made while someone else (or nobody)
+    was the Lease's holder of record by the API server's order (``expiry``: also those
+    received after the deleter's own last write plus the lease duration it stated: it
+    could no longer act), and the deletes whose order against the Lease writes the record
+    cannot decide (to be reported, not judged). Every delete counts, whatever its HTTP
+    code: a request is an action."""
+    writes = list(writes)
+    ordered = _ordered(writes)
+    found, undecided = [], []
     for d in deletions:
         if not d.user.startswith(users_prefix):
             continue
-        before = [w for w in ordered if w.at < d.at]
-        last = before[-1].user if before else ""
-        if last != d.user:
-            found.append(UnfencedDelete(d, last, by_audit_order=True))
+        last, decided = _last_before(d.where, ordered)
+        holder = last.holder_after if last else ""
+        if not decided:
+            undecided.append(d)
+        elif holder != d.user:
+            found.append(UnfencedDelete(d, holder))
+        elif expiry and last is not None and last.duration_s is not None and \
+                d.where.received > last.where.completed + dt.timedelta(seconds=last.duration_s):
+            found.append(UnfencedDelete(d, holder, expired=True))
+    return found, undecided
+
+
+def early_takeovers(writes: Iterable[LeaseRequest]) -> list[tuple[LeaseRequest, LeaseRequest]]:
+    """(previous, taking) for each write that took the Lease from another holder before
+    that holder's last write plus the lease duration it stated had passed, by the API
+    server's clock (counted from the earlier of when the server received that write and
+    the renewTime it carries: a taker may count from either). A release ends the wait."""
+    found = []
+    ordered = _ordered(writes)
+    for previous, taking in zip(ordered, ordered[1:], strict=False):
+        holder = previous.holder_after
+        if not holder or taking.holder_after in ("", holder) or previous.duration_s is None:
+            continue
+        since = min(previous.at, previous.renewed_at or previous.at)
+        if taking.at <= since + dt.timedelta(seconds=previous.duration_s):
+            found.append((previous, taking))
     return found

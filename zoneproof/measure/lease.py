@@ -6,27 +6,25 @@ renewTime) and loses it by *release* (holder set to ''), by *expiry* (no renewal
 holder). From the observations (timeline ``lease_holder`` events; ``lease_renewed`` events
 {holder, duration_s} when a recorder reports renewals) the model derives each holder's
 window of ability to act, from its acquire until its release or its last renewal plus the
-duration. Three questions, all pure:
+duration. Two questions, both pure, of the timeline's figures (hand-over gaps and fencing
+tokens for the SLOs and plots):
 
-- ``overlaps``: two holders able to act at one instant (a take-over before the previous
-  holder released or expired). The Lease's contract says never.
 - ``handovers``: for each change of holder, the gap from the previous holder's last sign of
   life (its release, else its last renewal) to the next acquire, and the slack from the end
   of its ability to that acquire (negative: an overlap).
-- ``unfenced``: actions (e.g. audited pod deletes) by an identity outside its own window,
-  in one of two models: *holder of record* (from its acquire until the next change of
-  holder: the "concurrent actors" question, ``attribution.unfenced_deletes``) or *able to
-  act* (until its release or its last renewal plus the duration: also catches a holder
-  acting on after its Lease expired when nobody took over).
 - ``token_regressions``: a new tenure whose fencing token (leaseTransitions) did not grow.
+
+Who held the Lease when a delete was made, and whether a take-over came too early, is not
+asked of this watcher's view (its receive times lag the writes): ``attribution`` answers
+both from the API server's own record.
 
 Without recorded renewals (no ``lease_renewed`` event, and no ``lease_holder`` event whose
 recorder says it records renewals: detail ``renewals=recorded``) the model cannot know when
 a silent holder's ability ended: its window then runs to the next change of holder (a
 frozen holder nobody replaced still counts as able), and hand-over gaps are measured from
 that change. With a recorder that records renewals, a holder that never renews is able
-only until its acquire plus the duration. Times are wall-clock datetimes
-(the recorder's observation times), compared with a tolerance for watch latency.
+only until its acquire plus the duration. Times are wall-clock datetimes (the recorder's
+observation times).
 """
 
 from __future__ import annotations
@@ -37,21 +35,11 @@ from dataclasses import dataclass
 
 from zoneproof.measure.timeline import Event
 
-CLOCK_TOLERANCE_S = 0.5
-"""Seconds by which windows are widened when judging: the LeaseRecorder stamps a change when
-its watch delivers it (milliseconds to tens of ms after the write on one machine), an audit
-record when the API server received the request; far below the seconds a lame duck or a
-second actor acts outside its window."""
-
 __all__ = [
-    "CLOCK_TOLERANCE_S",
-    "Action",
     "Handover",
     "LeaseHistory",
     "LeaseObservation",
-    "Overlap",
     "Tenure",
-    "UnfencedAction",
     "observations",
     "renewals_recorded",
 ]
@@ -98,30 +86,6 @@ class Tenure:
         expired = self.last_renewed + dt.timedelta(seconds=self.duration_s)
         return min(expired, self.end) if self.released and self.end is not None else expired
 
-    def held_at(self, at: dt.datetime) -> bool:
-        """True if it was the recorded holder at ``at`` (from acquire to the next change)."""
-        return self.start <= at and (self.end is None or at < self.end)
-
-    def able_at(self, at: dt.datetime, tolerance_s: float) -> bool:
-        """True if ``at`` falls in its window of ability widened by ``tolerance_s``."""
-        slack = dt.timedelta(seconds=tolerance_s)
-        until = self.able_until
-        return self.start - slack <= at and (until is None or at <= until + slack)
-
-
-@dataclass(frozen=True, slots=True)
-class Overlap:
-    """``later`` acquired while ``earlier`` was still able to act, for ``seconds``."""
-
-    earlier: Tenure
-    later: Tenure
-    seconds: float
-
-    def describe(self) -> str:
-        """One line for a message."""
-        return (f"{self.later.holder} acquired the Lease at {self.later.start.isoformat()} while "
-                f"{self.earlier.holder} could still act for {self.seconds:.2f} s (last renewed "
-                f"{self.earlier.last_renewed.isoformat()}, not released)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,23 +97,6 @@ class Handover:
     next: Tenure
     gap_s: float
     slack_s: float
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """Something an identity did at ``at`` (e.g. ``deleted ns/pod``)."""
-
-    at: dt.datetime
-    actor: str
-    what: str
-
-
-@dataclass(frozen=True, slots=True)
-class UnfencedAction:
-    """An action outside its actor's window of ability; ``holder``: who held the Lease then."""
-
-    action: Action
-    holder: str
 
 
 def observations(events: Iterable[Event]) -> list[LeaseObservation]:
@@ -206,22 +153,6 @@ class LeaseHistory:
     def __init__(self, seen: Iterable[LeaseObservation]) -> None:
         self.tenures = _tenures(sorted(seen, key=lambda o: o.at))
 
-    def holder_at(self, at: dt.datetime) -> str:
-        """The recorded holder at ``at`` ('' when free or unrecorded)."""
-        return next((t.holder for t in self.tenures if t.held_at(at)), "")
-
-    def overlaps(self, tolerance_s: float) -> list[Overlap]:
-        """Take-overs made while the previous holder could still act (beyond ``tolerance_s``)."""
-        found = []
-        for earlier, later in zip(self.tenures, self.tenures[1:], strict=False):
-            until = earlier.able_until
-            if earlier.holder == later.holder or until is None:
-                continue
-            seconds = (until - later.start).total_seconds()
-            if seconds > tolerance_s:
-                found.append(Overlap(earlier, later, seconds))
-        return found
-
     def token_regressions(self) -> list[tuple[Tenure, Tenure]]:
         """Consecutive tenures whose fencing token (leaseTransitions) did not grow."""
         return [(a, b) for a, b in zip(self.tenures, self.tenures[1:], strict=False)
@@ -241,20 +172,3 @@ class LeaseHistory:
                                   (following.start - alive).total_seconds(),
                                   (following.start - able).total_seconds()))
         return found
-
-    def fenced(self, actor: str, at: dt.datetime, tolerance_s: float, *,
-               expiry: bool = True) -> bool:
-        """True if ``actor`` was able to act at ``at`` (one of its windows, widened); with
-        ``expiry`` False: if it was the holder of record then (its Lease may have expired)."""
-        if expiry:
-            return any(t.holder == actor and t.able_at(at, tolerance_s) for t in self.tenures)
-        slack = dt.timedelta(seconds=tolerance_s)
-        return any(t.holder == actor and t.start - slack <= at
-                   and (t.end is None or at <= t.end + slack) for t in self.tenures)
-
-    def unfenced(self, actions: Iterable[Action], tolerance_s: float, *,
-                 expiry: bool = True) -> list[UnfencedAction]:
-        """Actions made outside their actor's own windows of ability (``expiry`` False:
-        outside its tenures as holder of record)."""
-        return [UnfencedAction(a, self.holder_at(a.at)) for a in actions
-                if not self.fenced(a.actor, a.at, tolerance_s, expiry=expiry)]

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from zoneproof._util import locations
 from zoneproof.binaries import PINS
 from zoneproof.report.summary import Summary
 
@@ -56,9 +57,14 @@ def load_json(path: Path) -> dict[str, Any]:
 
 
 def suite_verdicts(summary: Summary) -> dict[str, dict[str, Any]]:
-    """Suite → {verdict, counts, failed}: FAIL if a test failed, NOT_RUN if none passed."""
+    """Suite → {verdict, counts, failed}: FAIL if a test failed, NOT_RUN if none passed,
+    NOT_APPLICABLE (with why) if the suite is not installed."""
     out: dict[str, dict[str, Any]] = {}
     for suite, prefix in SUITES.items():
+        if not locations.suite_path(prefix).is_dir():  # an installed zoneproof: no tests/integration
+            out[suite] = {"verdict": NOT_APPLICABLE, "counts": {}, "failed": [],
+                          "why": f"{prefix} is not installed (zoneproof's own tests run from a checkout)"}
+            continue
         tests = [t for t in summary.outcomes if t.nodeid.startswith(prefix)]
         counts = Counter(t.outcome for t in tests)
         failed = sorted(t.nodeid for t in tests if t.failed)
@@ -120,7 +126,8 @@ def document(vendor: Vendor, *, summary: Summary | None, experiments: Sequence[s
     slos = slo_verdicts(summary)
     if summary.outcomes and not summary.passed:
         found.append(f"the run's verdict (summary.json) is {summary.verdict}")
-    found += [f"suite {name}: {s['verdict']}" for name, s in suites.items() if s["verdict"] != "PASS"]
+    found += [f"suite {name}: {s['verdict']}" for name, s in suites.items()
+              if s["verdict"] not in ("PASS", NOT_APPLICABLE)]
     found += [f"chaos experiment {name}: {e['verdict']} ({e['outcome']})"
               for name, e in experiment_rows.items() if e["verdict"] not in ("PASS", NOT_APPLICABLE)]
     found += [f"SLO {r['name']} of {r['experiment']}: {r['status']}" for r in slos if not r["pass"]]

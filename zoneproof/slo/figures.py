@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from zoneproof.components.harness.controller import REPLICA_PREFIX
 from zoneproof.faults.base import FaultRecord
 from zoneproof.faults.effects import Effect
-from zoneproof.measure.attribution import unfenced_deletes
-from zoneproof.measure.audit import PodDeletion
+from zoneproof.measure.attribution import deletes_by_non_holders
+from zoneproof.measure.audit import LeaseRequest, PodDeletion
 from zoneproof.measure.history import History
 from zoneproof.measure.timeline import Timeline
 from zoneproof.slo import linearizability, metrics, zone_metrics
@@ -49,6 +49,9 @@ class Evidence:
     deletions: tuple[PodDeletion, ...] | None = None
     """Audited pod deletes by controller replicas in ``namespace`` during the run (None:
     the cluster has no readable audit log)."""
+    lease_writes: tuple[LeaseRequest, ...] | None = None
+    """Audited successful writes of ``lease`` during the run, anyone's, with the holder and
+    duration each left (None: no readable audit log): the Lease figures' record."""
     replica_prefix: str = REPLICA_PREFIX
     history: History | None = None
     """The register history the run's traffic recorded (None: the run ran no traffic)."""
@@ -146,12 +149,12 @@ def _audited_deletes(metric: Callable[..., float | None]) -> Compute:
     def compute(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
         if ev.deletions is None:
             return None
-        return metric(ev.timeline, ev.deletions, users_prefix=ev.replica_prefix)
+        return metric(ev.deletions, ev.lease_writes, users_prefix=ev.replica_prefix)
     return compute
 
 
 def _lease_overlaps(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
-    return metrics.lease_overlaps(ev.timeline)
+    return metrics.lease_overlaps(ev.lease_writes)
 
 
 def _lease_tokens(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
@@ -203,12 +206,12 @@ def _reelection(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
 
 
 def unfenced(evidence: Evidence, *, expiry: bool = False) -> list[str]:
-    """One line per audited replica delete made outside its tenure as the Lease's holder of
-    record (``expiry``: outside its window of ability) (for messages)."""
-    return [u.describe() for u in unfenced_deletes(evidence.deletions or [],
-                                                   evidence.timeline.events,
-                                                   users_prefix=evidence.replica_prefix,
-                                                   expiry=expiry)]
+    """One line per audited replica delete made while it was not the Lease's holder of
+    record by the API server's order (``expiry``: or its own Lease had run out) (for
+    messages)."""
+    found, _ = deletes_by_non_holders(evidence.deletions or [], evidence.lease_writes or [],
+                                      users_prefix=evidence.replica_prefix, expiry=expiry)
+    return [u.describe() for u in found]
 
 
 _NODES = frozenset({Effect.NODES_NOT_READY})

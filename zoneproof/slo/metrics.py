@@ -12,14 +12,9 @@ import statistics
 from collections.abc import Iterable
 
 from zoneproof.faults.base import FaultRecord
-from zoneproof.measure.attribution import unfenced_deletes
-from zoneproof.measure.audit import PodDeletion
-from zoneproof.measure.lease import (
-    CLOCK_TOLERANCE_S,
-    LeaseHistory,
-    observations,
-    renewals_recorded,
-)
+from zoneproof.measure import attribution
+from zoneproof.measure.audit import LeaseRequest, PodDeletion
+from zoneproof.measure.lease import LeaseHistory, observations
 from zoneproof.measure.timeline import Event, Timeline
 
 __all__ = [
@@ -157,30 +152,35 @@ def lost_acknowledged_writes(timeline: Timeline) -> float | None:
     return float(sum(1 for _ in timeline.select("write_lost")))
 
 
-def deletes_by_non_holders(timeline: Timeline, deletions: Iterable[PodDeletion], *,
-                           users_prefix: str, expiry: bool = False) -> float | None:
+def deletes_by_non_holders(deletions: Iterable[PodDeletion],
+                           writes: Iterable[LeaseRequest] | None, *, users_prefix: str,
+                           expiry: bool = False) -> float | None:
     """Audited deletes by a controller replica made while it was not the Lease's holder of
-    record (``expiry``: while it could not act on it, its Lease expired or released).
-
-    A delete with no Lease tenure recorded at all is unfenced. None when there is neither
-    a delete nor a ``lease_holder`` event (nothing was observed).
-    """
+    record by the API server's order (``expiry``: also while its own last Lease write's
+    duration had run out unrenewed): ``attribution.deletes_by_non_holders``, no clock
+    tolerance. None without the audited Lease writes, when there is neither a delete nor a
+    Lease write, or when the record cannot order a delete against a Lease write."""
     deletions = list(deletions)
-    if not deletions and timeline.first("lease_holder") is None:
+    if writes is None:
         return None
-    return float(len(unfenced_deletes(deletions, timeline.events, users_prefix=users_prefix,
-                                      expiry=expiry)))
+    writes = list(writes)
+    if not deletions and not writes:
+        return None
+    found, undecided = attribution.deletes_by_non_holders(
+        deletions, writes, users_prefix=users_prefix, expiry=expiry)
+    return None if undecided else float(len(found))
 
 
-def deletes_outside_lease(timeline: Timeline, deletions: Iterable[PodDeletion], *,
+def deletes_outside_lease(deletions: Iterable[PodDeletion],
+                          writes: Iterable[LeaseRequest] | None, *,
                           users_prefix: str) -> float | None:
-    """Audited deletes by a replica outside its windows of ability under the Lease model
-    (after its release, or after its last renewal plus leaseDuration). None without
-    recorded renewals (``measure.lease.renewals_recorded``): then the model cannot know when
-    a Lease expired."""
-    if not renewals_recorded(timeline.events):
+    """Audited deletes by a replica it could not act for: not the holder of record, or its
+    own last Lease write's duration run out (by the API server's clock). None as for
+    ``deletes_by_non_holders``, and when the Lease writes do not state their duration."""
+    writes = None if writes is None else list(writes)
+    if writes is not None and any(w.duration_s is None for w in writes):
         return None
-    return deletes_by_non_holders(timeline, deletions, users_prefix=users_prefix, expiry=True)
+    return deletes_by_non_holders(deletions, writes, users_prefix=users_prefix, expiry=True)
 
 
 def _lease(timeline: Timeline) -> LeaseHistory | None:
@@ -189,14 +189,16 @@ def _lease(timeline: Timeline) -> LeaseHistory | None:
     return LeaseHistory(observations(timeline.events))
 
 
-def lease_overlaps(timeline: Timeline) -> float | None:
-    """Take-overs of the Lease while the previous holder could still act (its last renewal
-    plus leaseDuration not yet passed, not released), beyond the clock tolerance. None
-    without ``lease_holder`` events or recorded renewals."""
-    history = _lease(timeline)
-    if history is None or not renewals_recorded(timeline.events):
+def lease_overlaps(writes: Iterable[LeaseRequest] | None) -> float | None:
+    """Take-overs of the Lease before the previous holder's last write plus its stated
+    duration (``attribution.early_takeovers``, the API server's clock). None without the
+    audited Lease writes, or when none states its holder and duration."""
+    if writes is None:
         return None
-    return float(len(history.overlaps(CLOCK_TOLERANCE_S)))
+    writes = list(writes)
+    if not writes or any(w.holder is None or w.duration_s is None for w in writes):
+        return None
+    return float(len(attribution.early_takeovers(writes)))
 
 
 def lease_token_regressions(timeline: Timeline) -> float | None:

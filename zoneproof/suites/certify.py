@@ -30,7 +30,7 @@ from zoneproof import cluster, errors
 from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import ClusterSpec
-from zoneproof.report import attestation, browser, bundle, certification, evidence, summary
+from zoneproof.report import attestation, browser, bundle, certification, evidence, page, summary
 from zoneproof.slo.verdict import RunVerdict
 from zoneproof.suites import qualify
 from zoneproof.suites.profile import Profile
@@ -86,7 +86,7 @@ def contents(reports: Path, experiments: list[str], *, registration: bool = True
                  *_files(reports, LOGS, (".log",)),
                  *_files(reports, evidence.EVIDENCE, (".json", ".png"))]:
         found[path.relative_to(reports).as_posix()] = path
-    for name in ("summary.json", "junit.xml"):
+    for name in ("summary.json", "junit.xml", page.PAGE):
         if (reports / name).is_file():
             found[name] = reports / name
     missing = [f"{name} missing" for name in _REQUIRED.values() if name not in found]
@@ -123,6 +123,15 @@ def look_in_browser(reports: Path, experiments: list[str], progress: Progress) -
     return found
 
 
+def _page_with_browser(reports: Path, progress: Progress) -> None:
+    """``report.html`` again, now saying whether a browser looked at the report."""
+    try:
+        page.write(summary.load(reports / "summary.json"), reports,
+                   title=f"zoneproof certification run {reports.name}")
+    except errors.ConfigError as exc:
+        progress(f"report.html not rewritten: {exc}")
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "component"
 
@@ -142,8 +151,8 @@ def _now() -> dt.datetime:
 
 
 def certify(profile: Profile, key: Path, *, output: Path | None = None, workers: int = 2,
-            keep_cluster: bool = False, reports: Path | None = None,
-            progress: Progress) -> Certified:
+            keep_cluster: bool = False, reports: Path | None = None, thorough: bool = False,
+            seed: int | None = None, progress: Progress) -> Certified:
     """Qualify the profile's components, pack and sign the bundle; exit code 0 only on PASS."""
     signer = attestation.load_signer(key)  # a bad key fails now, not after the run
     choice = profile.backend
@@ -158,8 +167,9 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         basetemp = Path(tmp) / "pytest"
         options = qualify.Options(
             keep_cluster=keep_cluster, workers=workers, slo_file=profile.slo_file, html=True,
+            allure=True,
             allow_destructive=choice.allow_destructive, reports=reports,
-            components=profile.components,
+            components=profile.components, thorough=thorough, seed=seed,
             pytest_args=[*profile.scope.pytest_args(), *left_out(profile),
                          f"--basetemp={basetemp}"])
         run = qualify.execute(backend, spec, options, kubeconfig=choice.kubeconfig,
@@ -171,6 +181,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
     zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
     experiments = catalog.applicable(chaos, profile.components, zones=zones)
     browser_problems = look_in_browser(run.reports, experiments, progress)
+    _page_with_browser(run.reports, progress)
     files, problems = contents(run.reports, experiments, registration=any(
         kind.spec.serves for kind in profile.under_test))
     problems += browser_problems

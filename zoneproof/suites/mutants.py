@@ -237,7 +237,7 @@ def main(component: str, only: Sequence[str] | None, progress: Progress,
     """CLI body: logs in reports/mutants-<UTC>/; 0 only when the correct variant passes and
     every mutant is caught."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    workdir = qualify.repo_root() / "reports" / f"mutants-{component}-{stamp}"
+    workdir = Path("reports").resolve() / f"mutants-{component}-{stamp}"
     progress(f"{component} {implementation!r} mutants: logs in {workdir}")
     runs = run_mutants(component, only, workdir=workdir, implementation=implementation,
                        progress=progress)

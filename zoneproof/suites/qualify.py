@@ -26,19 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from zoneproof import cluster, errors
-from zoneproof._util import reaping
+from zoneproof._util import locations, reaping
 from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Backend, Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.components.harness import kinds
 from zoneproof.components.harness.component import Components
-from zoneproof.report import allure_html, summary
+from zoneproof.report import allure_html, page, results, summary
+from zoneproof.report.testids import experiment_of
 from zoneproof.runs import identity, ownership
 from zoneproof.slo import load_slos, verdict
 from zoneproof.slo.verdict import RunVerdict
 
-__all__ = ["SUITES", "Options", "Qualification", "check", "execute", "experiments", "qualify",
-           "repo_root"]
+__all__ = ["SUITES", "Options", "Qualification", "check", "execute", "experiment_of",
+           "experiments", "qualify", "repo_root", "suites"]
 
 #: What qualification runs, relative to the repository root.
 SUITES = ("conformance", "chaos", "tests/integration")
@@ -56,9 +57,12 @@ class Options:
     only: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
     html: bool = True
+    """Write the HTML report (``report.html``: one page, no Node needed)."""
+    allure: bool = False
+    """Also render the Allure report (Node.js; its history carried over in the reports root)."""
     allow_destructive: bool = False
     reports: Path | None = None
-    """Parent of the run's report directory (default: reports/ in the checkout)."""
+    """Parent of the run's report directory (default: reports/ in the current directory)."""
     components: Components = field(default_factory=Components)
     """The webhook and controller under test (passed to pytest as ``--zp-components``)."""
     pytest_args: list[str] = field(default_factory=list)
@@ -67,15 +71,20 @@ class Options:
     instead of the qualification (0: the qualification)."""
     scale_pods: int = 0
     """Pods of the scale profile (0: its default, 100 × ``scale``)."""
+    thorough: bool = False
+    """Generated conformance suites draw ten times more inputs (nightly runs)."""
+    seed: int | None = None
+    """Seed of the generated inputs (None: drawn; the report shows it)."""
 
 
 def repo_root() -> Path:
-    """The zoneproof checkout holding the suites (qualify runs from a checkout)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / "conformance").is_dir():
-        raise errors.ConfigError(f"no conformance/ next to the zoneproof package ({root}): run "
-                                 "qualify from a zoneproof checkout (pip install -e .)")
-    return root
+    """The directory holding the suites: the checkout, or the installed ``zoneproof_suites``."""
+    return locations.suites_root()
+
+
+def suites(root: Path) -> list[str]:
+    """``SUITES`` that ``root`` holds (an installed zoneproof ships no tests/integration)."""
+    return [suite for suite in SUITES if (root / suite).is_dir()]
 
 
 def experiments(root: Path) -> list[str]:
@@ -125,7 +134,7 @@ def _check(options: Options, root: Path, backend: Backend) -> None:
 def _reports_dir(options: Options, root: Path) -> Path:
     """``<reports>/<UTC time>``, made now; ConfigError naming the fix if it cannot be."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    reports = (options.reports or root / "reports") / stamp
+    reports = (options.reports or Path("reports")).resolve() / stamp
     try:
         reports.mkdir(parents=True)
     except OSError as exc:
@@ -152,9 +161,11 @@ def _markers(backend: Backend) -> str:
 def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Options,
                  kubeconfig: Path | None) -> list[str]:
     sized = [f"--zp-scale-pods={options.scale_pods}"] if options.scale_pods else []
-    suites = [SCALE_SUITE, "-n", "0", f"--zp-scale={options.scale}", *sized] if options.scale \
-        else [*SUITES, "-n", str(options.workers)]
-    argv = [sys.executable, "-m", "pytest", *suites,
+    chosen = [SCALE_SUITE, "-n", "0", f"--zp-scale={options.scale}", *sized] if options.scale \
+        else [*suites(repo_root()), "-n", str(options.workers)]
+    root = repo_root()
+    argv = [sys.executable, "-m", "pytest", *chosen, "-c", str(root / "pytest.ini"),
+            f"--rootdir={root}",
             "--dist", "loadgroup", "-m", _markers(backend), "-p", "no:cacheprovider",
             f"--zp-backend={backend.name}", f"--zp-cluster-name={spec.name}",
             f"--zp-report-dir={reports}", f"--junitxml={reports / 'junit.xml'}",
@@ -164,6 +175,10 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
         argv.append(f"--zp-kubeconfig={kubeconfig}")
     if options.allow_destructive:
         argv.append("--zp-allow-destructive")
+    if options.thorough:
+        argv.append("--zp-thorough")
+    if options.seed is not None:
+        argv.append(f"--zp-seed={options.seed}")
     if options.slo_file is not None:
         argv.append(f"--zp-slo-file={options.slo_file.resolve()}")
     if options.only:
@@ -173,23 +188,10 @@ def _pytest_argv(backend: Backend, spec: ClusterSpec, reports: Path, options: Op
     return [*argv, *options.pytest_args]
 
 
-def experiment_of(test: str) -> str:
-    """The experiment a chaos test id names (its parameter: ``...[zone-outage]``)."""
-    return test.rsplit("[", 1)[-1].rstrip("]")
-
-
 def describe(run: summary.Summary) -> list[str]:
     """Lines for the terminal: each SLO, each chaos experiment's wall time, failures."""
-    lines = [f"{'SLO':<34}{'experiment':<36}{'target':>9}{'measured':>10}  result"]
-    for test, result in run.slos:
-        measured = "-" if result.observed is None else f"{result.observed:.2f}"
-        lines.append(f"{result.name:<34}{experiment_of(test):<36}{result.threshold:>9g}"
-                     f"{measured:>10}  {result.status}")
     counts = run.slo_counts
-    if counts:
-        others = ", ".join(f"{n} {status}" for status, n in counts.items() if status != "PASS")
-        lines.append(f"SLOs: {counts.get('PASS', 0)} passed"
-                     + (f", not passed: {others}" if others else ""))
+    lines = results.slo_table(run) if counts else []
     if counts.get("VOID"):
         lines.append(f"VOID: {counts['VOID']} SLO result(s) could not judge their run (e.g. "
                      "too little traffic before the fault): not passed")
@@ -233,8 +235,16 @@ def _report(reports: Path, options: Options, progress: Progress) -> summary.Summ
     if not options.html:
         return run
     try:
+        progress(f"HTML report: {page.write(run, reports, title=f'zoneproof run {reports.name}')}")
+    except OSError as exc:
+        progress(f"HTML report failed: {exc}")
+        return None
+    if not options.allure:
+        return run
+    try:
         index = allure_html.generate(reports / "allure-results", reports / "allure-report",
-                                     name=f"zoneproof qualification {reports.name}")
+                                     name=f"zoneproof qualification {reports.name}",
+                                     history=reports.parent / allure_html.HISTORY)
     except (errors.ZoneproofError, OSError) as exc:
         progress(f"allure HTML report failed: {exc}")
         return None

@@ -254,7 +254,7 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
             ("down", "--kubeconfig", str(unreachable)), r"add --backend existing"),
         "unknown-backend": Bad(("up", "--backend", "vmware"), r"invalid choice: 'vmware'", 2),
         "unknown-command": Bad(("launch",), r"invalid choice: 'launch'", 2),
-        "no-command": Bad((), r"the following arguments are required: command", 2),
+        "no-command": Bad((), r"the following arguments are required: COMMAND", 2),
         "qualify-only-unknown": Bad(("qualify", "--only", "zone-outag"),
                                     r"unknown experiment\(s\) zone-outag: choose from"),
         "qualify-skip-unknown": Bad(("qualify", "--skip", "nope"),
@@ -336,9 +336,11 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
         "1e10": seconds, "abc": r"'abc' is not a number of seconds", "": r"is not a number"})
     cases["up--node-monitor-grace-period=-inf"] = Bad(
         ("up", "--node-monitor-grace-period", "-inf"), r"expected one argument", 2)
-    cases |= _numbers(("up",), "--toleration-seconds", {"-1": out_of_range, "abc": whole,
-                                                        "1.5": whole, "nan": whole,
-                                                        "1e9": whole})
+    whole_seconds = r"give a whole number of seconds from 0 to 86400 \(or a duration"
+    cases |= _numbers(("up",), "--toleration-seconds", {
+        "-1": whole_seconds, "abc": r"'abc' is not a number of seconds or a duration",
+        "1.5": whole_seconds, "nan": whole_seconds, "1e9": whole_seconds, "2d": r"not a number",
+        "1.5s": whole_seconds, "25h": whole_seconds})
     cases |= _numbers(("qualify",), "--workers", {"0": out_of_range, "-1": out_of_range,
                                                   "abc": whole, "1000": out_of_range})
     cases |= _numbers(("qualify",), "--scale", {"0": out_of_range, "-1": out_of_range,

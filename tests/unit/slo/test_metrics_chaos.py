@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Callable
 
 from zoneproof.faults import Effect, FaultRecord
-from zoneproof.measure import PodDeletion, Timeline
+from zoneproof.measure import ApiOrder, LeaseRequest, PodDeletion, Timeline
 from zoneproof.slo import metrics
 
 TimelineOf = Callable[[list[tuple[float, str, str, dict[str, str]]]], Timeline]
@@ -43,19 +43,43 @@ def test_lost_writes_need_verification(timeline_of: TimelineOf) -> None:
     assert metrics.lost_acknowledged_writes(timeline) == 1.0
 
 
-def test_deletes_by_non_holders(timeline_of: TimelineOf) -> None:
-    timeline = timeline_of([(1, "lease_holder", "default/l", {"holder": "zp-hac-0"}),
-                             (10, "lease_holder", "default/l", {"holder": "zp-hac-1"})])
+def _write(at_s: float, user: str, holder: str, revision: int) -> LeaseRequest:
+    at = T0 + dt.timedelta(seconds=at_s)
+    return LeaseRequest(at, user, "update", 200, ApiOrder(at, at + dt.timedelta(milliseconds=5),
+                                                          revision), holder, 6.0, at)
 
-    def delete(at_s: float, user: str) -> PodDeletion:
-        return PodDeletion(T0 + dt.timedelta(seconds=at_s), user, "ns", "p", 200)
 
-    fenced = [delete(5, "zp-hac-0"), delete(12, "zp-hac-1")]
-    assert metrics.deletes_by_non_holders(timeline, fenced, users_prefix="zp-hac") == 0.0
-    rogue = [*fenced, delete(5, "zp-hac-1")]
-    assert metrics.deletes_by_non_holders(timeline, rogue, users_prefix="zp-hac") == 1.0
-    assert metrics.deletes_by_non_holders(timeline_of([]), rogue, users_prefix="zp-hac") == 3.0
-    assert metrics.deletes_by_non_holders(timeline_of([]), [], users_prefix="zp-hac") is None
+def _deletion(at_s: float, user: str, revision: int) -> PodDeletion:
+    at = T0 + dt.timedelta(seconds=at_s)
+    return PodDeletion(at, user, "ns", "p", 200,
+                       order=ApiOrder(at, at + dt.timedelta(milliseconds=5), revision))
+
+
+def test_deletes_by_non_holders_by_the_api_servers_order() -> None:
+    writes = [_write(1, "zp-hac-0", "zp-hac-0", 10), _write(10, "zp-hac-1", "zp-hac-1", 20)]
+    fenced = [_deletion(5, "zp-hac-0", 15), _deletion(12, "zp-hac-1", 25)]
+    assert metrics.deletes_by_non_holders(fenced, writes, users_prefix="zp-hac") == 0.0
+    rogue = [*fenced, _deletion(5, "zp-hac-1", 16)]
+    assert metrics.deletes_by_non_holders(rogue, writes, users_prefix="zp-hac") == 1.0
+    assert metrics.deletes_by_non_holders(rogue, [], users_prefix="zp-hac") == 3.0
+    assert metrics.deletes_by_non_holders([], [], users_prefix="zp-hac") is None
+    assert metrics.deletes_by_non_holders(rogue, None, users_prefix="zp-hac") is None, \
+        "without the audited Lease writes nothing is judged (no watcher's guess)"
+
+
+def test_a_holder_acting_on_its_expired_lease_is_caught_only_by_the_expiry_model() -> None:
+    """zp-hac-0 renews until 3, then stops; nobody takes over: expired at 3 + 6 = 9."""
+    writes = [_write(t, "zp-hac-0", "zp-hac-0", 10 + t) for t in (1, 2, 3)]
+    late = [_deletion(5, "zp-hac-0", 20), _deletion(20, "zp-hac-0", 21)]
+    assert metrics.deletes_by_non_holders(late, writes, users_prefix="zp-hac") == 0.0
+    assert metrics.deletes_outside_lease(late, writes, users_prefix="zp-hac") == 1.0
+
+
+def test_lease_overlaps_are_take_overs_before_the_holders_expiry() -> None:
+    renewing = [_write(1, "zp-hac-0", "zp-hac-0", 10), _write(3, "zp-hac-0", "zp-hac-0", 11)]
+    assert metrics.lease_overlaps([*renewing, _write(5, "zp-hac-1", "zp-hac-1", 12)]) == 1.0
+    assert metrics.lease_overlaps([*renewing, _write(9.3, "zp-hac-1", "zp-hac-1", 12)]) == 0.0
+    assert metrics.lease_overlaps(None) is None and metrics.lease_overlaps([]) is None
 
 
 def test_failed_admissions_outside_fault_windows(timeline_of: TimelineOf) -> None:
@@ -80,45 +104,12 @@ def _renewals(holder: str, *times: float, token: int = 0) -> list[tuple[float, s
     return [_lease(t, holder, "lease_renewed", token) for t in times]
 
 
-def _delete(at_s: float, user: str) -> PodDeletion:
-    return PodDeletion(T0 + dt.timedelta(seconds=at_s), user, "ns", "p", 200)
-
-
-def test_a_holder_acting_on_its_expired_lease_is_caught_only_by_the_expiry_model(
-        timeline_of: TimelineOf) -> None:
-    """zp-hac-0 acquires at 1, renews until 3, then stops renewing; nobody takes over."""
-    timeline = timeline_of([_lease(1, "zp-hac-0"), *_renewals("zp-hac-0", 2, 3)])
-    late = [_delete(5, "zp-hac-0"), _delete(20, "zp-hac-0")]  # expired at 3 + 6 = 9
-    assert metrics.deletes_by_non_holders(timeline, late, users_prefix="zp-hac") == 0.0
-    assert metrics.deletes_outside_lease(timeline, late, users_prefix="zp-hac") == 1.0
-    unrenewed = timeline_of([_lease(1, "zp-hac-0")])
-    assert metrics.deletes_outside_lease(unrenewed, late, users_prefix="zp-hac") is None, \
-        "without renewals the model cannot know when a Lease expired"
-
-
-def test_a_holder_that_never_renews_is_able_only_until_its_acquire_plus_the_duration(
-        timeline_of: TimelineOf) -> None:
-    """The acts-on-expired-lease variant with one replica: zp-hac-0 acquires at 1 and never
-    renews; the recorder says it records renewals, so the Lease expired at 1 + 6 = 7."""
-    recorded = {"renewals": "recorded"}
-    t, kind, subject, detail = _lease(1, "zp-hac-0")
-    timeline = timeline_of([(t, kind, subject, {**detail, **recorded})])
-    late = [_delete(3, "zp-hac-0"), _delete(12, "zp-hac-0")]
-    assert metrics.deletes_outside_lease(timeline, late, users_prefix="zp-hac") == 1.0
-    assert metrics.lease_overlaps(timeline) == 0.0
-
-
-def test_lease_overlaps_and_fencing_tokens(timeline_of: TimelineOf) -> None:
-    early = timeline_of([_lease(1, "zp-hac-0"), *_renewals("zp-hac-0", 2, 3),
-                         _lease(5, "zp-hac-1", token=1)])  # could act until 9
-    assert metrics.lease_overlaps(early) == 1.0
+def test_fencing_tokens(timeline_of: TimelineOf) -> None:
     waited = timeline_of([_lease(1, "zp-hac-0"), *_renewals("zp-hac-0", 2, 3),
                           _lease(9.3, "zp-hac-1", token=1)])
-    assert metrics.lease_overlaps(waited) == 0.0
     assert metrics.lease_token_regressions(waited) == 0.0
     same_token = timeline_of([_lease(1, "zp-hac-0"), _lease(9.3, "zp-hac-1", token=0)])
     assert metrics.lease_token_regressions(same_token) == 1.0
-    assert metrics.lease_overlaps(same_token) is None, "no renewals: overlaps unknowable"
     assert metrics.lease_token_regressions(timeline_of([])) is None
 
 

@@ -52,14 +52,15 @@ def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
     vendor = Components(controller=Component(Kind.CONTROLLER, Command("c {kubeconfig} {identity}")))
     options = qualify.Options(slo_file=tmp_path / "s.yaml", only=("zone-outage", "zone-drain"),
                               skip=("webhook-down",), allow_destructive=True,
-                              components=vendor, pytest_args=["-x"])
+                              components=vendor, pytest_args=["-x"], thorough=True, seed=42)
     argv = qualify._pytest_argv(cluster.get_backend("local"), ClusterSpec(name="zp"), tmp_path,
                                 options, kubeconfig=None)
     assert argv[-1] == "-x"
     for expected in ("--zp-backend=local", "--zp-cluster-name=zp", f"--zp-report-dir={tmp_path}",
                      f"--junitxml={tmp_path / 'junit.xml'}", "--zp-experiments=zone-outage,zone-drain",
                      "--zp-skip-experiments=webhook-down", "--zp-allow-destructive",
-                     f"--zp-slo-file={tmp_path / 's.yaml'}", f"--zp-components={vendor.to_json()}"):
+                     f"--zp-slo-file={tmp_path / 's.yaml'}", f"--zp-components={vendor.to_json()}",
+                     "--zp-thorough", "--zp-seed=42"):
         assert expected in argv
 
 
@@ -108,7 +109,7 @@ def test_describe_lists_slos_walls_and_failures() -> None:
     lines = qualify.describe(_summary(summary.ItemResult(
         "chaos/test_experiments.py::test_experiment[zone-outage]", "failed", 21.5,
         [_result("lease-failover", SloStatus.NO_DATA, None)])))
-    assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-2] == "-"
+    assert "NO_DATA" in lines[1] and "zone-outage" in lines[1] and lines[1].split()[-3] == "-"
     assert lines[2] == "SLOs: 0 passed, not passed: 1 NO_DATA"
     assert lines[3] == "experiment zone-outage: failed in 21.5 s"
     assert lines[4].startswith("FAILED chaos/")
@@ -136,7 +137,7 @@ def test_describe_names_the_components_that_ran() -> None:
         "webhook": {"starts": 2, "ran": [vendor]},
         "controller": {"starts": 0, "ran": [], "note": "no controller was started in this run"}}},
                                            exit_status=0))
-    assert lines[1:] == [
+    assert lines == [
         "webhook under test: command 'hook {port}', /usr/bin/hook sha256 abababababababab… (2 starts)",
         "controller under test: no controller was started in this run"]
 

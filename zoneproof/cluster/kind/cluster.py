@@ -36,6 +36,7 @@ ROLE_LABEL = "io.x-k8s.kind.role"
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 #: Importing an image archive into every node's containerd (a few hundred MiB each).
 _LOAD_TIMEOUT_S = 600.0
+_EXPORT_TIMEOUT_S = 300.0
 _READY_TIMEOUT_S = {"nodes": 300.0, "components": 120.0, "etcd": 180.0}
 _ETCD_CERTS = ("ca.crt", "healthcheck-client.crt", "healthcheck-client.key")
 
@@ -120,6 +121,14 @@ class KindCluster(ApiCluster):
     def audit_log(self) -> Path | None:
         """The API server's audit log (single control plane only; HA has one per member)."""
         return self.paths.audit_dir / "audit.log" if self.spec.etcd_members == 1 else None
+
+    def save_logs(self, directory: Path) -> list[Path]:
+        """``kind export logs``: every node's journal, kubelet, containerd and container logs
+        (the static control-plane pods' among them)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        processes.run([str(tools.kind_binary()), "export", "logs", str(directory), "--name",
+                       self.kind_name], env=tools.kind_env(), timeout_s=_EXPORT_TIMEOUT_S)
+        return sorted(p for p in directory.rglob("*") if p.is_file())
 
     def load_image_archive(self, archive: Path) -> None:
         """Import the images of ``archive`` (``docker save`` or OCI) into every node's

@@ -346,6 +346,13 @@ class LocalCluster(ApiCluster):
         """The API server's audit log of pod deletions."""
         return self.paths.audit_log
 
+    def save_logs(self, directory: Path) -> list[Path]:
+        """Copy the log of every process of the bed (etcd, control plane, kwok); the audit
+        log is the bed's ``audit_log``, kept apart."""
+        directory.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.copy2(log, directory / log.name))
+                for log in sorted(self.paths.logs.glob("*.log")) if log != self.paths.audit_log]
+
     def etcd_member_healthy(self, member: str) -> bool:
         """True if ``member`` answers /health with health true."""
         return etcd.healthy(self.etcd_url(member), self.etcd_pool)

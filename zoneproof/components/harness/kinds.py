@@ -141,7 +141,7 @@ Kind.WEBHOOK = register(KindSpec(
     required=("port", "cert_file", "key_file"),
     manifests=manifests.DEPLOY_DIR / "ha-config-webhook", conformance=("conformance/ha_config",),
     mutant_suite=("conformance/ha_config/test_registration.py",
-                  "conformance/ha_config/test_cases.py"),
+                  "conformance/ha_config/test_cases.py", "conformance/ha_config/test_generated.py"),
     serves=True))
 
 Kind.CONTROLLER = register(KindSpec(
@@ -150,7 +150,8 @@ Kind.CONTROLLER = register(KindSpec(
                   "lease_namespace", "lease_duration", "renew_deadline", "retry_period"),
     required=("kubeconfig", "identity"),
     manifests=manifests.DEPLOY_DIR / "ha-controller", conformance=("conformance/ha_controller",),
-    mutant_suite=("conformance/ha_controller/test_controller.py",),
+    mutant_suite=("conformance/ha_controller/test_controller.py",
+                  "conformance/ha_controller/test_generated.py"),
     settings=(
         Option("selector", "label selector of the pods {title} acts on", metavar="SELECTOR",
                default="app=noobaa", check=_selector_problem),

@@ -17,6 +17,7 @@ from typing import Literal
 import yaml
 
 from zoneproof import errors
+from zoneproof._util import locations
 from zoneproof.specs.ha_config import configuration, facts
 from zoneproof.specs.ha_config.payloads import JsonObject
 
@@ -34,8 +35,8 @@ __all__ = [
     "load_cases",
 ]
 
-CASES_DIR = Path(__file__).resolve().parents[3] / "conformance" / "ha_config" / "cases"
-"""The cases shipped with the repository (a source checkout)."""
+CASES_DIR = locations.suite_path("conformance", "ha_config", "cases")
+"""The cases shipped with the suites (a checkout, or the installed zoneproof_suites)."""
 
 _API_VERSIONS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1",
                  "HorizontalPodAutoscaler": "autoscaling/v2"}
@@ -44,7 +45,10 @@ _CASE_KEYS = {"id", "description", "spec", "via", "namespace", "cluster", "hpas"
               "steps"}
 _EXPECT_KEYS = {"denied", "code", "untouched", "replicas", "minReplicas", "maxReplicas",
                 "topologySpreadConstraints", "affinity", "tolerations"}
-_STEP_KEYS = ("operation", "patch", "nodes", "restart", "delete_hpa", "expect")
+_STEP_KEYS = ("operation", "patch", "oldObject", "nodes", "restart", "delete_hpa", "put_hpa",
+              "annotate_namespace", "expect")
+_FACT_STEPS = ("annotate_namespace", "put_hpa")
+"""Steps that change what the handler reads and admit nothing: their ``expect`` is optional."""
 VIA_API_SERVER, VIA_REVIEW = "api-server", "review"
 
 
@@ -81,7 +85,8 @@ class Expectation:
 @dataclass(frozen=True, slots=True)
 class Step:
     """CREATE the case object, UPDATE it with a merge ``patch``, change the Node count (with
-    ``restart``: while the webhook is stopped, then start it again), or delete an HPA."""
+    ``restart``: while the webhook is stopped, then start it again), delete an HPA, create or
+    replace one (``put_hpa``), or change the namespace's annotations (``annotate``)."""
 
     operation: Literal["CREATE", "UPDATE"] | None
     patch: JsonObject | None
@@ -89,14 +94,24 @@ class Step:
     expect: Expectation
     restart: bool = False
     delete_hpa: str | None = None
+    put_hpa: facts.HpaInfo | None = None
+    annotate: Mapping[str, str | None] | None = None
+    """Annotations set on the namespace (None removes one), as a JSON merge patch."""
+    old_object: JsonObject | None = None
+    """Review cases: the ``oldObject`` an UPDATE posts (default: the previous step's result)."""
 
     @property
     def action(self) -> str:
-        """CREATE, UPDATE, ``nodes=N``, ``restart nodes=N`` or ``delete HPA NAME``."""
+        """CREATE, UPDATE, ``nodes=N``, ``restart nodes=N``, ``delete HPA NAME``, ``put HPA
+        NAME`` or ``annotate namespace``."""
         if self.operation is not None:
             return self.operation
         if self.delete_hpa is not None:
             return f"delete HPA {self.delete_hpa}"
+        if self.put_hpa is not None:
+            return f"put HPA {self.put_hpa.name}"
+        if self.annotate is not None:
+            return "annotate namespace"
         return f"{'restart ' if self.restart else ''}nodes={self.nodes}"
 
 
@@ -190,7 +205,9 @@ def _optional_int(raw: Mapping[str, object], key: str, where: str, problems: _Pr
     return None if value is None else _int(value, f"{where}.{key}", problems, minimum=-(1 << 31))
 
 
-def _expectation(raw: object, where: str, problems: _Problems) -> Expectation:
+def _expectation(raw: object, where: str, problems: _Problems, *, optional: bool = False) -> Expectation:
+    if raw is None and optional:
+        return Expectation()
     if not isinstance(raw, dict):
         problems.add(where, "must be a mapping")
         return Expectation()
@@ -226,9 +243,19 @@ def _expectation(raw: object, where: str, problems: _Problems) -> Expectation:
         tolerations=UNSET if tolerations is UNSET else _objects(
             tolerations or [], f"{where}.tolerations", problems),
     )
-    if expectation == Expectation():
+    if expectation == Expectation() and not optional:
         problems.add(where, "checks nothing: give at least one expectation")
     return expectation
+
+
+def _annotations(raw: object, where: str, problems: _Problems) -> dict[str, str | None] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and (v is None or isinstance(v, str))
+                                            for k, v in raw.items()):
+        problems.add(where, "must map annotation keys to strings (or null to remove one)")
+        return None
+    return dict(raw)
 
 
 def _step(raw: object, where: str, problems: _Problems, first: bool) -> Step:
@@ -240,9 +267,17 @@ def _step(raw: object, where: str, problems: _Problems, first: bool) -> Step:
         problems.add(where, f"unknown key {key!r} (known: {', '.join(_STEP_KEYS)})")
     operation, patch, nodes = raw.get("operation"), raw.get("patch"), raw.get("nodes")
     restart, delete_hpa = raw.get("restart", False), raw.get("delete_hpa")
-    if sum(x is not None for x in (operation, nodes, delete_hpa)) != 1:
+    put_hpa = None if raw.get("put_hpa") is None else _hpa(raw["put_hpa"], f"{where}.put_hpa", problems)
+    annotate = _annotations(raw.get("annotate_namespace"), f"{where}.annotate_namespace", problems)
+    old_object = raw.get("oldObject")
+    if sum(x is not None for x in (operation, nodes, delete_hpa, raw.get("put_hpa"),
+                                   raw.get("annotate_namespace"))) != 1:
         problems.add(where, "needs exactly one of operation (CREATE/UPDATE), nodes (a new Node "
-                     "count) and delete_hpa (an HPA's name)")
+                     "count), delete_hpa (an HPA's name), put_hpa (an HPA to create or replace) "
+                     "and annotate_namespace (annotations to set)")
+    if old_object is not None and (operation != "UPDATE" or not isinstance(old_object, dict)):
+        problems.add(f"{where}.oldObject", "only UPDATE steps take an oldObject, and it must be an object")
+        old_object = None
     if not isinstance(restart, bool) or (restart and nodes is None):
         problems.add(f"{where}.restart", "must be true or false, and true only with nodes (the "
                      "count set while the webhook is stopped)")
@@ -253,15 +288,17 @@ def _step(raw: object, where: str, problems: _Problems, first: bool) -> Step:
     if operation not in (None, "CREATE", "UPDATE"):
         problems.add(f"{where}.operation", f"must be CREATE or UPDATE, got {operation!r}")
         operation = None
-    if first and operation != "CREATE":
-        problems.add(where, "the first step must be operation: CREATE")
+    if first and operation != "CREATE" and old_object is None:
+        problems.add(where, "the first step must be operation: CREATE (or an UPDATE with its oldObject)")
     if patch is not None and (operation != "UPDATE" or not isinstance(patch, dict)):
         problems.add(f"{where}.patch", "only UPDATE steps take a patch, and it must be an object")
         patch = None
+    optional = any(raw.get(key) is not None for key in _FACT_STEPS)
     return Step(operation=operation, patch=patch,
                 nodes=None if nodes is None else _int(nodes, f"{where}.nodes", problems),
-                expect=_expectation(raw.get("expect"), f"{where}.expect", problems),
-                restart=restart, delete_hpa=delete_hpa)
+                expect=_expectation(raw.get("expect"), f"{where}.expect", problems, optional=optional),
+                restart=restart, delete_hpa=delete_hpa, put_hpa=put_hpa, annotate=annotate,
+                old_object=old_object)
 
 
 def _hpa(raw: object, where: str, problems: _Problems) -> facts.HpaInfo | None:
@@ -349,13 +386,19 @@ def _parse(raw: object, path: Path, problems: _Problems) -> Case | None:
     if any(s.nodes is not None for s in steps) and obj.get("kind") not in ("Deployment", "StatefulSet"):
         problems.add("steps", "nodes steps need a Deployment or StatefulSet")
     if via == VIA_REVIEW and any(s.operation is None for s in steps):
-        problems.add("steps", "a review case posts CREATE/UPDATE reviews only (no nodes or delete_hpa)")
+        problems.add("steps", "a review case posts CREATE/UPDATE reviews only (no nodes, HPA or "
+                     "namespace steps)")
+    if via != VIA_REVIEW and any(s.old_object is not None for s in steps):
+        problems.add("steps", "oldObject is for review cases (through the API server it is the "
+                     "stored object)")
     hpas = tuple(h for i, item in enumerate(_list(raw, "hpas", problems))
                  if (h := _hpa(item, f"hpas[{i}]", problems)))
+    known = {h.name for h in hpas}
     for index, step in enumerate(steps):
-        if step.delete_hpa is not None and step.delete_hpa not in {h.name for h in hpas}:
+        if step.delete_hpa is not None and step.delete_hpa not in known:
             problems.add(f"steps[{index}].delete_hpa", f"{step.delete_hpa!r} is not one of the "
                          "case's hpas")
+        known |= {step.put_hpa.name} if step.put_hpa is not None else set()
     return Case(
         id=str(raw.get("id")), description=str(raw.get("description")), spec=str(raw.get("spec")),
         namespace=facts.NamespaceInfo(

@@ -29,10 +29,10 @@ import jsonpointer
 import urllib3
 
 from zoneproof.conformance.ha_config import cases, expectations, selection
-from zoneproof.specs.ha_config.payloads import JsonObject
+from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["API_VERSIONS", "Answer", "DirectStep", "Poster", "Send", "judge_answer", "review_body",
-           "run_steps"]
+__all__ = ["API_VERSIONS", "Answer", "DirectStep", "Poster", "Send", "apply_patch", "judge_answer",
+           "parse_answer", "review_body", "run_steps"]
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 Send = Callable[[bytes], tuple[int, bytes]]
@@ -41,11 +41,13 @@ _BODY_CHARS = 300
 
 
 def review_body(api_version: str, *, uid: str, kind: str, namespace: str, name: str,
-                operation: str, obj: JsonObject, old: JsonObject | None = None) -> bytes:
-    """An AdmissionReview request as the API server sends it for ``obj``."""
-    group, version, resource = selection.RESOURCES[kind]
+                operation: str, obj: JsonValue, old: JsonValue = None,
+                resource: tuple[str, str, str] | None = None) -> bytes:
+    """An AdmissionReview request as the API server sends it for ``obj`` (``resource``: group,
+    version and resource, given for kinds other than the three the webhook handles)."""
+    group, version, plural = resource or selection.RESOURCES[kind]
     gvk: JsonObject = {"group": group, "version": version, "kind": kind}
-    gvr: JsonObject = {"group": group, "version": version, "resource": resource}
+    gvr: JsonObject = {"group": group, "version": version, "resource": plural}
     request: JsonObject = {
         "uid": uid, "kind": gvk, "resource": gvr, "requestKind": dict(gvk),
         "requestResource": dict(gvr), "name": name, "namespace": namespace,
@@ -71,20 +73,19 @@ def _shown(body: bytes) -> str:
     return body[:_BODY_CHARS].decode(errors="replace")
 
 
-def judge_answer(api_version: str, uid: str, submitted: JsonObject, status: int,
-                 body: bytes) -> Answer:
-    """Check one answer (spec §10, §15) and apply its patch strictly to ``submitted``."""
+def parse_answer(api_version: str, uid: str, status: int, body: bytes) -> tuple[JsonObject | None, list[str]]:
+    """The ``response`` of an answer (None: no usable one) and what is wrong with its envelope:
+    HTTP 200, an AdmissionReview of the version asked, ``response.uid`` echoed, ``allowed`` a
+    boolean (spec §15)."""
     if status != 200:
-        return Answer(None, None, None, (f"HTTP {status} (expected 200 with an AdmissionReview): "
-                                         f"{_shown(body)}",))
+        return None, [f"HTTP {status} (expected 200 with an AdmissionReview): {_shown(body)}"]
     try:
         review = json.loads(body)
     except ValueError:
         review = None
     response = review.get("response") if isinstance(review, dict) else None
     if not isinstance(review, dict) or not isinstance(response, dict):
-        return Answer(None, None, None, (f"the answer is no AdmissionReview with a response: "
-                                         f"{_shown(body)}",))
+        return None, [f"the answer is no AdmissionReview with a response: {_shown(body)}"]
     failures = []
     if (review.get("apiVersion"), review.get("kind")) != (api_version, "AdmissionReview"):
         failures.append(f"a {api_version} review was answered as apiVersion "
@@ -94,24 +95,34 @@ def judge_answer(api_version: str, uid: str, submitted: JsonObject, status: int,
         failures.append(f"response.uid {response.get('uid')!r} does not echo request.uid {uid!r}")
     allowed = response.get("allowed")
     if not isinstance(allowed, bool):
-        return Answer(None, None, None, (*failures, f"response.allowed is {allowed!r}, not a boolean"))
-    if not allowed:
+        return None, [*failures, f"response.allowed is {allowed!r}, not a boolean"]
+    return response, failures
+
+
+def judge_answer(api_version: str, uid: str, submitted: JsonObject, status: int,
+                 body: bytes) -> Answer:
+    """Check one answer (spec §10, §15) and apply its patch strictly to ``submitted``."""
+    response, failures = parse_answer(api_version, uid, status, body)
+    if response is None:
+        return Answer(None, None, None, tuple(failures))
+    if not response["allowed"]:
         status_of = response.get("status")
         status_of = status_of if isinstance(status_of, dict) else {}
         code = status_of.get("code")
         return Answer(None, str(status_of.get("message", "")),
                       code if isinstance(code, int) else None, tuple(failures))
-    patched, problem = _apply(response, submitted)
+    patched, problem = apply_patch(response, submitted)
     return Answer(patched, None, None, (*failures, *([problem] if problem else [])))
 
 
-def _apply(response: JsonObject, submitted: JsonObject) -> tuple[JsonObject | None, str | None]:
-    """(the patched object, None) or (None, what is wrong with the patch)."""
+def apply_patch(response: JsonObject, submitted: JsonValue) -> tuple[JsonObject | None, str | None]:
+    """(the submitted object with the answer's patch applied strictly under RFC 6902, None) or
+    (None, what is wrong with the patch)."""
     patch, patch_type = response.get("patch"), response.get("patchType")
     if patch is None:
         if patch_type is not None:
             return None, f"patchType {patch_type!r} without a patch"
-        return copy.deepcopy(submitted), None
+        return (copy.deepcopy(submitted), None) if isinstance(submitted, dict) else (None, None)
     if patch_type != "JSONPatch":
         return None, f"patchType is {patch_type!r}, expected JSONPatch"
     try:
@@ -122,7 +133,7 @@ def _apply(response: JsonObject, submitted: JsonObject) -> tuple[JsonObject | No
         return None, f"the patch is not a JSON Patch (a list of operations): {ops!r}"
     try:
         patched = jsonpatch.apply_patch(submitted, ops)
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError) as exc:
         return None, (f"the patch does not apply to the submitted object under RFC 6902 ({exc}); "
                       f"a path that may be absent is written with add, never replace: {ops}")
     if not isinstance(patched, dict):
@@ -152,7 +163,8 @@ def run_steps(case: cases.Case, namespace: str, send: Send, api_version: str) ->
     stored: JsonObject | None = None
     results: list[DirectStep] = []
     for index, step in enumerate(case.steps):
-        old = stored if step.operation == "UPDATE" else None
+        old = step.old_object if step.old_object is not None else \
+            stored if step.operation == "UPDATE" else None
         if step.operation == "CREATE" or stored is None:
             submitted = copy.deepcopy(case.object)
         else:

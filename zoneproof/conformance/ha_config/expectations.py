@@ -17,7 +17,7 @@ import jsonpatch
 from zoneproof.conformance.ha_config import cases
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["check_expectation", "merge_patch", "normalise"]
+__all__ = ["check_expectation", "merge_diff", "merge_patch", "normalise"]
 
 
 def normalise(value: JsonValue) -> JsonValue:
@@ -41,6 +41,19 @@ def merge_patch(target: JsonValue, patch: JsonValue) -> JsonValue:
         else:
             result[key] = merge_patch(result.get(key), value)
     return result
+
+
+def merge_diff(old: JsonValue, new: JsonValue) -> JsonValue:
+    """The RFC 7386 merge patch that turns ``old`` into ``new`` (``merge_patch`` undoes it)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return copy.deepcopy(new)
+    patch: JsonObject = {key: None for key in old if key not in new}
+    for key, value in new.items():
+        if key not in old:
+            patch[key] = copy.deepcopy(value)
+        elif old[key] != value:
+            patch[key] = merge_diff(old[key], value) if isinstance(value, dict) else copy.deepcopy(value)
+    return patch
 
 
 def _at(obj: JsonObject, *path: str) -> JsonValue:

@@ -3,8 +3,9 @@
 ``run_case`` creates the case's Namespace (name suffixed, so parallel workers and reruns
 never clash), its HPAs and the object, replays the steps (CREATE; UPDATE as a JSON merge
 patch; a Node-count change through ``NodeSet``, with ``restart`` while the webhook is
-stopped; an HPA deleted), reads what the API server stored (or the refusal it answered
-with, and its HTTP status) and judges it with ``expectations.check_expectation``. A review
+stopped; an HPA deleted, created or replaced; the namespace's annotations changed), reads
+what the API server stored (or the refusal it answered with, and its HTTP status) and
+judges it with ``expectations.check_expectation``. A review
 case (``via: review``) is posted to the webhook itself instead (``run_review_case``,
 ``direct``), in a namespace made the same way.
 
@@ -12,7 +13,8 @@ Two live facts the in-process model does not have:
 
 * The webhook reads Namespaces and HPAs from watch caches, so before the first write
   ``run_case`` waits until a dry-run probe shows the webhook knows the Namespace (and, with
-  HPAs, a sync HPA created last: ``SYNC_NAME``).
+  HPAs, a sync HPA created last: ``SYNC_NAME``); after each HPA step the sync HPA is toggled
+  and awaited, after an annotation step the probes that show the change (``barrier``).
 * The API server defaults fields the submission lacks (strategy, restartPolicy, ...), so
   ``untouched`` is judged on what the webhook writes (``WEBHOOK_FIELDS``) and the labels:
   ``baseline`` is the stored object with those fields taken from the submission.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import json
 import uuid
 from collections.abc import Callable
@@ -32,7 +35,7 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof._util import waiting
-from zoneproof.conformance.ha_config import cases, direct, expectations, validation
+from zoneproof.conformance.ha_config import barrier, cases, direct, expectations, model, validation
 from zoneproof.runs import sweep
 from zoneproof.specs.ha_config import configuration, facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
@@ -44,7 +47,11 @@ __all__ = [
     "LiveResult",
     "LiveStep",
     "NodeSet",
+    "Objects",
     "baseline",
+    "dry_run_post",
+    "hpa_body",
+    "review_post",
     "settings_args",
     "delete_namespace",
     "namespace_name",
@@ -53,7 +60,7 @@ __all__ = [
     "run_review_case",
 ]
 
-SYNC_NAME = "zoneproof-sync"
+SYNC_NAME = barrier.SYNC_NAME
 """Name of the dry-run probe Deployment and of the sync HPA that targets it."""
 EXTRA_NODE_LABEL = "zoneproof.dev/ha-config-extra-node"
 """Label of the Node objects ``NodeSet`` adds (the ones it deletes first)."""
@@ -182,16 +189,19 @@ class _Reply(NamedTuple):
     status: int
 
 
-class _Objects:
+class Objects:
     """Raw CREATE/PATCH/GET of one kind: the stored JSON as sent, or the API server's refusal.
 
     Raw requests, not the typed client: it validates bodies itself (a StatefulSet without
     ``spec.selector`` never reaches the API server) and drops fields its models lack.
     """
 
-    def __init__(self, api: client.ApiClient, kind: str, namespace: str) -> None:
+    def __init__(self, api: client.ApiClient, kind: str, namespace: str, *, api_version: str = "") -> None:
         self._api = api
-        self._collection = _PATHS[kind].format(namespace=namespace)
+        path = _PATHS[kind]
+        if api_version:  # another served version of the kind (autoscaling/v1 HPAs)
+            path = f"/apis/{api_version}/namespaces/{{namespace}}/{path.rsplit('/', 1)[1]}"
+        self._collection = path.format(namespace=namespace)
         self.namespace = namespace
 
     def _send(self, method: str, path: str, *, body: JsonObject | None = None,
@@ -214,6 +224,10 @@ class _Objects:
     def create(self, body: JsonObject, *, dry_run: bool = False) -> _Reply:
         """POST ``body``."""
         return self._send("POST", self._collection, body=body, query=[("dryRun", "All")] if dry_run else [])
+
+    def replace(self, name: str, body: JsonObject) -> _Reply:
+        """PUT ``body`` (with the resourceVersion it replaces), an UPDATE for admission."""
+        return self._send("PUT", f"{self._collection}/{name}", body=body)
 
     def merge_patch(self, name: str, patch: JsonObject) -> _Reply:
         """PATCH (RFC 7386), an UPDATE for admission."""
@@ -271,32 +285,8 @@ class NodeSet:
                          what=f"{count} Node object(s)", timeout_s=_TIMEOUT_S)
 
 
-def _sync_probe() -> JsonObject:
-    """A server Deployment, 5 replicas, host-spread: a webhook seeing the sync HPA (max 5) keeps 5
-    replicas (§5 step 5) or, on several Nodes, gives the hostname constraint minDomains 3 (§8 maxR)."""
-    labels: JsonObject = {"app": SYNC_NAME}
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": SYNC_NAME, "labels": {keys.LABEL_TYPE: keys.TYPE_SERVER},
-                         "annotations": {keys.ANNOTATION_HOST_SPREAD: "true"}},
-            "spec": {"replicas": 5, "selector": {"matchLabels": labels}, "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}}
-
-
-def _sees_sync_hpa(probe: JsonObject) -> bool:
-    """Either sign of the sync HPA, so a webhook breaking one of the two rules still syncs."""
-    if _get(probe, ("spec", "replicas"))[1] == 5:
-        return True
-    constraints = _get(probe, ("spec", "template", "spec", "topologySpreadConstraints"))[1]
-    listed = constraints if isinstance(constraints, list) else []
-    hostname = [c for c in listed if isinstance(c, dict) and c.get("topologyKey") == keys.TOPOLOGY_HOSTNAME]
-    return bool(hostname) and hostname[0].get("minDomains") == 3
-
-
-_SYNC_HPA = facts.HpaInfo(SYNC_NAME, "apps/v1", "Deployment", SYNC_NAME, 5)
-
-
-def _hpa_body(hpa: facts.HpaInfo) -> JsonObject:
+def hpa_body(hpa: facts.HpaInfo) -> JsonObject:
+    """The autoscaling/v2 HPA the handler reads as ``hpa``."""
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
             "metadata": {"name": hpa.name},
             "spec": {"scaleTargetRef": {"apiVersion": hpa.target_api_version, "kind": hpa.target_kind,
@@ -304,79 +294,55 @@ def _hpa_body(hpa: facts.HpaInfo) -> JsonObject:
                      "maxReplicas": hpa.max_replicas}}
 
 
-class ProbeAnswer(NamedTuple):
-    """What the sync probe says: whether the webhook answered for the namespace, the probe
-    Deployment as it mutated it (None when not shown), and why not."""
+def dry_run_post(api: client.ApiClient) -> barrier.Post:
+    """Probes through the API server: a dry-run CREATE (the webhook is called, nothing stored).
+    A validation refusal (422) is an answer: admission passed, the output is refused (e.g.
+    zones " a")."""
+    def post(namespace: str, probe: JsonObject) -> JsonValue:
+        stored, refused, status = Objects(api, "Deployment", namespace).create(probe, dry_run=True)
+        if stored is not None or status == validation.UNPROCESSABLE:
+            return barrier.answer_of(stored, refused)
+        return None
 
-    known: bool
-    mutated: JsonObject | None
-    why: str
-
-
-Probe = Callable[[], ProbeAnswer]
-
-
-def _dry_run_probe(api: client.ApiClient, namespace: str) -> Probe:
-    """The probe through the API server: a dry-run CREATE (the webhook is called, nothing stored)."""
-    probes = _Objects(api, "Deployment", namespace)
-
-    def probe() -> ProbeAnswer:
-        stored, refused, status = probes.create(_sync_probe(), dry_run=True)
-        # 422: admission passed and validation refused the webhook's output (e.g. zones " a")
-        return ProbeAnswer(stored is not None or status == validation.UNPROCESSABLE, stored,
-                           f"dry-run probe refused: {refused}")
-
-    return probe
+    return post
 
 
-def _review_probe(send: direct.Send, namespace: str) -> Probe:
-    """The probe posted to the webhook itself."""
-    def probe() -> ProbeAnswer:
-        obj = _sync_probe()
-        obj["metadata"] = {**_map(obj, "metadata"), "namespace": namespace}
+def review_post(send: direct.Send) -> barrier.Post:
+    """Probes posted to the webhook itself (None unless it allows them)."""
+    def post(namespace: str, probe: JsonObject) -> JsonValue:
+        request = barrier.probe_request(probe, namespace)
         uid = str(uuid.uuid4())
+        assert isinstance(request.obj, dict)
         status, body = send(direct.review_body(direct.API_VERSIONS[0], uid=uid, kind="Deployment",
-                                               namespace=namespace, name=SYNC_NAME,
-                                               operation="CREATE", obj=obj))
-        answer = direct.judge_answer(direct.API_VERSIONS[0], uid, obj, status, body)
-        return ProbeAnswer(answer.stored is not None, answer.stored,
-                           f"probe review: {answer.denial or '; '.join(answer.failures)}")
+                                               namespace=namespace, name=request.name,
+                                               operation="CREATE", obj=request.obj))
+        answer = direct.judge_answer(direct.API_VERSIONS[0], uid, request.obj, status, body)
+        return None if answer.stored is None else barrier.answer_of(answer.stored)
 
-    return probe
+    return post
 
 
-def _map(obj: JsonObject, key: str) -> JsonObject:
-    value = obj.get(key)
-    return value if isinstance(value, dict) else {}
+def _reflected(pending: list[barrier.Pending], post: barrier.Post, timeout_s: float) -> list[str]:
+    """Wait for ``pending`` changes; a report of each never reflected."""
+    return [p.report(timeout_s) for p in barrier.wait(pending, post, timeout_s=timeout_s)]
 
 
 def _wait_webhook_synced(api: client.ApiClient, namespace: str, case: cases.Case, timeout_s: float,
-                         probe: Probe) -> None:
-    """Create the case's HPAs once the webhook knows the Namespace; wait until it knows them too.
-
-    The probe is refused while the webhook's Namespace cache lacks the namespace; with
-    HPAs, the webhook must see a sync HPA created after them (a cache is fed in order).
-    """
-    hpas = _Objects(api, "HorizontalPodAutoscaler", namespace)
-
-    def known() -> tuple[bool, JsonObject | str]:
-        answer = probe()
-        return answer.known, answer.mutated if answer.mutated is not None else answer.why
-
-    waiting.wait_for(known, what=f"the webhook to know namespace {namespace}", timeout_s=timeout_s)
+                         post: barrier.Post, *, shows: bool = True) -> bool:
+    """Create the case's HPAs once the webhook knows the Namespace; wait until it knows them too;
+    whether the sync HPA exists (``barrier.created``, ``barrier.hpas_changed``)."""
+    for problem in _reflected([barrier.created(namespace, shows=shows)], post, timeout_s):
+        raise waiting.WaitTimeout(problem)
     if not case.hpas:
-        return
-    for hpa in (*case.hpas, _SYNC_HPA):
-        refused = hpas.create(_hpa_body(hpa)).refusal
+        return False
+    hpas = Objects(api, "HorizontalPodAutoscaler", namespace)
+    for hpa in (*case.hpas, barrier.SYNC_HPA):
+        refused = hpas.create(hpa_body(hpa)).refusal
         if refused is not None:
             raise errors.ConfigError(f"case {case.id}: HPA {hpa.name} refused: {refused}")
-
-    def hpas_seen() -> tuple[bool, JsonObject | str]:
-        seen, stored = known()
-        return seen and isinstance(stored, dict) and _sees_sync_hpa(stored), stored
-
-    waiting.wait_for(hpas_seen, what=f"the webhook to know the HPAs of {namespace} (probe "
-                     f"{SYNC_NAME} keeping 5 replicas or a hostname minDomains 3)", timeout_s=timeout_s)
+    for problem in _reflected([barrier.hpas_changed(namespace, True, shows=shows)], post, timeout_s):
+        raise waiting.WaitTimeout(problem)
+    return True
 
 
 def _settle(read: Callable[[], JsonObject], judge: Callable[[JsonObject], list[str]], what: str,
@@ -411,18 +377,43 @@ Restart = Callable[[int], None]
 registration (a bed's own webhook, as when its pod restarts)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Run:
     """What the steps of one live case act on."""
 
     api: client.ApiClient
     case: cases.Case
     namespace: str
-    objects: _Objects
-    probe: Probe
+    objects: Objects
+    post: barrier.Post
     nodes: NodeSet | None
     restart: Restart | None
     timeout_s: float
+    sync_present: bool = False
+    """Whether the sync HPA exists (toggled after each HPA change)."""
+    shows: bool = True
+    """Whether the API server calls the webhook in the namespace (else no change shows)."""
+
+    def toggle_sync_hpa(self) -> list[str]:
+        """Create the sync HPA if absent, else delete it; wait until the webhook shows it
+        (its HPA cache is fed in order: then it has the earlier HPA changes too)."""
+        hpas = Objects(self.api, "HorizontalPodAutoscaler", self.namespace)
+        if self.sync_present:
+            hpas.delete(barrier.SYNC_NAME)
+        else:
+            hpas.create(hpa_body(barrier.SYNC_HPA))
+        self.sync_present = not self.sync_present
+        changed = barrier.hpas_changed(self.namespace, self.sync_present, shows=self.shows)
+        return _reflected([changed], self.post, self.timeout_s)
+
+    def facts(self) -> model.Facts:
+        """What the handler reads now (the namespace as stored, the Node count; no HPAs:
+        no probe is a target)."""
+        core = client.CoreV1Api(self.api)
+        stored = core.read_namespace(self.namespace, _request_timeout=_REQUEST_TIMEOUT_S).metadata
+        count = len(core.list_node(_request_timeout=_REQUEST_TIMEOUT_S).items or [])
+        info = facts.NamespaceInfo(self.namespace, dict(stored.labels or {}), dict(stored.annotations or {}))
+        return model.Facts(info, (), count, self.case.settings)
 
 
 def _nodes_step(run: _Run, index: int, before: JsonObject | None) -> LiveStep:
@@ -446,25 +437,52 @@ def _nodes_step(run: _Run, index: int, before: JsonObject | None) -> LiveStep:
 
 
 def _delete_hpa_step(run: _Run, index: int, before: JsonObject | None) -> LiveStep:
-    """Delete the HPA, then the sync HPA; wait until the webhook no longer sees the sync HPA (its
-    cache is fed in order, so it forgot the case's too); judge the stored object."""
+    """Delete the HPA, then toggle the sync HPA and wait until the webhook shows it (its cache
+    is fed in order, so it forgot the case's HPA too); judge the stored object."""
     step = run.case.steps[index]
     assert step.delete_hpa is not None
-    hpas = _Objects(run.api, "HorizontalPodAutoscaler", run.namespace)
-    hpas.delete(step.delete_hpa)
-    hpas.delete(SYNC_NAME)
-    failures: list[str] = []
+    Objects(run.api, "HorizontalPodAutoscaler", run.namespace).delete(step.delete_hpa)
+    failures = [f"{p} (spec §4 step 3 reads the HPAs that exist)" for p in run.toggle_sync_hpa()]
+    stored = run.objects.read(run.case.name)
+    failures += _judge(run.case, step.expect, before or {}, stored, None)
+    return LiveStep(index, step.action, None, stored, None, tuple(failures))
 
-    def forgotten() -> tuple[bool, JsonObject | str]:
-        _known, stored, why = run.probe()
-        return stored is not None and not _sees_sync_hpa(stored), stored if stored is not None else why
 
-    try:
-        waiting.wait_for(forgotten, what=f"the webhook to forget the deleted HPA {SYNC_NAME}",
-                         timeout_s=run.timeout_s)
-    except waiting.WaitTimeout as exc:
-        failures.append(f"the webhook still acts on HPA {SYNC_NAME} {run.timeout_s:g}s after it was "
-                        f"deleted (spec §4 step 3 reads the HPAs that exist): {exc}")
+def _put_hpa_step(run: _Run, index: int, before: JsonObject | None) -> LiveStep:
+    """Create or replace the HPA, then toggle the sync HPA and wait; judge the stored object."""
+    step = run.case.steps[index]
+    assert step.put_hpa is not None
+    hpas = Objects(run.api, "HorizontalPodAutoscaler", run.namespace)
+    body = hpa_body(step.put_hpa)
+    created = hpas.create(body)
+    if created.status == 409:
+        current = hpas.read(step.put_hpa.name)
+        version = _get(current, ("metadata", "resourceVersion"))[1]
+        created = hpas.replace(step.put_hpa.name, {**body, "metadata": {
+            "name": step.put_hpa.name, "resourceVersion": version}})
+    if created.refusal is not None:
+        raise errors.ConfigError(f"case {run.case.id}: HPA {step.put_hpa.name} refused: {created.refusal}")
+    failures = [f"{p} (spec §4 step 3 reads the HPAs that exist)" for p in run.toggle_sync_hpa()]
+    stored = run.objects.read(run.case.name)
+    failures += _judge(run.case, step.expect, before or {}, stored, None)
+    return LiveStep(index, step.action, None, stored, None, tuple(failures))
+
+
+def _annotate_step(run: _Run, index: int, before: JsonObject | None) -> LiveStep:
+    """Change the namespace's annotations; wait until the probes the model says tell the old
+    and the new annotations apart show the change (``barrier.facts_changed``); judge."""
+    step = run.case.steps[index]
+    assert step.annotate is not None
+    old = run.facts()
+    assert old.namespace is not None
+    merged = {k: v for k, v in {**old.namespace.annotations, **step.annotate}.items() if v is not None}
+    new = dataclasses.replace(old, namespace=dataclasses.replace(old.namespace, annotations=merged))
+    pending = barrier.facts_changed(run.namespace, old, new, run.post, what=f"annotations {step.annotate}",
+                                    shows=run.shows)
+    client.CoreV1Api(run.api).patch_namespace(
+        run.namespace, {"metadata": {"annotations": dict(step.annotate)}},
+        _request_timeout=_REQUEST_TIMEOUT_S)
+    failures = _reflected([pending], run.post, run.timeout_s)
     stored = run.objects.read(run.case.name)
     failures += _judge(run.case, step.expect, before or {}, stored, None)
     return LiveStep(index, step.action, None, stored, None, tuple(failures))
@@ -491,9 +509,9 @@ def run_case(api: client.ApiClient, case: cases.Case, *, nodes: NodeSet | None =
         raise errors.ConfigError(f"case {case.id} is a review case: use run_review_case")
     namespace = _create_namespace(api, case, suffix)
     try:
-        run = _Run(api, case, namespace, _Objects(api, case.kind, namespace),
-                   _dry_run_probe(api, namespace), nodes, restart, timeout_s)
-        _wait_webhook_synced(api, namespace, case, timeout_s, run.probe)
+        run = _Run(api, case, namespace, Objects(api, case.kind, namespace), dry_run_post(api), nodes,
+                   restart, timeout_s, shows=barrier.called(case.namespace.labels, namespace))
+        run.sync_present = _wait_webhook_synced(api, namespace, case, timeout_s, run.post, shows=run.shows)
         return LiveResult(case.id, namespace, _apply_steps(run))
     finally:
         if not keep_namespace:
@@ -509,7 +527,7 @@ def run_review_case(api: client.ApiClient, case: cases.Case, send: direct.Send, 
         raise errors.ConfigError(f"case {case.id} runs through the API server: use run_case")
     namespace = _create_namespace(api, case, suffix)
     try:
-        _wait_webhook_synced(api, namespace, case, timeout_s, _review_probe(send, namespace))
+        _wait_webhook_synced(api, namespace, case, timeout_s, review_post(send))
         steps = [LiveStep(s.index, s.action, s.submitted, s.stored, s.denial, s.failures)
                  for api_version in direct.API_VERSIONS
                  for s in direct.run_steps(case, namespace, send, api_version)]
@@ -524,9 +542,10 @@ def _apply_steps(run: _Run) -> tuple[LiveStep, ...]:
     stored: JsonObject | None = None
     steps: list[LiveStep] = []
     for index, step in enumerate(case.steps):
-        if step.nodes is not None or step.delete_hpa is not None:
-            steps.append((_nodes_step if step.nodes is not None else _delete_hpa_step)(
-                run, index, stored))
+        if step.operation is None:
+            act = _nodes_step if step.nodes is not None else _delete_hpa_step if step.delete_hpa is not None \
+                else _put_hpa_step if step.put_hpa is not None else _annotate_step
+            steps.append(act(run, index, stored))
             stored = steps[-1].stored
             continue
         if step.operation == "CREATE":

@@ -17,7 +17,7 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.components.reference.ha_config import variants
-from zoneproof.conformance.ha_config import cases, expectations, registration_checks, simulation
+from zoneproof.conformance.ha_config import cases, expectations, reference, registration_checks
 from zoneproof.specs.ha_config import registration
 
 ALL = cases.load_cases()
@@ -27,7 +27,7 @@ def catching(variant: variants.Variant) -> set[str]:
     """Every case id and ``registration:<check>`` that fails ``variant``."""
     rendered = registration.render_webhook_configuration(
         ca_bundle=b"in-process", url="https://in-process", selection=variants.selection(variant))
-    return ({c.id for c in ALL if not simulation.run_case(c, variant).passed}
+    return ({c.id for c in ALL if not reference.run_case(c, variant).passed}
             | {f"registration:{name}" for name in registration_checks.judge(rendered)})
 
 
@@ -78,7 +78,7 @@ CAUGHT_BY: dict[str, set[str]] = {
 
 @pytest.mark.parametrize("case", ALL, ids=[c.id for c in ALL])
 def test_reference_passes(case: cases.Case) -> None:
-    result = simulation.run_case(case)
+    result = reference.run_case(case)
     assert result.passed, "\n".join(result.failures)
 
 
@@ -136,7 +136,7 @@ def test_loader_builds_typed_cases(tmp_path: Path) -> None:
     assert case.namespace.name == "hac-good"
     assert case.steps[0].expect.replicas == 1
     assert case.steps[0].expect.affinity is cases.UNSET
-    assert simulation.run_case(case).passed
+    assert reference.run_case(case).passed
 
 
 def test_loader_lists_every_problem(tmp_path: Path) -> None:
@@ -251,10 +251,10 @@ def test_loader_reads_review_cases_and_new_step_kinds(tmp_path: Path) -> None:
 
 def test_review_cases_run_in_every_admission_review_version() -> None:
     case = next(c for c in ALL if c.id == "review-namespace-without-consider")
-    result = simulation.run_case(case)
+    result = reference.run_case(case)
     assert result.passed
     assert [s.label for s in result.steps] == ["review v1", "review v1beta1"]
-    broken = simulation.run_case(case, variants.get_variant("answers-v1beta1-always"))
+    broken = reference.run_case(case, variants.get_variant("answers-v1beta1-always"))
     assert broken.failures == [
         "steps[0] review v1: a admission.k8s.io/v1 review was answered as apiVersion "
         "'admission.k8s.io/v1beta1' kind 'AdmissionReview': answer in the version asked (spec §15)"]

@@ -1,0 +1,51 @@
+"""A schedule's history from a real audit log (a sample kept from a local bed): every step
+with its revision and what it left."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zoneproof.conformance.ha_controller.history import History, Scope, from_records
+from zoneproof.measure.audit import read_records
+
+SAMPLE = Path(__file__).parents[3] / "data" / "controller-histories" / "audit-sample.jsonl"
+SCOPE = Scope(frozenset({"zpm-56ba8d-0"}), frozenset({"zpm-56ba8d-w1", "zpm-56ba8d-w2",
+                                                     "zpm-56ba8d-u"}),
+              "default", "zpm-56ba8d", "zp-hac-m0-", "zp-model-executor",
+              "zpm-56ba8d-w1/zpm-marker")
+
+
+def _history() -> History:
+    return from_records(read_records(SAMPLE)[0], SCOPE)
+
+
+def test_the_record_holds_the_schedule_in_revision_order() -> None:
+    steps = _history().steps
+    kinds = [s.kind for s in steps]
+    assert kinds[:5] == ["marker", "node", "node", "pod", "pod"]
+    revisions = [s.order.revision for s in steps if s.order.revision is not None]
+    assert revisions == sorted(revisions)
+    ready = [s.node.ready for s in steps if s.node is not None]
+    assert ready == ["", "True", "Unknown"]
+
+
+def test_a_force_delete_names_the_pod_it_removed_and_how_it_was_asked() -> None:
+    delete = next(s for s in _history().steps if s.kind == "delete" and s.actor == "zp-hac-m0-1")
+    assert delete.pod is not None and not delete.pod.exists
+    assert (delete.grace, delete.grace_known, delete.target) == (0, True, "zpm-56ba8d-w1/p0")
+    assert delete.uid_precondition == delete.pod.uid and delete.pod.node == "zpm-56ba8d-0"
+
+
+def test_lease_writes_carry_their_holder_and_reads_are_attempts() -> None:
+    steps = _history().steps
+    leases = [(s.actor, s.holder, s.duration_s) for s in steps if s.kind == "lease"]
+    assert leases[0] == ("zp-hac-m0-1", "zp-hac-m0-1", 6.0) and leases[-1][1] == ""
+    attempts = {(s.actor, s.code) for s in steps if s.kind == "attempt"}
+    assert ("zp-hac-m0-1", 404) in attempts and ("zp-hac-m0-0", 200) in attempts
+    markers = [s.marker for s in steps if s.kind == "marker" and s.marker]
+    assert "start zp-hac-m0-0" in markers and "exited zp-hac-m0-1 0" in markers
+
+
+def test_a_history_round_trips_through_json(tmp_path: Path) -> None:
+    history = _history()
+    assert History.load(history.save(tmp_path / "h.json")).steps == history.steps

@@ -1,0 +1,41 @@
+"""The model's label selectors: the API server's semantics, and labels that miss."""
+
+from __future__ import annotations
+
+import pytest
+
+from zoneproof import errors
+from zoneproof.conformance.ha_controller import labels
+
+
+@pytest.mark.parametrize(("selector", "matching", "missing"), [
+    ("app=noobaa", {"app": "noobaa", "x": "y"}, {"app": "noobaa-core"}),
+    ("app==noobaa", {"app": "noobaa"}, {}),
+    ("app!=db", {}, {"app": "db"}),
+    ("app in (noobaa, core)", {"app": "core"}, {"app": "db"}),
+    ("app notin (db)", {"other": "1"}, {"app": "db"}),
+    ("app", {"app": ""}, {"App": "noobaa"}),
+    ("!canary", {"app": "x"}, {"canary": "1"}),
+    ("app=noobaa,tier in (a,b),!canary", {"app": "noobaa", "tier": "b"},
+     {"app": "noobaa", "tier": "b", "canary": ""}),
+])
+def test_requirements_read_as_the_api_server_reads_them(
+        selector: str, matching: dict[str, str], missing: dict[str, str]) -> None:
+    parsed = labels.parse(selector)
+    assert parsed.matches(matching) and not parsed.matches(missing)
+
+
+@pytest.mark.parametrize("selector", ["app=noobaa", "app in (noobaa,core),tier!=db",
+                                      "app,!canary", "app notin (x)"])
+def test_satisfying_labels_match_and_every_miss_misses(selector: str) -> None:
+    parsed = labels.parse(selector)
+    assert parsed.matches(parsed.satisfying())
+    misses = parsed.misses()
+    assert misses and not any(parsed.matches(m) for m in misses)
+
+
+def test_equality_is_missed_every_way_and_a_bad_requirement_is_named() -> None:
+    assert labels.parse("app=noobaa").misses() == [
+        {}, {"app": "noobaa-x"}, {"app": "NOOBAA"}, {"APP": "noobaa"}]
+    with pytest.raises(errors.ConfigError, match="'app in'"):
+        labels.parse("app in")

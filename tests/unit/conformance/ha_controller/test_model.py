@@ -1,0 +1,243 @@
+"""The controller model on hand-made histories: each rule passes a correct history and
+fails the one wrong behaviour it names; what the record cannot decide stays undecided."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zoneproof.conformance.ha_controller.model import RULES, Setup, check
+
+Builder = Any  # the conftest's history builder
+
+
+def _leading(build: Builder, *, pods: int = 1) -> Builder:
+    """Node n1 Ready with matching pods p0.., replicas started, r0 leads (r1 competing)."""
+    build.node("n1").node("n2")
+    for i in range(pods):
+        build.pod(f"p{i}", "n1")
+    return build.mark("start r0").mark("start r1").lease("r0").attempt("r1")
+
+
+def _rules(build: Builder, setup: Setup) -> set[str]:
+    return check(build.history(), setup).rules()
+
+
+def test_a_transition_acted_on_in_time_passes_and_counts(build: Builder, setup: Setup) -> None:
+    _leading(build, pods=2).at(1).node("n1", "Unknown").delete("r0", "p0").delete("r0", "p1")
+    build.renewals("r0", 12).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.passed and verdict.required == 2, verdict
+
+
+def test_a_transition_not_acted_on_fails_once_its_deadline_passed(build: Builder,
+                                                                 setup: Setup) -> None:
+    _leading(build).at(1).node("n1", "False").renewals("r0", 8).mark("tick -")
+    early = check(build.history(), setup)
+    assert not early.violations and early.undecided, "the deadline had not come: undecided"
+    build.renewals("r0", 12).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.rules() == {"transition"}, verdict
+    assert "not removed within 10s" in verdict.violations[0].message
+    assert RULES["transition"].seed in verdict.violations[0].describe()
+
+
+def test_a_delete_after_the_bound_is_late(build: Builder, setup: Setup) -> None:
+    _leading(build).at(1).node("n1", "Unknown").renewals("r0", 11.5).delete("r0", "p0")
+    build.mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.rules() == {"transition", "trigger"}, verdict  # late, and for no trigger
+    assert verdict.first is not None and verdict.first.rule.id == "transition"
+
+
+def test_a_flap_shorter_than_the_bound_requires_nothing_but_allows_the_delete(
+        build: Builder, setup: Setup) -> None:
+    _leading(build).at(1).node("n1", "False").at(1.5).node("n1", "True")
+    build.renewals("r0", 12).mark("tick -")
+    assert check(build.history(), setup).passed
+    late = _leading(type(build)()).at(1).node("n1", "False").at(1.5).node("n1", "True")
+    late.at(1.6).delete("r0", "p0").renewals("r0", 12).mark("tick -")
+    assert check(late.history(), setup).passed
+
+
+def test_every_phase_of_a_matching_pod_is_required(build: Builder, setup: Setup) -> None:
+    build.node("n1").pod("pending", "n1", phase="Pending").pod("done", "n1", phase="Succeeded")
+    build.pod("stuck", "n1", terminating=True).mark("start r0").lease("r0")
+    build.at(1).node("n1", "Unknown").delete("r0", "pending").delete("r0", "done")
+    build.renewals("r0", 12).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.rules() == {"transition"} and "stuck" in verdict.violations[0].message
+
+
+def test_graceful_deletes_are_not_force_deletes(build: Builder, setup: Setup) -> None:
+    _leading(build).at(1).node("n1", "Unknown").delete("r0", "p0", grace=None)
+    build.renewals("r0", 12).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.rules() == {"force", "transition"}, verdict
+    assert "terminating" in next(v.message for v in verdict.violations
+                                 if v.rule.id == "transition")
+
+
+def test_wrong_pods_are_forbidden_whatever_else_is_right(build: Builder, setup: Setup) -> None:
+    _leading(build).pod("other", "n1", labels={"app": "noobaa-x"})
+    build.pod("elsewhere", "n1", namespace="u").pod("neighbour", "n2")
+    build.node("n2", "True", unschedulable=True)  # cordoned, but Ready
+    build.at(1).node("n1", "Unknown").delete("r0", "p0").delete("r0", "other")
+    build.delete("r0", "elsewhere", namespace="u").delete("r0", "neighbour")
+    build.renewals("r0", 12).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert [v.rule.id for v in verdict.violations] == ["selector", "namespace", "node"]
+
+
+def test_a_standby_that_acts_is_not_the_leader(build: Builder, setup: Setup) -> None:
+    _leading(build).at(1).node("n1", "Unknown").delete("r1", "p0").renewals("r0", 12)
+    build.mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.rules() == {"leader"}, verdict
+
+
+def test_a_catch_up_milliseconds_before_taking_the_lease_is_caught(build: Builder,
+                                                                    setup: Setup) -> None:
+    build.node("n1").pod("p0", "n1").lease("exec", "dead", duration=6)
+    build.at(1).node("n1", "Unknown").mark("start r0").attempt("r0")
+    build.at(8).delete("r0", "p0").lease("r0").renewals("r0", 20).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.rules() == {"leader"}, verdict
+    assert "holder of record then 'dead'" in verdict.violations[0].message
+
+
+def test_a_new_leader_catches_up_on_a_transition_nobody_acted_on(build: Builder,
+                                                                  setup: Setup) -> None:
+    build.node("n1").pod("p0", "n1").lease("exec", "dead", duration=6)
+    build.at(1).node("n1", "Unknown").mark("start r0").attempt("r0")
+    build.at(8).lease("r0").delete("r0", "p0").renewals("r0", 20).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.passed and verdict.required == 1, verdict
+    missed = type(build)()
+    missed.node("n1").pod("p0", "n1").lease("exec", "dead", duration=6)
+    missed.at(1).node("n1", "Unknown").mark("start r0").attempt("r0")
+    missed.at(8).lease("r0").renewals("r0", 20).mark("tick -")
+    assert check(missed.history(), setup).rules() == {"new-leader"}
+
+
+def test_a_pod_bound_long_after_the_transition_may_not_be_deleted_on_recovery(
+        build: Builder, setup: Setup) -> None:
+    _leading(build).at(1).node("n1", "Unknown").delete("r0", "p0")
+    build.at(13).pod("late", "n1").at(14).node("n1", "True").delete("r0", "late")
+    build.renewals("r0", 16).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.rules() == {"trigger"}, verdict
+
+
+def test_a_pod_bound_soon_after_the_transition_or_before_the_fence_may_go(
+        build: Builder, setup: Setup) -> None:
+    _leading(build).at(1).node("n1", "Unknown").delete("r0", "p0")
+    build.at(2).pod("soon", "n1").renewals("r0", 5).delete("r0", "soon")
+    build.renewals("r0", 8).pod("before-fence", "n1").renewals("r0", 12)
+    build.node("n1", "Unknown", fenced=True).delete("r0", "before-fence")
+    build.renewals("r0", 16).mark("tick -")
+    assert check(build.history(), setup).passed
+
+
+def test_a_frozen_leader_that_acts_after_the_take_over_is_caught(build: Builder,
+                                                                 setup: Setup) -> None:
+    _leading(build).renewals("r0", 2).mark("sigstop r0").attempt("r1")
+    build.at(9).lease("r1").renewals("r1", 10).node("n1", "Unknown").delete("r1", "p0")
+    build.pod("p9", "n1").at(10.5).mark("sigcont r0").delete("r0", "p9")
+    build.renewals("r1", 31).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert {"leader", "exit-on-loss"} <= verdict.rules(), verdict
+
+
+def test_a_frozen_leader_must_exit_non_zero_on_resuming(build: Builder, setup: Setup) -> None:
+    def story(code: int | None) -> set[str]:
+        b = type(build)()
+        _leading(b).renewals("r0", 2).mark("sigstop r0").attempt("r1").at(9).lease("r1")
+        b.mark("sigcont r0")
+        if code is not None:
+            b.at(9.5).mark(f"exited r0 {code}")
+        return _rules(b.renewals("r1", 30).mark("tick -"), setup)
+
+    assert story(1) == set() and story(0) == {"exit-on-loss"} and story(None) == {
+        "exit-on-loss"}
+
+
+def test_the_seeds_short_window_lets_a_decision_made_in_time_land_late(
+        build: Builder, setup: Setup) -> None:
+    """Frozen right after deciding: the delete of a pod of a node that failed while it led
+    lands after the take-over (002: "There is a short window after a new master acquires
+    the lease, during which data from the old master might be committed")."""
+    _leading(build).renewals("r0", 2).node("n1", "Unknown").mark("sigstop r0").attempt("r1")
+    build.at(9).lease("r1").delete("r1", "p0", code=404).mark("sigcont r0")
+    build.delete("r0", "p0").mark("exited r0 1").renewals("r1", 30).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert "leader" not in verdict.rules(), verdict
+
+
+def test_taking_a_lease_before_its_duration_passed_is_a_steal(build: Builder,
+                                                              setup: Setup) -> None:
+    _leading(build).renewals("r0", 3).at(5).lease("r1").mark("tick -")
+    assert _rules(build, setup) == {"steal"}
+    fair = _leading(type(build)()).renewals("r0", 3).mark("sigkill r0").at(9.1).lease("r1")
+    assert _rules(fair.renewals("r1", 25).mark("tick -"), setup) == set()
+
+
+def test_a_leader_asked_to_stop_releases_and_a_standby_takes_over(build: Builder,
+                                                                  setup: Setup) -> None:
+    def story(*, release: bool, takeover: bool) -> set[str]:
+        b = _leading(type(build)()).renewals("r0", 2).mark("sigterm r0")
+        if release:
+            b.lease("r0", "")
+        b.mark("exited r0 0").at(3 if release else 9).attempt("r1")
+        if takeover:
+            b.lease("r1")
+        return _rules(b.at(30).mark("tick -"), setup)
+
+    assert story(release=True, takeover=True) == set()
+    assert story(release=False, takeover=True) == {"release"}
+    assert story(release=True, takeover=False) == {"takeover"}
+
+
+def test_a_standby_must_take_a_dead_leaders_lease_over(build: Builder, setup: Setup) -> None:
+    _leading(build).renewals("r0", 2).mark("sigkill r0").mark("exited r0 -9")
+    build.at(30).attempt("r1").mark("tick -")
+    assert _rules(build, setup) == {"takeover"}
+
+
+def test_a_lease_left_unrenewed_ends_the_right_to_act(build: Builder, setup: Setup) -> None:
+    _leading(build).at(8).node("n1", "Unknown").delete("r0", "p0").at(20).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.rules() == {"leader"}, verdict
+
+
+def test_a_node_that_never_reported_may_be_acted_on_only_when_taking_the_lease(
+        build: Builder, setup: Setup) -> None:
+    build.node("n1", "").pod("p0", "n1").pod("p1", "n1").mark("start r0").lease("r0")
+    build.delete("r0", "p0").renewals("r0", 15).delete("r0", "p1").mark("tick -")
+    verdict = check(build.history(), setup)
+    assert [v.rule.id for v in verdict.violations] == ["trigger"], verdict
+    assert "p1" in verdict.violations[0].message
+
+
+def test_what_the_record_cannot_say_is_undecided_never_passed(build: Builder,
+                                                              setup: Setup) -> None:
+    _leading(build).at(1).node("n1", "Unknown").delete("r0", "p0", grace_known=False)
+    build.renewals("r0", 12).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert not verdict.violations and not verdict.passed and verdict.undecided
+
+
+def test_every_rule_cites_a_seed_sentence() -> None:
+    for rule in RULES.values():
+        assert rule.seed.startswith("seed 00") and '"' in rule.seed, rule.id
+
+
+def test_a_frozen_leader_stopped_by_the_suite_is_judged_only_past_its_exit_time(
+        build: Builder, setup: Setup) -> None:
+    def story(stop_at: float) -> set[str]:
+        b = type(build)()
+        _leading(b).renewals("r0", 2).mark("sigstop r0").attempt("r1").at(9).lease("r1")
+        b.mark("sigcont r0").at(stop_at).mark("sigterm r0").mark("exited r0 0")
+        return _rules(b.renewals("r1", 40).mark("tick -"), setup)
+
+    assert story(12) == set(), "asked to stop within its 19 s: not judged"
+    assert story(30) == {"exit-on-loss"}, "still running past 19 s on its own"

@@ -1,0 +1,167 @@
+"""Generated schedules (hypothesis): cluster events and replica faults, edge values drawn
+deliberately.
+
+``schedules`` is a hypothesis strategy of ``Schedule``; ``draw_batch`` draws a batch with a
+seed (the same seed and budget give the same batch: the run's replay), using hypothesis's
+own generation (it biases towards small and boundary values) but not its shrinker: one
+schedule runs for seconds on a live bed, so ``shrink`` re-runs sub-schedules instead.
+
+What is drawn: one to three nodes (two may share a zone; some never reported), one or two
+watched namespaces and an unwatched one, pods on them whose labels match the selector or
+miss it each way it can be missed, in every phase, some already terminating; optionally a
+dead leader's Lease; then events: Ready flips to False and Unknown and back, flaps shorter
+and longer than the reaction bound, fences (kcm's not-ready/unreachable NoSchedule taint),
+cordons and unrelated taints, pods bound after a transition, phase changes, graceful
+deletes, a pod re-created under a deleted one's name, replicas started, SIGTERMed,
+SIGKILLed, frozen and thawed (by role: the leader or a standby of that moment), an
+outsider taking an expired Lease; and waits of the lengths that matter (just under and
+over the renew deadline, the lease duration and the reaction bound).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from zoneproof.conformance.ha_controller.schedule import Event, NodeSpec, PodSpec, Schedule
+
+__all__ = ["WAITS", "draw_batch", "schedules"]
+
+#: Waits that matter: instants, a watch round trip, a retry period, under and over the
+#: renew deadline (4 s), the lease duration (6 s) and the reaction bound (10 s).
+WAITS = (0.05, 0.3, 1.0, 2.0, 3.5, 4.5, 7.0, 11.0)
+_PHASES = ("Running", "Running", "Pending", "Succeeded", "Failed")
+
+
+def _pods(nodes: int, watched: int, misses: int, prefix: str) -> st.SearchStrategy[PodSpec]:
+    namespaces = ["w1", "w2"][:watched] + ["u"]
+    return st.builds(
+        PodSpec, name=st.just(prefix), node=st.integers(0, nodes - 1),
+        namespace=st.sampled_from(namespaces),
+        labels=st.one_of(st.just(-1), st.just(-1), st.integers(0, max(0, misses - 1)))
+        if misses else st.just(-1),
+        phase=st.sampled_from(_PHASES), terminating=st.sampled_from((False, False, True)))
+
+
+@st.composite
+def schedules(draw: st.DrawFn, *, misses: int = 3, max_events: int = 14,
+              max_seconds: float = 24.0) -> Schedule:
+    """A schedule; ``misses``: how many ways the selector can be missed; at most
+    ``max_events`` events and ``max_seconds`` of waits."""
+    nodes = tuple(draw(st.lists(st.builds(NodeSpec, zone=st.sampled_from("ab"),
+                                          reported=st.sampled_from((True, True, True, False))),
+                                min_size=1, max_size=3)))
+    watched = draw(st.sampled_from((1, 2)))
+    count = draw(st.integers(1, 6))
+    pods = tuple(replace(draw(_pods(len(nodes), watched, misses, "")), name=f"p{i}")
+                 for i in range(count))
+    pods = tuple(replace(p, terminating=p.terminating and p.phase in ("Running", "Pending"))
+                 for p in pods)
+    node = st.integers(0, len(nodes) - 1)
+    names = [p.name for p in pods]
+    bound = iter(range(count, count + max_events))
+    flip = st.builds(lambda n, s, w: [Event("ready", node=n, status=s),
+                                      *([Event("wait", seconds=w)] if w else [])],
+                     node, st.sampled_from(("False", "Unknown")),
+                     st.sampled_from((0.0, *WAITS)))
+    # an outage during which a replacement is bound to the failed node, then its recovery:
+    # the replacement may go while the transition can explain it, not for the recovery
+    outage = st.builds(
+        lambda n, s, w1, w2, p: [
+            Event("ready", node=n, status=s), Event("wait", seconds=w1),
+            Event("pod", pod=replace(p, name=f"p{next(bound, 99)}", node=n)),
+            Event("wait", seconds=w2), Event("ready", node=n, status="True")],
+        node, st.sampled_from(("False", "Unknown")), st.sampled_from((0.3, 1.0, 3.5)),
+        st.sampled_from((7.0, 11.0, 11.0)), _pods(len(nodes), watched, misses, ""))
+    # time passing: long enough, often, for Leases to be renewed (or not) and expire
+    wait = st.builds(lambda w: [Event("wait", seconds=w)],
+                     st.sampled_from((*WAITS, 2.0, 4.5, 7.0)))
+    fragments = st.one_of(
+        flip, flip, flip, outage, outage, wait, wait,
+        st.builds(lambda n, s, w: [Event("ready", node=n, status=s),
+                                   Event("wait", seconds=w), Event("ready", node=n,
+                                                                   status="True")],
+                  node, st.sampled_from(("False", "Unknown")), st.sampled_from(WAITS)),
+        st.builds(lambda n: [Event("ready", node=n, status="True")], node),
+        st.builds(lambda n, k, on: [Event("fence", node=n, key=k, on=on)], node,
+                  st.sampled_from(("not-ready", "unreachable")), st.booleans()),
+        st.builds(lambda n, kind, on: [Event(kind, node=n, on=on)], node,
+                  st.sampled_from(("cordon", "taint")), st.booleans()),
+        st.builds(lambda p: [Event("pod", pod=replace(p, name=f"p{next(bound, 99)}"))],
+                  _pods(len(nodes), watched, misses, "")),
+        st.builds(lambda p: [Event("pod", pod=replace(p, name=f"p{next(bound, 99)}"))],
+                  _pods(len(nodes), watched, misses, "")),
+        st.builds(lambda n, ph: [Event("phase", name=n, phase=ph)], st.sampled_from(names),
+                  st.sampled_from(("Running", "Succeeded", "Failed"))),
+        st.builds(lambda n: [Event("terminate", name=n)], st.sampled_from(names)),
+        st.builds(lambda n, at: [Event("recreate", name=n, node=at)], st.sampled_from(names),
+                  node),
+        # a replica stopped for a while, then thawed or restarted (or not, if the wait is 0)
+        st.builds(lambda t, s, w, back: [
+            Event("signal", target=t, signal=s), *([Event("wait", seconds=w)] if w else []),
+            *([Event("signal", target="frozen", signal="SIGCONT") if s == "SIGSTOP"
+               else Event("start", target="dead")] if back else [])],
+            st.sampled_from(("leader", "leader", "standby")),
+            st.sampled_from(("SIGTERM", "SIGKILL", "SIGSTOP")),
+            st.sampled_from((0.0, *WAITS)), st.sampled_from((True, True, False))),
+        st.just([Event("intrude")]),
+    )
+    events: list[Event] = []
+    for fragment in draw(st.lists(fragments, min_size=min(4, max_events),
+                                  max_size=max_events)):
+        events += fragment
+    # the replicas start at drawn points: mostly first, sometimes after events (a
+    # transition while no replica runs, caught up once one leads)
+    for replica in ("1", "0"):
+        at = draw(st.sampled_from((0, 0, 0, min(2, len(events)), len(events) // 2)))
+        events.insert(min(at, len(events)), Event("start", target=replica))
+    # mostly, what follows the starts meets a sitting leader (a standby that has seen it
+    # renew, after a wait); sometimes it races the election
+    started = max(i for i, e in enumerate(events) if e.kind == "start") + 1
+    settled = draw(st.sampled_from((None, 0.0, 2.0, 4.5)))
+    if settled is not None:
+        events[started:started] = [Event("leader"), *([Event("wait", seconds=settled)]
+                                                      if settled else [])]
+    return Schedule(nodes, pods, tuple(_capped(events[:max_events + 4], max_seconds)),
+                    watched=watched, dead_leader=draw(st.sampled_from((False, False, True))))
+
+
+def _capped(events: list[Event], max_seconds: float) -> list[Event]:
+    """``events`` with waits cut so that they add up to at most ``max_seconds``."""
+    left, kept = max_seconds, []
+    for event in events:
+        if event.kind == "wait":
+            if left <= 0:
+                continue
+            cut = replace(event, seconds=min(event.seconds, left))
+            left -= cut.seconds
+            kept.append(cut)
+            continue
+        kept.append(event)
+    return kept
+
+
+def draw_batch(count: int, run_seed: int, *, misses: int = 3, max_events: int = 14,
+               max_seconds: float = 24.0) -> list[Schedule]:
+    """``count`` schedules drawn by hypothesis from ``run_seed`` (deterministic: the same
+    seed and arguments give the same batch). Hypothesis explores around what it drew, so
+    its examples come in near-twins; a schedule whose events repeat an earlier one's is
+    dropped (three times the examples are drawn to make up for them)."""
+    found: list[Schedule] = []
+    seen: set[tuple[str, ...]] = set()
+    strategy = schedules(misses=misses, max_events=max_events, max_seconds=max_seconds)
+
+    @seed(run_seed)
+    @settings(max_examples=3 * count, phases=[Phase.generate], database=None,
+              deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+    @given(strategy)
+    def collect(schedule: Schedule) -> None:
+        events = tuple(e.describe() for e in schedule.events)
+        if len(found) < count and events not in seen:
+            seen.add(events)
+            found.append(schedule)
+
+    collect()
+    return [replace(s, notes={"seed": run_seed, "index": i}) for i, s in enumerate(found)]
