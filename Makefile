@@ -51,8 +51,7 @@ test-local: lint docs build browser
 # The zone experiments and their broken twins (tag zones), each worker on a zoned bed of its
 # own (root: network namespaces); see docs/zones.md for their figures and time.
 test-zones: build
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m zones chaos/test_experiments.py \
-		tests/integration/test_zoned_bed.py
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m zones chaos/test_experiments.py
 
 # The slow variants left out above (every signal at every phase, ...), on local beds.
 test-long: build
