@@ -17,6 +17,7 @@ import pytest
 import urllib3
 
 from zoneproof._util import daemons
+from zoneproof.exit_codes import ExitCode
 from zoneproof.runs import state
 
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ownership")]
@@ -49,8 +50,9 @@ def test_down_touches_only_what_the_named_bed_started(host, tmp_path: Path) -> N
     userdir.mkdir()
     (userdir / "keep").write_text("mine")
     try:
-        for name, code in ((str(bed_root), 2), ("../../dir2", 2), ("..", 2), ("", 2),
-                           ("userdir", 1)):
+        for name, code in ((str(bed_root), ExitCode.USAGE), ("../../dir2", ExitCode.USAGE),
+                           ("..", ExitCode.USAGE), ("", ExitCode.USAGE),
+                           ("userdir", ExitCode.ERROR)):  # not a bed: refused, nothing removed
             result = host.cli("down", "--name", name)
             assert (result.returncode, "Traceback" in result.stderr) == (code, False), \
                 f"down --name {name!r}: {result.stderr}"
