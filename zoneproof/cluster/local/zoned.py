@@ -43,7 +43,7 @@ from zoneproof.cluster import _etcd as etcd
 from zoneproof.cluster._common import Step
 from zoneproof.cluster.interface import Capability, ControlPlaneProcess, ZoneCut
 from zoneproof.cluster.local import netns, render, toxiproxy
-from zoneproof.cluster.local.backend import (
+from zoneproof.cluster.local.cluster import (
     _CAPABILITIES,
     _START_TIMEOUT_S,
     _STOP_TIMEOUT_S,
