@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from zoneproof.components.harness.component import IN_CLUSTER, Components
-from zoneproof.components.harness.source import Where
+from zoneproof.components.harness.component import Components
+from zoneproof.components.harness.source import IN_CLUSTER, Where
 
 __all__ = ["IN_CLUSTER_TAG", "OPT_IN_TAG", "ZONES_TAG", "applicable", "in_cluster_only", "names",
            "not_applicable", "opt_in", "zoned_only"]
