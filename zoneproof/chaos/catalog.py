@@ -6,7 +6,7 @@ pods, so it applies only when every component under test runs in the cluster; on
 applies only where the run's backend makes beds whose zones are such domains
 (``Traits.zoned_options``), and runs on one. Any other experiment applies to every run; one
 that applies and did not run is never a pass. One tagged ``opt-in`` is out of the default set
-(it runs only when named: ``--zp-experiments``, ``qualify --only``): docs/zones.md says why.
+(it runs only when named: ``--zp-experiments``, ``qualify --experiments``): docs/zones.md says why.
 """
 
 from __future__ import annotations

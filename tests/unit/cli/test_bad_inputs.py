@@ -222,29 +222,29 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
         "zone-not-a-label": Bad(("up", "--zones", "Bad Zone!"), r"not a valid label value",
                                 lines=2),
         "port-base-80": Bad(("up", "--port-base", "80"), r"--port-base must be 1024"),
-        "slo-dir": Bad(("qualify", "--slo", str(tmp)), r"SLO file .*: Is a directory", lines=2),
-        "slo-missing": Bad(("qualify", "--slo", str(tmp / "nope.yaml")),
+        "slo-dir": Bad(("qualify", "--slo-file", str(tmp)), r"SLO file .*: Is a directory", lines=2),
+        "slo-missing": Bad(("qualify", "--slo-file", str(tmp / "nope.yaml")),
                            r"No such file or directory", lines=2),
         "reports-in-proc": Bad(("qualify", "--reports", "/proc/x"),
                                r"cannot create the reports directory /proc/x/.*pass --reports "
                                r"a writable directory"),
         "existing-only-experiment": Bad(
-            ("qualify", "--backend", "existing", "--kubeconfig", str(unreachable), "--only",
+            ("qualify", "--backend", "existing", "--kubeconfig", str(unreachable), "--experiments",
              "zone-outage"), r"chaos experiments run on beds zoneproof makes.*--backend local"),
-        "down-absolute-path": Bad(("down", "--name", str(tmp / "state")), name_rule, 2),
-        "down-dotdot-path": Bad(("down", "--name", "../../dir2"), name_rule, 2),
-        "down-dotdot": Bad(("down", "--name", ".."), name_rule, 2),
-        "down-empty": Bad(("down", "--name", ""), name_rule, 2),
-        "down-userdir": Bad(("down", "--name", "userdir"),
+        "down-absolute-path": Bad(("down", "--cluster-name", str(tmp / "state")), name_rule, 2),
+        "down-dotdot-path": Bad(("down", "--cluster-name", "../../dir2"), name_rule, 2),
+        "down-dotdot": Bad(("down", "--cluster-name", ".."), name_rule, 2),
+        "down-empty": Bad(("down", "--cluster-name", ""), name_rule, 2),
+        "down-userdir": Bad(("down", "--cluster-name", "userdir"),
                             r"is not a bed zoneproof made \(no state.json\): nothing removed"),
-        "down-forged-state": Bad(("down", "--name", "forged"),
+        "down-forged-state": Bad(("down", "--cluster-name", "forged"),
                                  r"is not a bed state zoneproof wrote \(no 'spec'\): nothing"),
-        "down-state-not-json": Bad(("down", "--name", "notjson"),
+        "down-state-not-json": Bad(("down", "--cluster-name", "notjson"),
                                    r"is not a bed state zoneproof wrote \(JSONDecodeError"),
-        "status-forged-state": Bad(("status", "--name", "forged"),
+        "status-forged-state": Bad(("status", "--cluster-name", "forged"),
                                    r"is not a bed state zoneproof wrote"),
-        "up-bad-name": Bad(("up", "--name", "Bad/Name"), name_rule, 2),
-        "up-long-name": Bad(("up", "--name", "a" * 41), name_rule, 2),
+        "up-bad-name": Bad(("up", "--cluster-name", "Bad/Name"), name_rule, 2),
+        "up-long-name": Bad(("up", "--cluster-name", "a" * 41), name_rule, 2),
         "up-kubeconfig-without-existing": Bad(
             ("up", "--kubeconfig", str(unreachable)),
             r"--kubeconfig names a cluster to adopt, and the local backend makes its own: add "
@@ -256,13 +256,13 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
         "unknown-backend": Bad(("up", "--backend", "vmware"), r"invalid choice: 'vmware'", 2),
         "unknown-command": Bad(("launch",), r"invalid choice: 'launch'", 2),
         "no-command": Bad((), r"the following arguments are required: COMMAND", 2),
-        "qualify-only-unknown": Bad(("qualify", "--only", "zone-outag"),
+        "qualify-only-unknown": Bad(("qualify", "--experiments", "zone-outag"),
                                     r"unknown experiment\(s\) zone-outag: choose from"),
-        "qualify-skip-unknown": Bad(("qualify", "--skip", "nope"),
+        "qualify-skip-unknown": Bad(("qualify", "--skip-experiments", "nope"),
                                     r"unknown experiment\(s\) nope: choose from"),
         "qualify-scale-pods-without-scale": Bad(("qualify", "--scale-pods", "100"),
                                                 r"goes with --scale NODES_PER_ZONE"),
-        "qualify-scale-with-only": Bad(("qualify", "--scale", "3", "--only", "zone-outage"),
+        "qualify-scale-with-only": Bad(("qualify", "--scale", "3", "--experiments", "zone-outage"),
                                        r"--scale runs the scale profile alone: drop --only"),
         "qualify-scale-on-kind": Bad(("qualify", "--scale", "3", "--backend", "kind"),
                                      r"--scale needs a backend whose beds hold nodes at scale"),
@@ -286,26 +286,26 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
         "certify-missing-key": Bad(("certify", str(tmp / "ok.profile.yaml"), "--key",
                                     str(tmp / "nope.pem")), r"nope.pem"),
         "certify-output-missing-dir": Bad(
-            ("certify", str(tmp / "ok.profile.yaml"), "--key", str(tmp / "garbage.pem"), "-o",
+            ("certify", str(tmp / "ok.profile.yaml"), "--key", str(tmp / "garbage.pem"), "--bundle",
              str(tmp / "no" / "such" / "b.tar.gz")),
-            r"-o .*b.tar.gz: directory .*/no/such does not exist: create it first"),
+            r"--bundle .*b.tar.gz: directory .*/no/such does not exist: create it first"),
         "certify-output-is-dir": Bad(
-            ("certify", str(tmp / "ok.profile.yaml"), "--key", str(tmp / "garbage.pem"), "-o",
-             str(tmp / "sub")), r"-o .*sub is a directory: give the bundle's file path"),
+            ("certify", str(tmp / "ok.profile.yaml"), "--key", str(tmp / "garbage.pem"), "--bundle",
+             str(tmp / "sub")), r"--bundle .*sub is a directory: give the bundle's file path"),
         "certify-output-in-proc": Bad(
-            ("certify", str(tmp / "ok.profile.yaml"), "--key", str(tmp / "garbage.pem"), "-o",
+            ("certify", str(tmp / "ok.profile.yaml"), "--key", str(tmp / "garbage.pem"), "--bundle",
              "/proc/b.tar.gz"), r"directory /proc is not writable"),
         "certify-output-relative-missing": Bad(
-            ("certify", "ok.profile.yaml", "--key", "garbage.pem", "-o", "nodir/b.tar.gz"),
+            ("certify", "ok.profile.yaml", "--key", "garbage.pem", "--bundle", "nodir/b.tar.gz"),
             rf"directory {re.escape(str(tmp))}/nodir does not exist"),
         "verify-missing-bundle": Bad(("verify", str(tmp / "nope.tar.gz"), "--key",
                                       str(tmp / "public.pem")), r"is not a PEM public key"),
         "verify-no-key": Bad(("verify", str(tmp / "bundle.tar.gz")),
                              r"the following arguments are required: --key", 2),
-        "slo-relative-to-cwd": Bad(("qualify", "--slo", "nan.slo.yaml"),
+        "slo-relative-to-cwd": Bad(("qualify", "--slo-file", "nan.slo.yaml"),
                                    rf"{re.escape(str(tmp))}/nan.slo.yaml.*max must be a finite",
                                    lines=2),
-        "slo-relative-in-subdir": Bad(("qualify", "--slo", "../inf.slo.yaml"),
+        "slo-relative-in-subdir": Bad(("qualify", "--slo-file", "../inf.slo.yaml"),
                                       r"max must be a finite", lines=2, cwd="sub"),
     }
     unusable = r"not a usable kubeconfig .*pass a kubeconfig kubectl accepts"
@@ -321,7 +321,7 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
             (command, "--backend", "existing", "--kubeconfig", str(tmp / f"{kubeconfig}.kubeconfig")
              if kubeconfig != "nope" else str(tmp / "nope")), says)
     for name, (_, says) in SLO_FILES.items():
-        cases[f"qualify-slo-{name}"] = Bad(("qualify", "--slo", str(tmp / f"{name}.slo.yaml")),
+        cases[f"qualify-slo-{name}"] = Bad(("qualify", "--slo-file", str(tmp / f"{name}.slo.yaml")),
                                            says, lines=2)
     for name, (_, says, lines) in PROFILES.items():
         cases[f"certify-profile-{name}"] = Bad(
