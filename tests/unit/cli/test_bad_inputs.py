@@ -263,7 +263,7 @@ def _cases(tmp: Path) -> dict[str, Bad]:  # noqa: PLR0915 (one table)
         "qualify-scale-pods-without-scale": Bad(("qualify", "--scale-pods", "100"),
                                                 r"goes with --scale NODES_PER_ZONE"),
         "qualify-scale-with-only": Bad(("qualify", "--scale", "3", "--experiments", "zone-outage"),
-                                       r"--scale runs the scale profile alone: drop --only"),
+                                       r"--scale runs the scale profile alone: drop --experiments"),
         "qualify-scale-on-kind": Bad(("qualify", "--scale", "3", "--backend", "kind"),
                                      r"--scale needs a backend whose beds hold nodes at scale"),
         "bench-unknown": Bad(("bench", "nothing"), r"invalid choice: 'nothing'", 2),
