@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup build browser docs wheel test test-local test-kind test-kind-chaos test-long test-signals test-zones lint unit qualify qualify-scale bench-ceiling certify down clean
+.PHONY: setup build browser docs schemas wheel test test-local test-kind test-kind-chaos test-long test-signals test-zones lint unit qualify qualify-scale bench-ceiling certify down clean
 
 $(BIN)/.installed: pyproject.toml setup.py pytest.ini
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ browser:
 # The documentation site (docs/): built strictly, a broken link fails.
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
+# The JSON Schemas of the files users write, from their pydantic models: shipped in the package
+# and published in the docs (tests/unit/slo/test_schema.py holds them equal to the models).
+schemas: setup
+	$(BIN)/python -c "from zoneproof.slo import spec; import pathlib; \
+		[pathlib.Path(p).write_text(spec.json_schema()) for p in \
+		 (spec.SCHEMA_FILE, 'docs/reference/schemas/slo-file.schema.json')]"
 
 # The wheel a user installs (pip install dist/zoneproof-*.whl; pipx install . does the same).
 wheel: setup

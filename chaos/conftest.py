@@ -22,7 +22,7 @@ from zoneproof.chaos import catalog, experiment
 from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Backend, Capability, Cluster
-from zoneproof.components.harness import component
+from zoneproof.components.harness import source
 from zoneproof.runs import identity
 from zoneproof.slo.verdict import not_applicable
 
@@ -136,7 +136,7 @@ def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
             item.add_marker(pytest.mark.zones)
         if (name := experiment_of(item)) in excluded:
             how = ("" if name in zoned else f": run it with --zp-backend kind "
-                   f"--zp-components {component.IN_CLUSTER}")
+                   f"--zp-components {source.IN_CLUSTER}")
             item.add_marker(pytest.mark.skip(reason=not_applicable(
                 f"{name} {excluded[name]}{how}")))
 

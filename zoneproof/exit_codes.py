@@ -25,8 +25,9 @@ class ExitCode(enum.IntEnum):
 
 #: What each code means, for every command (the documented table).
 MEANINGS: dict[ExitCode, str] = {
-    ExitCode.PASS: "done; a run PASSed (or was PARTIAL only where you asked: --only, --skip, "
-                   "-k); a bundle verified with verdict PASS; compare flagged no regression",
+    ExitCode.PASS: "done; a run PASSed (or was PARTIAL only where you asked: --experiments, "
+                   "--skip-experiments, -k); a bundle verified with verdict PASS; compare flagged no "
+                   "regression",
     ExitCode.FAIL: "a run's verdict FAIL (a test failed, an SLO was not met, nothing ran, a "
                    "report is missing); a bundle not verified or verified FAIL; compare "
                    "flagged a regression; status: the bed is not healthy; mutants: a broken "

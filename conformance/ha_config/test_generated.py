@@ -27,7 +27,8 @@ from kubernetes import client
 from zoneproof._util import kube
 from zoneproof.cluster.interface import Cluster
 from zoneproof.components.harness import webhook as webhooks
-from zoneproof.components.harness.component import IN_CLUSTER, Component
+from zoneproof.components.harness.component import Component
+from zoneproof.components.harness.source import IN_CLUSTER
 from zoneproof.conformance.ha_config import cases, direct, generated, generators, live, model, worlds
 from zoneproof.specs.ha_config import configuration
 

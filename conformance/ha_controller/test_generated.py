@@ -23,8 +23,8 @@ from zoneproof_fixtures import settings as zp
 
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
-from zoneproof.components.harness.component import IN_CLUSTER
 from zoneproof.components.harness.controller import ControllerSettings
+from zoneproof.components.harness.source import IN_CLUSTER
 from zoneproof.conformance.ha_controller import executor, labels, suite
 from zoneproof.conformance.ha_controller.executor import ModelBed, Outcome
 from zoneproof.conformance.ha_controller.schedule import Schedule

@@ -130,7 +130,7 @@ def _own_host() -> Iterator[Host]:
         yield found
     finally:
         for bed in found.beds():
-            found.cli("down", "--name", bed)
+            found.cli("down", "--cluster-name", bed)
         reaping.terminate(found.processes(), grace_s=5)
         shutil.rmtree(root, ignore_errors=True)
 

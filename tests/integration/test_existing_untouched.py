@@ -36,7 +36,7 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
 @pytest.fixture(scope="module")
 def users(module_host) -> Iterator[Path]:
     """The user's cluster: its kubeconfig."""
-    result = module_host.cli("up", "--name", "users", "--nodes-per-zone", "1", timeout_s=900)
+    result = module_host.cli("up", "--cluster-name", "users", "--nodes-per-zone", "1", timeout_s=900)
     assert result.returncode == 0, result.stderr
     yield module_host.state / "local" / "users" / "kubeconfig"
 

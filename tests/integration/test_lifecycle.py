@@ -19,18 +19,18 @@ CLI = [sys.executable, "-m", "zoneproof.cli.main"]
 
 
 def test_up_is_idempotent_and_down_leaves_nothing(host) -> None:
-    first = host.cli("up", "--name", "life")
+    first = host.cli("up", "--cluster-name", "life")
     assert first.returncode == 0, first.stderr
     host.remember_ports("life")
-    again = host.cli("up", "--name", "life")
+    again = host.cli("up", "--cluster-name", "life")
     assert again.returncode == 0 and "already up" in again.stderr
-    other = host.cli("up", "--name", "life", "--nodes-per-zone", "1")
+    other = host.cli("up", "--cluster-name", "life", "--nodes-per-zone", "1")
     assert other.returncode == 4 and "another spec" in other.stderr
     assert "zoneproof down" in other.stderr
-    down = host.cli("down", "--name", "life")
+    down = host.cli("down", "--cluster-name", "life")
     assert down.returncode == 0, down.stderr
     assert host.wait_clean() == {}
-    assert "nothing to do" in host.cli("down", "--name", "life").stderr
+    assert "nothing to do" in host.cli("down", "--cluster-name", "life").stderr
 
 
 def test_killed_pytest_run_is_cleaned_by_its_keeper(host, tmp_path: Path) -> None:
@@ -62,7 +62,7 @@ def test_busy_port_is_a_clear_error_and_starts_nothing(host) -> None:
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
         port = squatter.getsockname()[1]
-        result = host.cli("up", "--name", "busy", "--port-base", str(port))
+        result = host.cli("up", "--cluster-name", "busy", "--port-base", str(port))
     assert result.returncode == 4
     assert f"port {port}" in result.stderr and "--port-base" in result.stderr
     assert host.wait_clean() == {}

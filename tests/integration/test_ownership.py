@@ -26,7 +26,7 @@ CLI = [sys.executable, "-m", "zoneproof.cli.main"]
 
 def _up(host, *names: str) -> None:
     """Bring beds up at once (real ``zoneproof up`` processes) and note their ports."""
-    procs = {n: host.start([*CLI, "up", "--name", n], f"up-{n}.log") for n in names}
+    procs = {n: host.start([*CLI, "up", "--cluster-name", n], f"up-{n}.log") for n in names}
     for name, proc in procs.items():
         assert proc.wait(timeout=900) == 0, host.log(f"up-{name}.log")
         host.remember_ports(name)
@@ -53,14 +53,14 @@ def test_down_touches_only_what_the_named_bed_started(host, tmp_path: Path) -> N
         for name, code in ((str(bed_root), ExitCode.USAGE), ("../../dir2", ExitCode.USAGE),
                            ("..", ExitCode.USAGE), ("", ExitCode.USAGE),
                            ("userdir", ExitCode.ERROR)):  # not a bed: refused, nothing removed
-            result = host.cli("down", "--name", name)
+            result = host.cli("down", "--cluster-name", name)
             assert (result.returncode, "Traceback" in result.stderr) == (code, False), \
-                f"down --name {name!r}: {result.stderr}"
+                f"down --cluster-name {name!r}: {result.stderr}"
         for name in ("pre", "pre2"):
-            assert host.cli("status", "--name", name).returncode == 0, f"{name} was harmed"
-        assert host.cli("down", "--name", "pre").returncode == 0
+            assert host.cli("status", "--cluster-name", name).returncode == 0, f"{name} was harmed"
+        assert host.cli("down", "--cluster-name", "pre").returncode == 0
         assert host.beds() == ["pre2", "userdir"]
-        status = host.cli("status", "--name", "pre2")
+        status = host.cli("status", "--cluster-name", "pre2")
         assert status.returncode == 0 and status.stdout.count(": running") == 12, status.stdout
         assert all(daemons.alive(r) for r in _records(host, "pre2").values())
         assert stranger.poll() is None, "a process that merely names the bed was killed"
@@ -70,7 +70,7 @@ def test_down_touches_only_what_the_named_bed_started(host, tmp_path: Path) -> N
     finally:
         stranger.kill()
         stranger.wait()
-    assert host.cli("down", "--name", "pre2").returncode == 0
+    assert host.cli("down", "--cluster-name", "pre2").returncode == 0
     (userdir / "keep").unlink()
     userdir.rmdir()
     assert host.wait_clean() == {}
@@ -114,13 +114,13 @@ def test_a_partial_bed_is_repaired_and_a_leaked_one_removed(host) -> None:
     _up(host, "bed")
     kcm = _records(host, "bed")["kube-controller-manager"]
     os.kill(kcm.pid, signal.SIGKILL)
-    status = host.cli("status", "--name", "bed")
+    status = host.cli("status", "--cluster-name", "bed")
     assert status.returncode == 1
     assert "partial: not running: kube-controller-manager" in status.stdout, status.stdout
     assert "partial" in host.cli("list").stdout
-    repaired = host.cli("up", "--name", "bed")
+    repaired = host.cli("up", "--cluster-name", "bed")
     assert repaired.returncode == 0 and "repaired" in repaired.stderr, repaired.stderr
-    assert host.cli("status", "--name", "bed").returncode == 0
+    assert host.cli("status", "--cluster-name", "bed").returncode == 0
     for record in _records(host, "bed").values():
         daemons.send(record, signal.SIGKILL)  # the host rebooted, say
     listing = host.cli("list").stdout

@@ -79,7 +79,7 @@ def _ended(proc, sig: signal.Signals, timeout_s: float = 600) -> int:
 
 @pytest.mark.parametrize("sig", _signals("up"))
 def test_signal_during_up(host, sig: signal.Signals) -> None:
-    up = host.start([*CLI, "up", "--name", "sig"], "up.log")
+    up = host.start([*CLI, "up", "--cluster-name", "sig"], "up.log")
     _wait_apiserver_started(host, "sig", up)
     host.remember_ports("sig")
     code = _ended(up, sig)
@@ -115,8 +115,8 @@ GROUP_KILL = "SIGKILL-group"
                                  pytest.param(GROUP_KILL, id=GROUP_KILL, marks=pytest.mark.long)])
 def test_signal_to_qualify_during_conformance(host, sig: signal.Signals | str) -> None:
     reports = host.state.parent / "reports"
-    qualify = host.start([*CLI, "qualify", "--name", "sigq", "--no-html", "--reports",
-                          str(reports), "-n", "1", "--", "-k", "test_case_on_shared_cluster"],
+    qualify = host.start([*CLI, "qualify", "--cluster-name", "sigq", "--no-html", "--reports",
+                          str(reports), "--workers", "1", "--", "-k", "test_case_on_shared_cluster"],
                          "qualify.log", cwd=ROOT, own_group=sig == GROUP_KILL)
 
     def conformance_running() -> tuple[bool, object]:
@@ -145,7 +145,7 @@ def test_signal_to_qualify_during_conformance(host, sig: signal.Signals | str) -
 @pytest.fixture(scope="module")
 def kept_bed(module_host) -> Iterator[str]:
     """A bed kept by ``zoneproof up`` (a user's bed) that chaos runs are signalled on."""
-    result = module_host.cli("up", "--name", "sigc", timeout_s=900)
+    result = module_host.cli("up", "--cluster-name", "sigc", timeout_s=900)
     assert result.returncode == 0, result.stderr
     yield "sigc"
 
@@ -162,7 +162,7 @@ def _stopped(host, bed: str) -> list[str]:
 def _assert_restored(host, bed: str) -> None:
     """Nothing of the chaos run is left, no fault is active, the bed is whole again."""
     assert host.wait_clean(keep_beds=(bed,), timeout_s=300) == {}, host.log("chaos.log")[-3000:]
-    waiting.wait_for(lambda: (host.cli("status", "--name", bed).returncode == 0, None),
+    waiting.wait_for(lambda: (host.cli("status", "--cluster-name", bed).returncode == 0, None),
                      what=f"{bed}: every process running and every node Ready", timeout_s=120,
                      interval_s=2.0)
     assert _stopped(host, bed) == []
@@ -207,7 +207,7 @@ def test_signal_to_chaos_run_as_the_fault_is_reverted(module_host, kept_bed: str
 def test_the_next_command_reaps_when_the_keeper_died_too(host) -> None:
     """SIGKILL of ``up`` and of its keeper: ``zoneproof list`` says what leaked, and the next
     command that starts anything (here ``up`` of another bed) removes it first."""
-    up = host.start([*CLI, "up", "--name", "orphan"], "up.log")
+    up = host.start([*CLI, "up", "--cluster-name", "orphan"], "up.log")
     _wait_apiserver_started(host, "orphan", up)
     host.remember_ports("orphan")
     run = next((host.state / "runs").iterdir())
@@ -219,10 +219,10 @@ def test_the_next_command_reaps_when_the_keeper_died_too(host) -> None:
     listing = host.cli("list")
     assert "leaked" in listing.stdout and "DEAD" in listing.stdout, listing.stdout
     assert "orphan" in host.beds(), "nobody reaped it yet"
-    second = host.cli("up", "--name", "next", timeout_s=900)
+    second = host.cli("up", "--cluster-name", "next", timeout_s=900)
     assert second.returncode == 0 and f"reaping run {run.name}" in second.stderr, second.stderr
     assert host.beds() == ["next"]
-    assert host.cli("down", "--name", "next").returncode == 0
+    assert host.cli("down", "--cluster-name", "next").returncode == 0
     assert host.wait_clean() == {}
 
 
@@ -251,8 +251,8 @@ def test_a_signal_during_a_fault_makes_the_qualification_interrupted(host) -> No
     summary INTERRUPTED (never PASS), the experiment's test 'interrupted' with its SLOs
     NOT_RUN, no traceback, nothing left behind."""
     reports = host.state.parent / "reports"
-    qualify = host.start([*CLI, "qualify", "--name", "sigf", "--no-html", "--reports",
-                          str(reports), "--only", FAULTED, "-n", "1", "--", *_EXPERIMENT_ONLY],
+    qualify = host.start([*CLI, "qualify", "--cluster-name", "sigf", "--no-html", "--reports",
+                          str(reports), "--only", FAULTED, "--workers", "1", "--", *_EXPERIMENT_ONLY],
                          "qualify.log", cwd=ROOT, own_group=True)
     _wait_zone_down(host, qualify, "qualify.log")
     os.killpg(qualify.pid, signal.SIGTERM)
@@ -282,7 +282,7 @@ def test_sigkill_of_the_group_during_a_fault_is_reverted_within_seconds(host) ->
     experiment's namespaces, whose pods on the downed zone never finish terminating — and
     ``zoneproof list`` then shows the run as killed, with what was undone."""
     argv = [sys.executable, "-m", "pytest", "chaos/test_experiments.py", "-p",
-            "no:cacheprovider", "-n", "1", f"--zp-experiments={FAULTED}", *_EXPERIMENT_ONLY]
+            "no:cacheprovider", "--workers", "1", f"--zp-experiments={FAULTED}", *_EXPERIMENT_ONLY]
     run = host.start(argv, "pytest.log", cwd=ROOT, own_group=True)
     bed = _wait_zone_down(host, run, "pytest.log")
     os.killpg(run.pid, signal.SIGKILL)

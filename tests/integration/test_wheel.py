@@ -61,7 +61,7 @@ def test_installed_wheel_qualifies_from_an_empty_directory(wheel: Path, host: An
     started = time.monotonic()
     # the webhook's hand cases and one experiment: enough to prove the installed suites run
     # (the whole gate runs in make qualify; here it would add ~10 min to make test)
-    qualified = _run([str(zoneproof), "qualify", "--only", EXPERIMENT, "--name", "wheel", "--",
+    qualified = _run([str(zoneproof), "qualify", "--experiments", EXPERIMENT, "--cluster-name", "wheel", "--",
                       "-k", f"{EXPERIMENT} or test_case_on_shared_cluster"],
                      cwd=empty, host=host, timeout_s=_QUALIFY_TIMEOUT_S)
     verdict_s = time.monotonic() - started
@@ -84,7 +84,7 @@ def test_installed_wheel_qualifies_from_an_empty_directory(wheel: Path, host: An
     _second_run_read_back_and_compared(zoneproof, empty, host, reports, summary)
     assert host.wait_clean() == {}
     print(f"\nwheel {wheel.stat().st_size / 1e6:.2f} MB, install {install_s:.0f} s, "
-          f"qualify --only {EXPERIMENT} to its verdict {verdict_s:.0f} s")
+          f"qualify --experiments {EXPERIMENT} to its verdict {verdict_s:.0f} s")
 
 
 def _second_run_read_back_and_compared(zoneproof: Path, empty: Path, host: Any, reports: Path,
@@ -92,7 +92,7 @@ def _second_run_read_back_and_compared(zoneproof: Path, empty: Path, host: Any, 
     """A second real run, the experiment alone: ``results`` reads it back, ``compare`` sets
     the two side by side (the conformance tests missing from the second run are
     regressions; nothing the second run did is missing from the first)."""
-    again = _run([str(zoneproof), "qualify", "--only", EXPERIMENT, "--name", "wheel", "--",
+    again = _run([str(zoneproof), "qualify", "--experiments", EXPERIMENT, "--cluster-name", "wheel", "--",
                   "-k", EXPERIMENT], cwd=empty, host=host, timeout_s=_QUALIFY_TIMEOUT_S)
     assert again.returncode == 0, (again.stdout + again.stderr)[-6000:]
     first, second = sorted((empty / "reports").glob("2*"))

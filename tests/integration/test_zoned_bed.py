@@ -59,7 +59,7 @@ def _bed(host, name: str, monkeypatch: pytest.MonkeyPatch) -> ZonedLocalCluster:
 
 
 def test_zones_are_failure_domains_and_down_leaves_nothing(host, monkeypatch) -> None:
-    up = host.cli("up", "--name", "zoned", "--layout", "zones", timeout_s=900)
+    up = host.cli("up", "--cluster-name", "zoned", "--layout", "zones", timeout_s=900)
     assert up.returncode == 0, up.stderr[-3000:]
     index = _index(host, "zoned")
     bed = _bed(host, "zoned", monkeypatch)
@@ -91,7 +91,7 @@ def test_zones_are_failure_domains_and_down_leaves_nothing(host, monkeypatch) ->
                               None), what="zone-a's links back", timeout_s=30)
     bed.wait_etcd_healthy(timeout_s=60)
 
-    down = host.cli("down", "--name", "zoned")
+    down = host.cli("down", "--cluster-name", "zoned")
     assert down.returncode == 0, down.stderr[-3000:]
     assert _network_left(index) == []
     assert host.wait_clean() == {}
@@ -100,7 +100,7 @@ def test_zones_are_failure_domains_and_down_leaves_nothing(host, monkeypatch) ->
 def test_sigkill_of_up_leaves_no_network_behind(host) -> None:
     """``up --layout zones`` SIGKILLed with its zones' processes starting: its keeper
     removes the bed, its network namespaces and host link with it."""
-    up = host.start([*CLI, "up", "--name", "killed", "--layout", "zones"], "up.log")
+    up = host.start([*CLI, "up", "--cluster-name", "killed", "--layout", "zones"], "up.log")
 
     def started() -> tuple[bool, None]:
         assert up.poll() is None, host.log("up.log")[-3000:]

@@ -53,7 +53,7 @@ def test_a_usage_error_is_2_and_a_refusal_4(tmp_path: Path,
     with pytest.raises(SystemExit) as usage:
         cli.main(["qualify", "--workers", "0"])
     assert usage.value.code == ExitCode.USAGE
-    assert cli.main(["qualify", "--slo", str(tmp_path / "missing.yaml")]) == ExitCode.ERROR
+    assert cli.main(["qualify", "--slo-file", str(tmp_path / "missing.yaml")]) == ExitCode.ERROR
     assert cli.main(["results", str(tmp_path / "no-such-run")]) == ExitCode.ERROR
     assert "zoneproof: error:" in capsys.readouterr().err
     assert cli.main(["version", "-o", "json"]) == ExitCode.PASS

@@ -138,7 +138,8 @@ def test_report_dir_gets_a_summary_from_every_worker(pytester: pytest.Pytester) 
         import sys
         import pytest
         from zoneproof.components.harness import started
-        from zoneproof.components.harness.component import Command, Component
+        from zoneproof.components.harness.component import Component
+        from zoneproof.components.harness.sources.command import Command
         from zoneproof.components.harness.registry import Kind
         from zoneproof.report.junit import slo_property
         from zoneproof.slo import SloResult, SloStatus

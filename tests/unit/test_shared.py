@@ -82,7 +82,7 @@ def test_keep_leaves_the_created_cluster() -> None:
     messages: list[str] = []
     shared.acquire(backend, ClusterSpec(name="bed"), "run3", _noop)  # type: ignore[arg-type]
     shared.release(backend, "run3", keep=True, progress=messages.append)  # type: ignore[arg-type]
-    assert backend.deleted == [] and "zoneproof down --name bed" in messages[0]
+    assert backend.deleted == [] and "zoneproof down --cluster-name bed" in messages[0]
 
 
 def test_run_resources_are_made_once() -> None:

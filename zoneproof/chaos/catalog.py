@@ -6,7 +6,7 @@ pods, so it applies only when every component under test runs in the cluster; on
 applies only where the run's backend makes beds whose zones are such domains
 (``Traits.zoned_options``), and runs on one. Any other experiment applies to every run; one
 that applies and did not run is never a pass. One tagged ``opt-in`` is out of the default set
-(it runs only when named: ``--zp-experiments``, ``qualify --only``): docs/zones.md says why.
+(it runs only when named: ``--zp-experiments``, ``qualify --experiments``): docs/zones.md says why.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from zoneproof.components.harness.component import IN_CLUSTER, Components
-from zoneproof.components.harness.source import Where
+from zoneproof.components.harness.component import Components
+from zoneproof.components.harness.source import IN_CLUSTER, Where
 
 __all__ = ["IN_CLUSTER_TAG", "OPT_IN_TAG", "ZONES_TAG", "applicable", "in_cluster_only", "names",
            "not_applicable", "opt_in", "zoned_only"]

@@ -58,7 +58,7 @@ def _find_cluster(config: ExperimentConfig) -> Cluster:
     if found is None:
         raise errors.BackendError(
             f"no running {config.backend} cluster {config.cluster!r}: start it with "
-            f"`zoneproof up --name {config.cluster}` or set configuration zoneproof_cluster")
+            f"`zoneproof up --cluster-name {config.cluster}` or set configuration zoneproof_cluster")
     return found
 
 

@@ -22,7 +22,7 @@ from zoneproof import bench, binaries, cluster, errors, runs
 from zoneproof._util import durations, kube, reaping, userfiles
 from zoneproof._util import progress as progress_
 from zoneproof.binaries import images, nodeimage
-from zoneproof.cli import console, readback
+from zoneproof.cli import console, readback, spelling
 from zoneproof.cluster import interface, registry
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings, parse_zones
@@ -125,9 +125,10 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default=cluster.DEFAULT_BACKEND,
                         choices=cluster.backend_names(),
                         help=f"cluster backend (default: {cluster.DEFAULT_BACKEND}). {described}")
-    parser.add_argument("--name", default="zoneproof", type=_cluster_name,
+    parser.add_argument("--cluster-name", dest="name", default="zoneproof", type=_cluster_name,
                         help="cluster name: 1-40 lowercase letters, digits or '-' (default: "
                              "zoneproof)")
+    spelling.add_deprecated(parser, "--cluster-name", "--name")
     needing = [n for n in cluster.backend_names() if cluster.backend_type(n).traits.needs_kubeconfig]
     parser.add_argument("--kubeconfig", type=_path,
                         help=f"kubeconfig of the cluster ({', '.join(needing)} backend)")
@@ -170,16 +171,19 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     qual = sub.add_parser("qualify", help="the release gate: build, up, suite, reports, down")
     _add_target(qual)
     qual.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
-    qual.add_argument("-n", "--workers", type=_whole(1, 64), default=2,
-                      help="pytest-xdist workers")
-    qual.add_argument("--slo", type=_path, metavar="FILE",
+    _add_workers(qual)
+    qual.add_argument("--slo-file", type=_path, metavar="FILE",
                       help="SLO file whose entries replace or add to the defaults by name")
-    qual.add_argument("--only", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="run only these chaos experiments (chaos/*.yaml stems), on every "
-                      "backend; the conformance suites still run in full")
-    qual.add_argument("--skip", nargs="+", default=[], metavar="EXPERIMENT",
-                      help="do not run these chaos experiments (the rest of the "
-                      "qualification still runs)")
+    spelling.add_deprecated(qual, "--slo-file", "--slo")
+    qual.add_argument("--experiments", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="run only these chaos experiments (chaos/*.yaml stems, separated by "
+                      "spaces or commas), on every backend; the conformance suites still run "
+                      "in full")
+    spelling.add_deprecated(qual, "--experiments", "--only")
+    qual.add_argument("--skip-experiments", nargs="+", default=[], metavar="EXPERIMENT",
+                      help="do not run these chaos experiments (separated by spaces or commas; "
+                      "the rest of the qualification still runs)")
+    spelling.add_deprecated(qual, "--skip-experiments", "--skip")
     qual.add_argument("--scale", type=_whole(1, 10_000), default=0, metavar="NODES_PER_ZONE",
                       help="run the scale profile alone instead: the HA controller under test "
                       "on a bed of its own with this many kwok nodes per zone, zone a down, "
@@ -201,6 +205,18 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _add_generated(qual)
     component_options.add_arguments(qual)
     qual.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+
+
+def _add_workers(parser: argparse.ArgumentParser) -> None:
+    """``--workers`` (``-n`` is kubectl's namespace: a deprecated alias here)."""
+    parser.add_argument("--workers", type=_whole(1, 64), default=2,
+                        help="pytest-xdist workers (default: %(default)s)")
+    spelling.add_deprecated(parser, "--workers", "-n")
+
+
+def _names(given: Sequence[str]) -> tuple[str, ...]:
+    """Names given as separate words, separated by commas, or both (``a b``, ``a,b``)."""
+    return tuple(n for word in given for n in word.split(",") if n)
 
 
 def _add_generated(parser: argparse.ArgumentParser) -> None:
@@ -231,11 +247,11 @@ def _add_certify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     cert.add_argument("--key", type=_path, required=True, metavar="PEM",
                       help="the vendor's private signing key (Ed25519 or ECDSA P-256/P-384, PEM; "
                            f"password in ${attestation.PASSWORD_ENV} if encrypted)")
-    cert.add_argument("-o", "--output", type=_path, metavar="BUNDLE",
-                      help="bundle path (default: <reports>/<product>-<version>-<run>"
-                           ".certification.tar.gz)")
-    cert.add_argument("-n", "--workers", type=_whole(1, 64), default=2,
-                      help="pytest-xdist workers")
+    cert.add_argument("--bundle", type=_path, metavar="FILE",
+                      help="where to write the signed bundle (default: <reports>/<product>-"
+                           "<version>-<run>.certification.tar.gz)")
+    spelling.add_deprecated(cert, "--bundle", "-o", "--output")
+    _add_workers(cert)
     cert.add_argument("--reports", type=_path, help="parent of the run's report directory "
                       "(default: reports/ in the current directory)")
     cert.add_argument("--keep-cluster", action="store_true", help="leave the cluster up")
@@ -271,13 +287,13 @@ def _writable_output(path: Path, flag: str) -> None:
 
 
 def _certify(args: argparse.Namespace) -> int:
-    if args.output is not None:
-        _writable_output(args.output, "-o")
+    if args.bundle is not None:
+        _writable_output(args.bundle, "--bundle")
     chosen = profile.load(args.profile)
     attestation.load_signer(args.key)  # a bad key is refused before anything opens
     _reap(runs.reap_dead(_progress))
     with _opened("certify"):
-        return certify.certify(chosen, args.key, output=args.output, workers=args.workers,
+        return certify.certify(chosen, args.key, output=args.bundle, workers=args.workers,
                                keep_cluster=args.keep_cluster, reports=args.reports,
                                thorough=args.thorough, seed=args.seed,
                                self_check=args.self_check, progress=_progress).code
@@ -409,7 +425,9 @@ def _parser() -> argparse.ArgumentParser:
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
     mutants_p.add_argument("component", choices=sorted(mutants.SUITES),
                            help="whose conformance suite runs against the broken variants")
-    mutants_p.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
+    mutants_p.add_argument("--variants", nargs="+", metavar="NAME",
+                           help="only these broken variants (default: every one)")
+    spelling.add_deprecated(mutants_p, "--variants", "--only")
     mutants_p.add_argument("--implementation", default=mutants.REFERENCE, metavar="NAME",
                            help="registered implementation whose variants to run (entry-point "
                                 "group zoneproof.components; default: %(default)s)")
@@ -436,7 +454,7 @@ def _add_cluster_commands(sub: argparse._SubParsersAction[argparse.ArgumentParse
         if name == "down":
             p.add_argument("--all-leaked", action="store_true",
                            help="remove every leaked bed and everything runs that died left "
-                                "behind (nothing zoneproof did not make); ignores --name")
+                                "behind (nothing zoneproof did not make); ignores --cluster-name")
     listing = sub.add_parser("list", help="every bed zoneproof keeps state of (healthy, "
                              "starting, partial or leaked, and its owner) and every open run")
     console.add_output(listing)
@@ -541,8 +559,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "qualify":
         options = qualify.Options(
-            keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo,
-            only=tuple(args.only), skip=tuple(args.skip), html=not args.no_html,
+            keep_cluster=args.keep_cluster, workers=args.workers, slo_file=args.slo_file,
+            only=_names(args.experiments), skip=_names(args.skip_experiments), html=not args.no_html,
             allure=args.allure,
             reports=args.reports, allow_destructive=args.allow_destructive,
             components=_components(args),
@@ -559,7 +577,7 @@ def _run(args: argparse.Namespace) -> int:
     found_cluster = backend.get(args.name)
     if found_cluster is None:
         raise errors.BackendError(f"no {args.backend} cluster named {args.name!r}: "
-                                  f"run `zoneproof up --name {args.name}`")
+                                  f"run `zoneproof up --cluster-name {args.name}`")
     if args.command == "kubeconfig":
         path = found_cluster.kubeconfig
         print(f"export KUBECONFIG={path}" if args.export else path)
@@ -631,7 +649,7 @@ def _down(args: argparse.Namespace, backend: cluster.Backend) -> int:
 def _mutants(args: argparse.Namespace) -> int:
     _reap(runs.reap_dead(_progress))
     with _opened("mutants"):
-        return mutants.main(args.component, args.only, _progress, args.implementation)
+        return mutants.main(args.component, args.variants, _progress, args.implementation)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -55,7 +55,7 @@ def check_name(name: str) -> str:
         raise errors.ConfigError(
             f"invalid cluster name {name!r}: a name is 1-40 lowercase letters, digits or '-', "
             "starting and ending with a letter or digit (no '/', '..' or empty names); pass "
-            "--name with such a name (`zoneproof list` shows the beds there are)")
+            "--cluster-name with such a name (`zoneproof list` shows the beds there are)")
     return name
 
 

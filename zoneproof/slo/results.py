@@ -65,7 +65,7 @@ def evaluate(slo: Slo, observed: float | None) -> SloResult:
         message = "no measurement" + (" (allowed)" if slo.allow_no_data else (
             ": the experiment did not produce this figure; where the cluster cannot give it "
             "(e.g. no readable API server audit log), accept that explicitly with "
-            f"'allow_no_data: true' for {slo.name} in an SLO file (qualify --slo, "
+            f"'allow_no_data: true' for {slo.name} in an SLO file (qualify --slo-file, "
             "--zp-slo-file)"))
         return SloResult(slo.name, status, None, slo.max, slo.unit, message)
     if math.isnan(observed) or observed < 0:

@@ -13,14 +13,16 @@ A user file overrides the defaults by name (fields given replace the default's) 
 add SLOs. ``metric`` must be one zoneproof measures: the defaults file bounds each of them
 once, so its metrics are the known ones (a misspelled metric would never have data). ``max``
 must be a finite number >= 0 (``.nan`` compares false with everything, so it would pass).
-Each name appears once in a file. The file's schema is the pydantic model ``SloFile``
-(``SloFile.model_json_schema()``); it is read by ``_util.userfiles`` (text, no binary,
+Each name appears once in a file. The file's schema is the pydantic model ``SloFile``; its
+JSON Schema ships as ``slo-file.schema.json`` beside this module (``make schemas`` writes it
+from the model; a unit test holds the two equal). The file is read by ``_util.userfiles`` (text, no binary,
 aliases limited). ``load_slos`` is the one place an SLO file is read and validated: the pytest plugin, the
 chaos control and ``zoneproof qualify`` all call it and pass the ``SloSet`` on.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -99,6 +101,17 @@ class SloFile(pydantic.BaseModel):
     api_version: Literal["zoneproof.dev/v1"] = pydantic.Field(alias="apiVersion")
     kind: Literal["SloSet"]
     slos: list[SloEntry]
+
+
+#: The JSON Schema of an SLO file, shipped in the package (and in docs/reference/schemas/).
+SCHEMA_FILE = Path(__file__).with_name("slo-file.schema.json")
+
+
+def json_schema() -> str:
+    """``SloFile``'s JSON Schema as ``SCHEMA_FILE`` holds it (what ``make schemas`` writes)."""
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+              **SloFile.model_json_schema(by_alias=True)}
+    return json.dumps(schema, indent=2) + "\n"
 
 
 def _problems(error: pydantic.ValidationError, where: str) -> list[str]:

@@ -26,9 +26,10 @@ from zoneproof import cluster, errors
 from zoneproof._util import processes
 from zoneproof.cluster.interface import Progress
 from zoneproof.components.harness import kinds, registry
-from zoneproof.components.harness.component import Component, Components, Registered
+from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.kinds import Kind
 from zoneproof.components.harness.registry import REFERENCE
+from zoneproof.components.harness.sources.registered import Registered
 from zoneproof.exit_codes import ExitCode
 from zoneproof.suites import qualify
 

@@ -125,16 +125,16 @@ def _check(options: Options, root: Path, backend: Backend) -> None:
                                  f"{options.scale_pods} --scale {options.scale}")
     if options.scale:
         if options.only or options.skip or options.self_check:
-            raise errors.ConfigError("--scale runs the scale profile alone: drop --only/--skip/"
-                                     "--self-check (qualify the experiments in a run of their "
-                                     "own)")
+            raise errors.ConfigError("--scale runs the scale profile alone: drop --experiments/"
+                                     "--skip-experiments/--self-check (qualify the experiments "
+                                     "in a run of their own)")
         if not backend.traits.holds_nodes_at_scale:
             raise errors.ConfigError(f"--scale needs a backend whose beds hold nodes at scale "
                                      f"(kwok), not {backend.name}: use --backend local")
     if options.only and not backend.traits.makes_clusters and not options.allow_destructive:
         raise errors.ConfigError(
-            f"--only {' '.join(options.only)}: chaos experiments run on beds zoneproof makes, "
-            f"and the {backend.name} backend makes none (zoneproof never substitutes another "
+            f"--experiments {' '.join(options.only)}: chaos experiments run on beds zoneproof "
+            f"makes, and the {backend.name} backend makes none (zoneproof never substitutes another "
             "cluster for the one under test): qualify them with --backend local or kind, or "
             "on this cluster itself with --allow-destructive (node faults through the node "
             "agent)")
@@ -380,7 +380,7 @@ def execute(backend: Backend, spec: ClusterSpec, options: Options, *, kubeconfig
             elif not created:
                 progress(f"cluster {spec.name!r} was up before qualify: left running")
             elif options.keep_cluster:
-                progress(f"cluster {spec.name!r} kept: `zoneproof down --name {spec.name}` "
+                progress(f"cluster {spec.name!r} kept: `zoneproof down --cluster-name {spec.name}` "
                          "removes it")
             else:
                 backend.delete(spec.name, progress=progress)

@@ -101,7 +101,7 @@ def test_user_cluster_is_never_adopted_deleted_or_disturbed(
     with pytest.raises(errors.ProvisionError, match="not zoneproof's"):
         backend.create(ClusterSpec(name=taken, **SMALL), progress=_progress)
     assert backend.delete(taken, progress=_progress) is False
-    assert main.main(["down", "--backend", "kind", "--name", taken]) == 0
+    assert main.main(["down", "--backend", "kind", "--cluster-name", taken]) == 0
     assert "nothing to do" in capsys.readouterr().err
 
     ours = backend.create(ClusterSpec(name=f"own{uuid.uuid4().hex[:6]}", **SMALL),

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from zoneproof.chaos import catalog
-from zoneproof.components.harness.component import Component, Components, InCluster
+from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.sources.in_cluster import InCluster
 
 
 @pytest.fixture

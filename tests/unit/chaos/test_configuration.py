@@ -8,8 +8,9 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.chaos.configuration import ExperimentConfig
-from zoneproof.components.harness.component import Command, Component, Components
+from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.sources.command import Command
 
 
 def test_defaults_without_configuration() -> None:

@@ -15,7 +15,7 @@ def test_up_still_takes_the_local_flags() -> None:
 
 def test_an_option_of_another_backend_is_an_error_naming_it(
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert main.main(["up", "--backend", "kind", "--kwok-per", "zone", "--name", "x"]) == 4
+    assert main.main(["up", "--backend", "kind", "--kwok-per", "zone", "--cluster-name", "x"]) == 4
     assert ("--kwok-per is an option of the local backend, not of kind: drop it, or use "
             "--backend local") in capsys.readouterr().err
 

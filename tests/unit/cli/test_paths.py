@@ -12,9 +12,9 @@ from zoneproof.cli import main
 
 @pytest.mark.parametrize(("argv", "attribute", "relative"), [
     (["qualify", "--reports", "reports"], "reports", "reports"),
-    (["qualify", "--slo", "my-slos.yaml"], "slo", "my-slos.yaml"),
+    (["qualify", "--slo-file", "my-slos.yaml"], "slo_file", "my-slos.yaml"),
     (["qualify", "--backend", "existing", "--kubeconfig", "kc.yaml"], "kubeconfig", "kc.yaml"),
-    (["certify", "profile.yaml", "--key", "k.pem", "-o", "out/b.tar.gz"], "output",
+    (["certify", "profile.yaml", "--key", "k.pem", "--bundle", "out/b.tar.gz"], "bundle",
      "out/b.tar.gz"),
     (["bench", "webhook", "--json", "figures.json"], "json", "figures.json"),
 ])

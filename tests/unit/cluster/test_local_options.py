@@ -68,7 +68,7 @@ def test_up_of_the_same_bed_is_a_no_op_and_other_options_an_error(
     assert again.options == zoned and again.spec == spec
     assert "already up" in said[-1]
     with pytest.raises(errors.ProvisionError, match=r"already up with another spec .*"
-                                                    r"kwok_per='zone'.*zoneproof down --name bed"):
+                                                    r"kwok_per='zone'.*zoneproof down --cluster-name bed"):
         LocalBackend().create(spec, progress=said.append)
     with pytest.raises(errors.ProvisionError, match="another spec"):
         LocalBackend(zoned).create(ClusterSpec(name="bed", nodes_per_zone=1),

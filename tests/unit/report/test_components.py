@@ -6,8 +6,10 @@ import json
 import sys
 
 from zoneproof.components.harness import started
-from zoneproof.components.harness.component import Command, Component, Registered
+from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.sources.command import Command
+from zoneproof.components.harness.sources.registered import Registered
 from zoneproof.report import components
 
 VENDOR = Component(Kind.CONTROLLER, Command("{python} ctl {kubeconfig} {identity}"))

@@ -8,7 +8,10 @@ import pytest
 import yaml
 
 from zoneproof import errors
-from zoneproof.components.harness.component import Command, Component, Registered, Url
+from zoneproof.components.harness.component import Component
+from zoneproof.components.harness.sources.command import Command
+from zoneproof.components.harness.sources.registered import Registered
+from zoneproof.components.harness.sources.url import Url
 from zoneproof.suites import profile, qualify
 
 SAMPLE = qualify.repo_root() / "certification" / "profile.example.yaml"

@@ -12,8 +12,9 @@ from zoneproof.bench.chaos import samples_of
 from zoneproof.cli import main as cli_main
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.components.harness import kinds
-from zoneproof.components.harness.component import Command, Component, Components
+from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.sources.command import Command
 from zoneproof.report import summary
 from zoneproof.slo import SloResult, SloStatus
 from zoneproof.suites import qualify

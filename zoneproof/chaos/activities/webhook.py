@@ -10,7 +10,7 @@ from zoneproof._util import kube, waiting
 from zoneproof.chaos import experiment, session
 from zoneproof.components.harness import in_cluster
 from zoneproof.components.harness import webhook as webhooks
-from zoneproof.components.harness.component import IN_CLUSTER
+from zoneproof.components.harness.source import IN_CLUSTER
 from zoneproof.faults import Effect, node
 from zoneproof.slo import metrics
 from zoneproof.specs.ha_config import registration

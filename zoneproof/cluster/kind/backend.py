@@ -97,7 +97,7 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
                 steps, what=f"kind cluster {cluster.kind_name!r}", progress=progress,
                 keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
                 kept_hint=f"`kind export logs --name {cluster.kind_name}`; remove it with "
-                          f"`zoneproof down --backend kind --name {spec.name}`")
+                          f"`zoneproof down --backend kind --cluster-name {spec.name}`")
         except BaseException:
             if keep_on_failure:  # kept for debugging: no longer the run's to remove
                 ownership.unclaim(self.name, spec.name)
@@ -117,12 +117,12 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             if found:
                 raise errors.ProvisionError(
                     f"a kind cluster named {kind_name!r} exists but zoneproof has no state of "
-                    "it, so it is not zoneproof's to reuse or delete: pick another --name, or "
+                    "it, so it is not zoneproof's to reuse or delete: pick another --cluster-name, or "
                     f"remove it yourself with `kind delete cluster --name {kind_name}`")
             if self.paths(spec.name).root.exists():
                 raise errors.ProvisionError(
                     f"{self.paths(spec.name).root} exists without a state file (an interrupted "
-                    f"up?): run `zoneproof down --backend kind --name {spec.name}` first")
+                    f"up?): run `zoneproof down --backend kind --cluster-name {spec.name}` first")
             return None
         stopped = sorted(n for n, up in found.items() if not up)
         if not found or stopped:
@@ -133,7 +133,8 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         if cluster.spec != spec:
             raise errors.ProvisionError(
                 f"cluster {spec.name!r} is already up with another spec ({cluster.spec}); run "
-                f"`zoneproof down --backend kind --name {spec.name}` first, or pick another --name")
+                f"`zoneproof down --backend kind --cluster-name {spec.name}` first, or pick "
+                "another --cluster-name")
         progress(f"cluster {spec.name!r} is already up; kubeconfig: {cluster.kubeconfig}")
         return cluster
 

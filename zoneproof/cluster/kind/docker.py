@@ -127,7 +127,7 @@ def pin_addresses(container: str, ipv4_: str, ipv6: str = "", network: str = NET
         raise errors.BackendError(
             f"cannot pin {container}'s address on docker network {network} ({exc.output.strip()}); "
             f"the network was not made by zoneproof with a stated subnet: delete zoneproof's kind "
-            f"clusters (`zoneproof down --backend kind --name NAME`) so that it is made again"
+            f"clusters (`zoneproof down --backend kind --cluster-name NAME`) so that it is made again"
         ) from exc
 
 

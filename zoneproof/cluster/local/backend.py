@@ -116,7 +116,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
             seconds = run_creation(
                 steps, what=f"local cluster {spec.name!r}", progress=progress,
                 keep_on_failure=keep_on_failure, teardown=lambda: self._teardown(paths, progress),
-                kept_hint=f"logs: {paths.logs}; remove it with `zoneproof down --name {spec.name}`")
+                kept_hint=f"logs: {paths.logs}; remove it with `zoneproof down --cluster-name {spec.name}`")
         except BaseException:
             if keep_on_failure:  # kept for debugging: no longer the run's to remove
                 ownership.unclaim(self.name, spec.name)
@@ -137,13 +137,13 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
             if self.paths(spec.name).root.exists():
                 raise errors.ProvisionError(
                     f"{self.paths(spec.name).root} exists but is not a bed zoneproof made (no "
-                    "state.json): zoneproof leaves it alone; move it away or pick another --name")
+                    "state.json): zoneproof leaves it alone; move it away or pick another --cluster-name")
             return None
         health, reason = ownership.judge(cluster.ownership, cluster.liveness())
         if health is ownership.Health.STARTING:
             raise errors.ProvisionError(
                 f"cluster {spec.name!r} is {reason}: wait for it, or stop that process and run "
-                f"`zoneproof down --name {spec.name}`")
+                f"`zoneproof down --cluster-name {spec.name}`")
         if health is ownership.Health.LEAKED and not cluster.ownership.complete:
             progress(f"cluster {spec.name!r}: {reason}: removing what it left")
             self._teardown(cluster.paths, progress)
@@ -151,8 +151,8 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
         if (cluster.spec, cluster.options) != (spec, self.options):
             raise errors.ProvisionError(
                 f"cluster {spec.name!r} is already up with another spec ({cluster.spec}, "
-                f"{cluster.options}); run `zoneproof down --name {spec.name}` first, or pick "
-                "another --name")
+                f"{cluster.options}); run `zoneproof down --cluster-name {spec.name}` first, or pick "
+                "another --cluster-name")
         if health is not ownership.Health.HEALTHY:
             if (holder := ownership.faulting_run(NAME, spec.name)) is not None:
                 raise errors.ProvisionError(
@@ -163,7 +163,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
             except errors.ZoneproofError as exc:
                 raise errors.ProvisionError(
                     f"cluster {spec.name!r} is {health} ({reason}) and could not be repaired: "
-                    f"{exc}; remove it with `zoneproof down --name {spec.name}` and up again"
+                    f"{exc}; remove it with `zoneproof down --cluster-name {spec.name}` and up again"
                 ) from exc
             progress(f"cluster {spec.name!r} repaired; kubeconfig: {cluster.kubeconfig}")
             return cluster
@@ -200,8 +200,8 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
             except FileExistsError:
                 self._release(network)
                 raise errors.ProvisionError(
-                    f"{paths.root} appeared meanwhile (another `zoneproof up --name "
-                    f"{spec.name}`?): zoneproof leaves it alone; pick another --name") from None
+                    f"{paths.root} appeared meanwhile (another `zoneproof up --cluster-name "
+                    f"{spec.name}`?): zoneproof leaves it alone; pick another --cluster-name") from None
             data = {"spec": spec.to_dict(), "ports": bed_ports.to_dict(),
                     "options": self.options.to_dict(), "processes": {},
                     ownership.STATE_KEY: made.to_dict()}

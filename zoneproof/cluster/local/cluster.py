@@ -141,7 +141,7 @@ class LocalCluster(ApiCluster):
         if missing:
             raise errors.ProvisionError(
                 f"cluster {self.name!r} was never completed (no {', '.join(missing)}): remove "
-                f"it with `zoneproof down --name {self.name}` and up again")
+                f"it with `zoneproof down --cluster-name {self.name}` and up again")
         dead = [n for n in self.expected_processes() if not daemons.alive(records[n])]
         if not dead:
             return []

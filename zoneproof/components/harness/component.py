@@ -30,19 +30,10 @@ from zoneproof.components.harness import kinds, registry, source
 from zoneproof.components.harness.kinds import Kind, placeholders
 from zoneproof.components.harness.option import Option
 from zoneproof.components.harness.source import Launcher, Source, Where
-from zoneproof.components.harness.sources.command import Command
-from zoneproof.components.harness.sources.in_cluster import InCluster
-from zoneproof.components.harness.sources.registered import Registered
-from zoneproof.components.harness.sources.url import Url
 from zoneproof.specs.ha_config import registration
 
-__all__ = ["HOST", "IN_CLUSTER", "MODES", "REFERENCE_MANIFESTS", "REGISTRATION", "Command",
-           "Component", "Components", "InCluster", "Registered", "Source", "Url", "Where",
-           "placeholders"]
+__all__ = ["REFERENCE_MANIFESTS", "REGISTRATION", "Component", "Components"]
 
-#: How components under test run: host processes (or a URL), or in-cluster workloads.
-HOST, IN_CLUSTER = Where.HOST, Where.IN_CLUSTER
-MODES = tuple(Where)
 #: The reference's manifests of each kind (subdirectories of deploy/).
 REFERENCE_MANIFESTS: Mapping[Kind, Path] = {k: k.spec.manifests for k in kinds.every()}
 #: A webhook's own MutatingWebhookConfiguration (kinds that serve admission).
@@ -54,12 +45,18 @@ _VARIANT = "variant"
 T = TypeVar("T")
 
 
+def _default_source() -> Source:
+    """The registry's default source of host components (the reference), read when a
+    component is made (not at import: the sources are entry points)."""
+    return source.default(Where.HOST)()
+
+
 @dataclass(frozen=True, slots=True)
 class Component:
     """One component under test."""
 
     kind: Kind
-    source: Source = field(default_factory=Registered)
+    source: Source = field(default_factory=_default_source)
     registration_file: Path | None = None
     """A webhook's own MutatingWebhookConfiguration (YAML/JSON); None: the spec's §3."""
 
@@ -154,7 +151,7 @@ class Component:
         return self
 
     # -- starting and registering ----------------------------------------------------------
-    def start(self, launcher: Launcher[T]) -> T:
+    def start(self, launcher: Launcher[Component, T]) -> T:
         """Start it through its kind's ``launcher``, the way its source delivers it."""
         return self.source.start(self, launcher)
 
@@ -205,7 +202,7 @@ class Component:
         if kind is not None and raw_kind != kind:
             raise errors.ConfigError(f"component kind {raw_kind!r}: expected {kind}")
         found_kind = kinds.get(str(raw_kind))
-        chosen = source.get(str(data.get("source", source.default(HOST).name)))
+        chosen = source.get(str(data.get("source", source.default(Where.HOST).name)))
         valid = ("kind", "source", *chosen.keys(), REGISTRATION.key)
         if unknown := sorted(set(data) - set(valid)):
             raise errors.ConfigError(f"unknown key(s) {', '.join(unknown)} of a {chosen.name} "

@@ -34,14 +34,15 @@ from zoneproof.components.harness.option import Option
 
 if TYPE_CHECKING:
     from zoneproof.components import manifests
-    from zoneproof.components.harness.component import Component
 
-__all__ = ["GROUP", "Launcher", "Named", "Source", "Where", "Workloads", "default", "get", "names",
-           "registered"]
+__all__ = ["GROUP", "HOST", "IN_CLUSTER", "Launcher", "Named", "Source", "Where", "Workloads",
+           "default", "get", "names", "registered"]
 
 GROUP = "zoneproof.sources"
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
+C = TypeVar("C")
+C_contra = TypeVar("C_contra", contravariant=True)
 Named = Callable[[str], str]
 """An option's name as the user wrote it, by key (``ca_bundle`` → ``--webhook-ca-bundle``)."""
 
@@ -55,6 +56,10 @@ class Where(enum.StrEnum):
     """Workloads the suite deploys in the cluster."""
 
 
+#: Where components under test run, by name: host processes (or a URL), in-cluster workloads.
+HOST, IN_CLUSTER = Where.HOST, Where.IN_CLUSTER
+
+
 class Workloads(Protocol):
     """A source deployed as workloads: what to load and apply (``in_cluster.install``)."""
 
@@ -65,16 +70,17 @@ class Workloads(Protocol):
         """What a report says of it (its manifests)."""
 
 
-class Launcher(Protocol[T_co]):
-    """A kind's runner: the ways it starts a component, each returning what stops it."""
+class Launcher(Protocol[C_contra, T_co]):
+    """A kind's runner: the ways it starts a component (``component.Component``; a source
+    only hands it on), each returning what stops it."""
 
-    def process(self, component: Component) -> T_co:
+    def process(self, component: C_contra) -> T_co:
         """Start the component's command (``Component.argv``) as host processes."""
 
-    def endpoint(self, component: Component, url: str, ca_bundle: bytes) -> T_co:
+    def endpoint(self, component: C_contra, url: str, ca_bundle: bytes) -> T_co:
         """Use the component already running at ``url`` (its CA: ``ca_bundle``)."""
 
-    def workloads(self, component: Component, workloads: Workloads) -> T_co:
+    def workloads(self, component: C_contra, workloads: Workloads) -> T_co:
         """Deploy the component as workloads in the cluster."""
 
 
@@ -129,7 +135,7 @@ class Source:
         """A short human description for messages."""
         raise NotImplementedError
 
-    def start(self, component: Component, launcher: Launcher[T]) -> T:
+    def start(self, component: C, launcher: Launcher[C, T]) -> T:
         """Start ``component`` (of this source) through its kind's ``launcher``."""
         raise NotImplementedError
 

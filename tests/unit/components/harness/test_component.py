@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from zoneproof import errors
-from zoneproof.components.harness import component, options
-from zoneproof.components.harness.component import Command, Component, Components, Registered, Url
+from zoneproof.components.harness import kinds, options
+from zoneproof.components.harness.component import Component, Components
 from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.sources.command import Command
+from zoneproof.components.harness.sources.registered import Registered
+from zoneproof.components.harness.sources.url import Url
 from zoneproof.specs.ha_config import registration
 
 WEBHOOK_COMMAND = "my-webhook --port {port} --tls-cert {cert_file} --tls-key {key_file}"
@@ -79,7 +82,7 @@ def test_a_command_must_use_what_the_suite_chooses() -> None:
     assert found.startswith("webhook command must use {cert_file}, {key_file}")
     assert Component(Kind.CONTROLLER, Command("c {identity}")).problems() == [
         "controller command must use {kubeconfig} (the suite chooses them); placeholders: "
-        + component.placeholders(Kind.CONTROLLER)]
+        + kinds.placeholders(Kind.CONTROLLER)]
     (malformed,) = Component(Kind.CONTROLLER, Command(CONTROLLER_COMMAND + " {")).problems()
     assert "malformed" in malformed and "{{" in malformed
 

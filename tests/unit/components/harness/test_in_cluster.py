@@ -12,21 +12,17 @@ import pytest
 from zoneproof import errors
 from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness import (
-    component,
     in_cluster,
     in_cluster_controller,
     kinds,
     options,
+    source,
     started,
 )
-from zoneproof.components.harness.component import (
-    REFERENCE_MANIFESTS,
-    Component,
-    Components,
-    InCluster,
-)
+from zoneproof.components.harness.component import REFERENCE_MANIFESTS, Component, Components
 from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.sources.in_cluster import InCluster
 
 
 def _vendor(tmp_path: Path) -> tuple[Path, Path]:
@@ -40,12 +36,12 @@ def _vendor(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_in_cluster_mode_chooses_the_reference_manifests_and_images() -> None:
     for kind in kinds.every():
-        chosen = options.from_choices(kind, mode=component.IN_CLUSTER)
+        chosen = options.from_choices(kind, mode=source.IN_CLUSTER)
         assert chosen.source == InCluster(REFERENCE_MANIFESTS[kind])
-        assert chosen.mode == component.IN_CLUSTER and chosen.source.reference
+        assert chosen.mode == source.IN_CLUSTER and chosen.source.reference
         assert chosen.to_dict() == {"kind": str(kind), "source": "in-cluster",
                                     "manifests": str(REFERENCE_MANIFESTS[kind])}
-    assert options.from_choices(Kind.WEBHOOK).mode == component.HOST
+    assert options.from_choices(Kind.WEBHOOK).mode == source.HOST
 
 
 def test_a_vendors_manifests_and_archive_round_trip(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ import pytest
 
 from zoneproof import errors
 from zoneproof.components.harness import started
-from zoneproof.components.harness.component import Command, Component
+from zoneproof.components.harness.component import Component
 from zoneproof.components.harness.registry import Kind
+from zoneproof.components.harness.sources.command import Command
 from zoneproof.specs.ha_config import registration
 
 VENDOR = Component(Kind.CONTROLLER, Command("ctl {kubeconfig} {identity}"))

@@ -9,19 +9,17 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from zoneproof import errors
 from zoneproof.components.harness.kinds import Kind, placeholders
 from zoneproof.components.harness.option import Option
 from zoneproof.components.harness.source import Launcher, Source
 
-if TYPE_CHECKING:
-    from zoneproof.components.harness.component import Component
-
 __all__ = ["Command", "fields"]
 
 T = TypeVar("T")
+C = TypeVar("C")
 _VARIANT = "variant"
 
 
@@ -97,7 +95,7 @@ class Command(Source):
     def label(self, kind: Kind) -> str:
         return f"{kind} command {self.template!r}"
 
-    def start(self, component: Component, launcher: Launcher[T]) -> T:
+    def start(self, component: C, launcher: Launcher[C, T]) -> T:
         return launcher.process(component)
 
     def command(self, kind: Kind) -> str:

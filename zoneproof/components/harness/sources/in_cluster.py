@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from zoneproof import errors
 from zoneproof.binaries.images import build_component_images
@@ -22,12 +22,10 @@ from zoneproof.components.harness.source import Launcher, Named, Source, Where
 from zoneproof.components.manifests import Rendered
 from zoneproof.components.manifests import render as render_manifests
 
-if TYPE_CHECKING:
-    from zoneproof.components.harness.component import Component
-
 __all__ = ["InCluster"]
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +101,7 @@ class InCluster(Source):
         variant = "" if self.variant == registry.REFERENCE else f", variant {self.variant}"
         return f"in-cluster {kind} from {self.manifests} ({images}{variant})"
 
-    def start(self, component: Component, launcher: Launcher[T]) -> T:
+    def start(self, component: C, launcher: Launcher[C, T]) -> T:
         return launcher.workloads(component, self)
 
     def fixed(self, kind: Kind) -> Mapping[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from zoneproof import errors
 from zoneproof.components.harness import registry
@@ -13,12 +13,10 @@ from zoneproof.components.harness.kinds import Kind
 from zoneproof.components.harness.option import Option
 from zoneproof.components.harness.source import Launcher, Source
 
-if TYPE_CHECKING:
-    from zoneproof.components.harness.component import Component
-
 __all__ = ["Registered"]
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +53,7 @@ class Registered(Source):
     def label(self, kind: Kind) -> str:
         return f"{kind} {self.implementation_name!r} (variant {self.variant})"
 
-    def start(self, component: Component, launcher: Launcher[T]) -> T:
+    def start(self, component: C, launcher: Launcher[C, T]) -> T:
         return launcher.process(component)
 
     def command(self, kind: Kind) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from cryptography import x509
 
@@ -14,12 +14,10 @@ from zoneproof.components.harness.kinds import Kind
 from zoneproof.components.harness.option import Option
 from zoneproof.components.harness.source import Launcher, Named, Source
 
-if TYPE_CHECKING:
-    from zoneproof.components.harness.component import Component
-
 __all__ = ["Url"]
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 
 def _bundle_problem(path: Path) -> str | None:
@@ -80,7 +78,7 @@ class Url(Source):
     def label(self, kind: Kind) -> str:
         return f"{kind} at {self.url}"
 
-    def start(self, component: Component, launcher: Launcher[T]) -> T:
+    def start(self, component: C, launcher: Launcher[C, T]) -> T:
         return launcher.endpoint(component, self.url, self.ca_bundle.read_bytes())
 
     def command(self, kind: Kind) -> str:
