@@ -162,11 +162,11 @@ def test_qualify_names_the_cluster_it_tested_and_never_another(module_host, user
                                                                tmp_path: Path) -> None:
     before = snapshot(users)
     only = module_host.cli("qualify", "--backend", "existing", "--kubeconfig", str(users),
-                           "--only", "zone-outage")
+                           "--experiments", "zone-outage")
     assert only.returncode == 4 and "never substitutes" in only.stderr, only.stderr
     reports = tmp_path / "reports"
     result = _run(module_host, [*CLI, "qualify", "--backend", "existing", "--kubeconfig",
-                                str(users), "--no-html", "--reports", str(reports), "-n", "1",
+                                str(users), "--no-html", "--reports", str(reports), "--workers", "1",
                                 "--", "-k", "test_case_on_shared_cluster and e01"],
                   users, cwd=ROOT, timeout_s=1800)
     assert result.returncode == 0, result.stderr[-4000:]

@@ -252,7 +252,7 @@ def test_a_signal_during_a_fault_makes_the_qualification_interrupted(host) -> No
     NOT_RUN, no traceback, nothing left behind."""
     reports = host.state.parent / "reports"
     qualify = host.start([*CLI, "qualify", "--cluster-name", "sigf", "--no-html", "--reports",
-                          str(reports), "--only", FAULTED, "--workers", "1", "--", *_EXPERIMENT_ONLY],
+                          str(reports), "--experiments", FAULTED, "--workers", "1", "--", *_EXPERIMENT_ONLY],
                          "qualify.log", cwd=ROOT, own_group=True)
     _wait_zone_down(host, qualify, "qualify.log")
     os.killpg(qualify.pid, signal.SIGTERM)
