@@ -773,7 +773,7 @@ class _Judge:
                 node = world.node_at(index, pod.node)
                 if uid in late or node is None or not node.not_ready or not self.chosen(pod):
                     continue
-                since = max(triggered.get(pod.node, -1), acquired, world.created(uid) or 0)
+                since = max(triggered.get(pod.node, -1), acquired)
                 if since >= 0 and not world.within(since, index, bound):
                     late.add(uid)
                     self.judged["trigger"] += 1
