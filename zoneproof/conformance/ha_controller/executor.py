@@ -411,8 +411,10 @@ class _Run:
     # -- processes -------------------------------------------------------------------------
 
     def monitor(self) -> None:
-        """Marker ``exited <identity> <code>`` once a replica is seen gone."""
-        seen: dict[str, int] = {}
+        """Marker ``exited <identity> <code>`` once a replica is seen gone (a process of the
+        slot's previous schedule, gone before this one began, is none of its business)."""
+        seen = {identity: record.pid for identity, record in
+                list(self.slot.replicas.records.items()) if not daemons.alive(record)}
         while not self.stop_monitor.wait(_POLL_S):
             for identity, record in list(self.slot.replicas.records.items()):
                 if seen.get(identity) == record.pid or daemons.alive(record):

@@ -208,6 +208,12 @@ class Controller:
         if self._settings.behaviour.reconcile:
             self._queue.put(Reconcile("became-leader"))
 
+    def resync_every(self, period_s: float, stop: threading.Event) -> None:
+        """The ``periodic-resync`` variant: a catch-up every ``period_s`` until ``stop``
+        (skipped unless leading, as every reconcile)."""
+        while not stop.wait(period_s):
+            self._queue.put(Reconcile("resync"))
+
     # -- the dispatcher ----------------------------------------------------------------
 
     def run_worker(self) -> None:
@@ -300,6 +306,8 @@ class Controller:
         flags, namespaces = self._settings.behaviour, self._settings.namespaces
         if not flags.split_namespaces and namespaces is not None:
             namespaces = frozenset({",".join(sorted(namespaces))})
+        if not flags.only_watched_namespaces:
+            namespaces = None
         return transitions.pods_to_delete(
             self._pods.on_node(node), node=node, namespaces=namespaces,
             selector=self._settings.selector if flags.use_selector else None)
