@@ -378,9 +378,6 @@ def run(
     elector_stop = threading.Event()
     if elector is not None:
         threads.append(_thread("elector", lambda: elector.run(elector_stop), stop, fatal))
-    if settings.behaviour.resync_s > 0:  # the periodic-resync variant
-        period = settings.behaviour.resync_s
-        threads.append(_thread("resync", lambda: worker.resync_every(period, stop), stop, fatal))
     jsonlog.emit(log, logging.INFO, "controller-started", identity=settings.identity,
                  variant=settings.variant.name, selector=settings.selector.to_query(),
                  namespaces=sorted(settings.namespaces) if settings.namespaces else "*",

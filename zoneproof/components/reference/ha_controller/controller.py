@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -208,10 +209,11 @@ class Controller:
         if self._settings.behaviour.reconcile:
             self._queue.put(Reconcile("became-leader"))
 
-    def resync_every(self, period_s: float, stop: threading.Event) -> None:
-        """The ``periodic-resync`` variant: a catch-up every ``period_s`` until ``stop``
+    def _resync(self, period_s: float) -> None:
+        """The ``periodic-resync`` variant: a catch-up every ``period_s`` until closed
         (skipped unless leading, as every reconcile)."""
-        while not stop.wait(period_s):
+        while not self._closed:
+            time.sleep(period_s)
             self._queue.put(Reconcile("resync"))
 
     # -- the dispatcher ----------------------------------------------------------------
@@ -222,6 +224,8 @@ class Controller:
             if self._closed:
                 return
         self._emit(logging.INFO, "caches-synced", pods=len(self._pods))
+        if self._settings.behaviour.resync_s > 0:
+            _start_timer(0, lambda: self._resync(self._settings.behaviour.resync_s))
         while (item := self._queue.get()) is not None:
             self.process(item)
 
