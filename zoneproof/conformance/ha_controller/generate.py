@@ -204,16 +204,17 @@ def _catch_up(draw: st.DrawFn, misses: int) -> Schedule:
 
 @st.composite
 def _handover(draw: st.DrawFn, misses: int) -> Schedule:
-    """C6/C7 (release, takeover): the sitting leader is SIGTERMed (it releases) or SIGKILLed
-    (it dies) while a standby competes; then a transition the new leader must act on."""
+    """C6/C7 (release, takeover): the sitting leader is SIGTERMed (it releases) while a
+    standby competes, a transition the new leader must act on; the old one restarted as a
+    standby, the new leader SIGKILLed (it dies): the standby takes over once it expired."""
     del misses
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
-    how = draw(st.sampled_from(("SIGTERM", "SIGKILL")))
-    wait = (1.0, 2.0, 3.5) if how == "SIGTERM" else (11.0,)
     events = [*_START, Event("wait", seconds=draw(_SETTLE)),
-              Event("signal", target="leader", signal=how),
-              Event("wait", seconds=draw(st.sampled_from(wait))),
-              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=2.0)]
+              Event("signal", target="leader", signal="SIGTERM"),
+              Event("wait", seconds=draw(st.sampled_from((1.0, 2.0, 3.5)))),
+              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=2.0),
+              Event("start", target="dead"), Event("wait", seconds=draw(_SETTLE)),
+              Event("signal", target="leader", signal="SIGKILL"), Event("wait", seconds=11.0)]
     return Schedule(nodes, (_chosen(draw, "p0", 0, watched),), tuple(events),
                     watched=watched)
 
