@@ -798,14 +798,16 @@ class _Judge:
             self.judged["leader"] += 1
 
     def expiries(self) -> None:
-        """A Lease someone else left (a leader that died before any replica ran, an
-        outsider) is never renewed: the first competing replica to see it takes it over
-        within the bound after a death (C7), counted from when it first tried."""
+        """A Lease someone else left before any replica held it (a leader that died
+        before any replica ran) is never renewed: the first competing replica to see it
+        takes it over within the bound after a death (C7), counted from when it first
+        tried."""
         world = self.world
         for index, step in enumerate(world.steps):
             if step.kind != "lease" or not step.succeeded or step.actor in self.setup.replicas \
-                    or world.lease[index].holder in ("", *self.setup.replicas):
-                continue
+                    or world.lease[index].holder in ("", *self.setup.replicas) \
+                    or (index > 0 and world.lease[index - 1].holder in self.setup.replicas):
+                continue  # a replica's Lease taken by an outsider: its death or freeze rules
             seen = next((i for i in range(index + 1, len(world.steps))
                          if world.steps[i].actor in self.setup.replicas
                          and world.steps[i].kind in ("attempt", "lease")), None)
