@@ -4,7 +4,8 @@ A rule is *exposed* by a schedule when its events give a wrong controller the ch
 break it: a Ready -> NotReady transition of a node with matching pods while a replica
 runs (``transition``, ``force``), other pods it must leave then (``selector``,
 ``namespace``, ``node``), a second replica running then (``leader``), a matching pod on a
-NotReady node past the reaction bound after its last trigger (``trigger``), a transition
+NotReady node bound past the reaction bound after its last trigger, or there when the
+node recovers then (``trigger``), a transition
 while no replica runs and a replica started after (``new-leader``), the leader SIGTERMed
 (``release``), frozen while another takes over (``exit-on-loss``), killed, released or
 its Lease left by a dead leader while another replica competes (``takeover``), two
@@ -32,12 +33,6 @@ _NAMES = ("0", "1")
 
 
 @dataclass
-class _Pod:
-    spec: PodSpec
-    bound_at: float
-
-
-@dataclass
 class _State:
     """The schedule's world as its events leave it (times are the sums of waits)."""
 
@@ -46,7 +41,7 @@ class _State:
     now: float = 0.0
     ready: list[str] = field(default_factory=list)
     trigger: dict[int, float] = field(default_factory=dict)
-    pods: dict[str, _Pod] = field(default_factory=dict)
+    pods: dict[str, PodSpec] = field(default_factory=dict)
     running: set[str] = field(default_factory=set)
     frozen: set[str] = field(default_factory=set)
     acquired: float = 0.0
@@ -72,16 +67,16 @@ class _State:
             self.found.add("steal")
         if self.together is not None and self.now - self.together > self.setup.standby_gap_s:
             self.found.add("standby")
-        if self.active:
-            self.late()
 
-    def late(self) -> None:
-        for pod in self.pods.values():
-            node = pod.spec.node
-            since = max(self.trigger.get(node, -1e9), self.acquired)
-            if self.ready[node] != "True" and self.chosen(pod.spec) \
-                    and self.now - since > self.setup.reaction_s and since > -1e9:
-                self.found.add("trigger")
+    def bind(self, pod: PodSpec) -> None:
+        """``pod`` is bound now: past the bound after its NotReady node's last trigger (and
+        the last change of leader), a controller that sweeps, at any period, deletes it
+        for no trigger."""
+        self.pods[pod.name] = pod
+        since = max(self.trigger.get(pod.node, -1e9), self.acquired)
+        if self.active and self.ready[pod.node] != "True" and self.chosen(pod) \
+                and self.now - since > self.setup.reaction_s:
+            self.found.add("trigger")
 
     def replicas(self, running: set[str], frozen: set[str]) -> None:
         before = len(self.active) >= 2
@@ -100,7 +95,7 @@ class _State:
                 self.transition(node)
             elif was != "True" and event.status == "True":
                 self.missed.discard(node)
-                if self.active and any(self.chosen(p.spec) and p.spec.node == node
+                if self.active and any(self.chosen(p) and p.node == node
                                        and self.now - max(self.trigger.get(node, -1e9),
                                                           self.acquired)
                                        > self.setup.reaction_s
@@ -110,7 +105,7 @@ class _State:
             self.trigger[node] = self.now
 
     def transition(self, node: int) -> None:
-        on_it = [p.spec for p in self.pods.values() if p.spec.node == node]
+        on_it = [p for p in self.pods.values() if p.node == node]
         if not self.active:
             if any(self.chosen(p) for p in on_it):
                 self.missed.add(node)
@@ -122,7 +117,7 @@ class _State:
             self.found.add("selector")
         if any(p.namespace == "u" and p.labels < 0 for p in on_it):
             self.found.add("namespace")
-        if any(self.chosen(p.spec) and p.spec.node != node and self.ready[p.spec.node] == "True"
+        if any(self.chosen(p) and p.node != node and self.ready[p.node] == "True"
                for p in self.pods.values()):
             self.found.add("node")
         if len(self.active) >= 2 and on_it:
@@ -131,12 +126,12 @@ class _State:
     def gone(self, *nodes: int) -> None:
         """A correct controller deleted the chosen pods of ``nodes``."""
         self.pods = {k: p for k, p in self.pods.items()
-                     if not (self.chosen(p.spec) and p.spec.node in nodes)}
+                     if not (self.chosen(p) and p.node in nodes)}
 
     def lead(self) -> None:
         """The Lease changes hands: the new leader catches up on the NotReady nodes."""
         self.acquired = self.now
-        if self.missed and any(self.chosen(p.spec) and p.spec.node in self.missed
+        if self.missed and any(self.chosen(p) and p.node in self.missed
                                for p in self.pods.values()):
             self.found.add("new-leader")
         self.gone(*(i for i, r in enumerate(self.ready) if r != "True"))
@@ -198,18 +193,17 @@ def exposed(schedule: Schedule, setup: Setup) -> frozenset[str]:
     """The ids of the rules ``schedule`` gives a wrong controller the chance to break."""
     state = _State(schedule, setup, ready=["True" if n.reported else "" for n in schedule.nodes])
     for pod in schedule.pods:
-        state.pods[pod.name] = _Pod(pod, 0.0)
+        state.pods[pod.name] = pod
     for event in schedule.events:
         if event.kind == "wait":
             state.elapse(event.seconds)
         elif event.kind in ("ready", "fence"):
             state.node_event(event)
         elif event.kind == "pod" and event.pod is not None:
-            state.pods[event.pod.name] = _Pod(event.pod, state.now)
+            state.bind(event.pod)
         elif event.kind == "recreate" and event.name in state.pods:
-            old = state.pods[event.name].spec
-            state.pods[event.name] = _Pod(PodSpec(old.name, event.node, old.namespace,
-                                                  old.labels), state.now)
+            old = state.pods[event.name]
+            state.bind(PodSpec(old.name, event.node, old.namespace, old.labels))
         elif event.kind == "terminate":
             state.pods.pop(event.name, None)
         elif event.kind == "start":
