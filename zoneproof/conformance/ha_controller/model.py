@@ -710,7 +710,8 @@ class _Judge:
         window = world.window(index, seconds)
         competing = [s for s in self.setup.replicas if s != old and self.competing(s, index)
                      and not self.frozen(s, index)]
-        if any(world.lease[i].holder in competing for i in window):
+        if any(world.lease[i].holder in self.setup.replicas and world.lease[i].holder != old
+               for i in window):  # a competing standby, or another replica faster than it
             self.required += 1
             self.judged["takeover"] += 1
             return

@@ -292,3 +292,11 @@ def test_a_periodic_sweep_is_caught_and_the_chances_to_break_rules_are_counted(
         assert verdict.judged.get(rule, 0) >= 1, (rule, verdict.judged)
     build.at(14.5).delete("r0", "late").renewals("r0", 16).mark("tick -")
     assert _rules(build, setup) == {"trigger"}
+
+
+def test_any_replica_taking_the_dead_leaders_lease_meets_the_take_over(build: Builder,
+                                                                       setup: Setup) -> None:
+    build.node("n1").lease("exec", "dead").mark("start r1").mark("start r0").attempt("r1")
+    build.at(3).attempt("r0").at(7).lease("r0").tries("r1", 20).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.passed and verdict.judged["takeover"] == 1, verdict
