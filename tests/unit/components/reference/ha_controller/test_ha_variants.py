@@ -70,13 +70,19 @@ def deleted(core: FakeCoreApi) -> list[str]:
     return [d.name for d in core.deletes]
 
 
-def acts_on_recovery(variant: str) -> object:
+def bound_after_failure(variant: str) -> tuple[FakeCoreApi, Replica]:
+    """n1 went NotReady (its pods deleted), then a matching pod is bound to it."""
     core = cluster()
     r = Replica(variant, core, FakeLeaseApi(), FakeClock())
     r.start()
     r.set_ready("n1", "False")
     core.deletes.clear()
     core.add_pod("a", "noobaa-1", "n1")
+    return core, r
+
+
+def acts_on_recovery(variant: str) -> object:
+    core, r = bound_after_failure(variant)
     r.set_ready("n1", "True")
     return deleted(core)
 
@@ -261,12 +267,7 @@ def other_namespace(variant: str) -> object:
 def bound_long_after(variant: str) -> object:
     """A pod bound to the NotReady node after its transition, the leader working on (its
     dispatcher runs for 3.5 s: a periodic resync would come in that time)."""
-    core = cluster()
-    r = Replica(variant, core, FakeLeaseApi(), FakeClock())
-    r.start()
-    r.set_ready("n1", "False")
-    core.deletes.clear()
-    core.add_pod("a", "noobaa-late", "n1")
+    core, r = bound_after_failure(variant)
     worker = threading.Thread(target=r.parts.controller.run_worker, daemon=True)
     worker.start()
     threading.Event().wait(3.5)
