@@ -25,7 +25,7 @@ from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness.controller import ControllerSettings
 from zoneproof.components.harness.source import IN_CLUSTER
-from zoneproof.conformance.ha_controller import executor, labels, suite
+from zoneproof.conformance.ha_controller import coverage, executor, labels, suite
 from zoneproof.conformance.ha_controller.executor import ModelBed, Outcome
 from zoneproof.conformance.ha_controller.schedule import Schedule
 from zoneproof.report import junit
@@ -81,6 +81,20 @@ def _failure(first: Outcome, shrunk: suite.Shrunk, run_seed: int, *, case: Path,
         f"its history (the audit log's record): {history}; replica logs: {logs}"])
 
 
+def _coverage(outcomes: list[Outcome], settings: ControllerSettings,
+              record_property: Callable[[str, object], None]) -> dict[str, int]:
+    """Print and record, per model rule, how many schedules run exposed it and in how many
+    histories the checker decided it; the latter, per rule."""
+    setup = executor.model_setup(settings, ("w1", "w2"), ("0", "1"), reaction_s=REACTION_S)
+    exposing = coverage.report((o.schedule for o in outcomes), setup)
+    decided = {rule: sum(1 for o in outcomes if o.verdict.judged.get(rule)) for rule in exposing}
+    for rule in exposing:
+        record_property(f"coverage_{rule}", f"exposed {exposing[rule]}, decided {decided[rule]}"
+                        f" of {len(outcomes)}")
+    print(coverage.format_report(exposing, len(outcomes), decided))
+    return decided
+
+
 def test_generated_schedules(
         *, module_bed: Cluster, controller_settings: ControllerSettings,
         zp_settings: zp.Settings, zp_seed: int, tmp_path: Path, report_dir: Path | None,
@@ -119,6 +133,7 @@ def test_generated_schedules(
         _figure(record_property, "batch_wall_seconds", wall)
         _figure(record_property, "requirements_checked",
                 sum(o.verdict.required for o in outcomes))
+        decided = _coverage(outcomes, controller_settings, record_property)
         where = report_dir / "controller-cases" if report_dir else tmp_path / "cases"
         failed = [o for o in outcomes if o.verdict.violations]
         if failed:
@@ -133,6 +148,11 @@ def test_generated_schedules(
         if len(outcomes) < len(schedules):
             print(f"{len(schedules) - len(outcomes)} schedule(s) left out: the batch's "
                   f"{budget.seconds:g}s were spent")
+        unjudged = [r for r, n in decided.items() if not n]
+        if unjudged and zp_settings.controller_schedule is None:  # a case alone asks less
+            no_verdict(f"rule(s) {', '.join(unjudged)} decided in none of the "
+                       f"{len(outcomes)} schedules run (seed {run_seed}): the run did not "
+                       "judge every contract row")
         undecided = [(o, u) for o in outcomes for u in o.verdict.undecided]
         if undecided:
             outcome, what = undecided[0]

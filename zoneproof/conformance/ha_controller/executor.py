@@ -44,7 +44,7 @@ from zoneproof.conformance.ha_controller.schedule import Event, PodSpec, Schedul
 from zoneproof.measure.audit import read_records
 from zoneproof.runs import sweep
 
-__all__ = ["EXECUTOR", "ModelBed", "Outcome", "Slot", "run"]
+__all__ = ["EXECUTOR", "ModelBed", "Outcome", "Slot", "model_setup", "run"]
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +154,15 @@ class Outcome:
     slot: int = 0
 
 
+def model_setup(settings: ControllerSettings, namespaces: tuple[str, ...],
+                replicas: tuple[str, ...], *, reaction_s: float) -> model.Setup:
+    """What the model is told of a run: the controller's settings, the suite's bound."""
+    return model.Setup(namespaces, settings.selector, replicas,
+                       lease_duration_s=settings.lease_duration_s,
+                       renew_deadline_s=settings.renew_deadline_s,
+                       retry_period_s=settings.retry_period_s, reaction_s=reaction_s)
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -176,10 +185,7 @@ class _Run:
                                 lease_name=f"zpm-{self.sid}")
         self.nodes = [f"zpm-{self.sid}-{i}" for i in range(len(schedule.nodes))]
         self.selector = selector
-        self.setup = model.Setup(tuple(watched), settings.selector, tuple(slot.identities),
-                                 lease_duration_s=settings.lease_duration_s,
-                                 renew_deadline_s=settings.renew_deadline_s,
-                                 retry_period_s=settings.retry_period_s,
+        self.setup = model_setup(settings, tuple(watched), tuple(slot.identities),
                                  reaction_s=reaction_s)
         self.scope = Scope(frozenset(self.nodes), frozenset(self.namespaces.values()),
                            self.settings.lease_namespace, self.settings.lease_name,
@@ -405,8 +411,10 @@ class _Run:
     # -- processes -------------------------------------------------------------------------
 
     def monitor(self) -> None:
-        """Marker ``exited <identity> <code>`` once a replica is seen gone."""
-        seen: dict[str, int] = {}
+        """Marker ``exited <identity> <code>`` once a replica is seen gone (a process of the
+        slot's previous schedule, gone before this one began, is none of its business)."""
+        seen = {identity: record.pid for identity, record in
+                list(self.slot.replicas.records.items()) if not daemons.alive(record)}
         while not self.stop_monitor.wait(_POLL_S):
             for identity, record in list(self.slot.replicas.records.items()):
                 if seen.get(identity) == record.pid or daemons.alive(record):

@@ -6,6 +6,10 @@ seed (the same seed and budget give the same batch: the run's replay), using hyp
 own generation (it biases towards small and boundary values) but not its shrinker: one
 schedule runs for seconds on a live bed, so ``shrink`` re-runs sub-schedules instead.
 
+Every batch opens with one schedule of each ``FAMILIES`` template (details drawn): the
+events that can expose each model rule are there every run, not left to chance (the
+coverage report, ``coverage.report``, counts them); the rest of the batch is free draws.
+
 What is drawn: one to three nodes (two may share a zone; some never reported), one or two
 watched namespaces and an unwatched one, pods on them whose labels match the selector or
 miss it each way it can be missed, in every phase, some already terminating; optionally a
@@ -27,7 +31,7 @@ from hypothesis import strategies as st
 
 from zoneproof.conformance.ha_controller.schedule import Event, NodeSpec, PodSpec, Schedule
 
-__all__ = ["WAITS", "draw_batch", "schedules"]
+__all__ = ["FAMILIES", "WAITS", "draw_batch", "families", "schedules"]
 
 #: Waits that matter: instants, a watch round trip, a retry period, under and over the
 #: renew deadline (4 s), the lease duration (6 s) and the reaction bound (10 s).
@@ -128,6 +132,137 @@ def schedules(draw: st.DrawFn, *, misses: int = 3, max_events: int = 14,
                     watched=watched, dead_leader=draw(st.sampled_from((False, False, True))))
 
 
+# -- families: one template per concern, details drawn ----------------------------------
+
+_START = [Event("start", target="1"), Event("start", target="0"), Event("leader")]
+"""Both replicas, then a sitting leader (the standby has seen it renew after the wait)."""
+_SETTLE = st.sampled_from((2.0, 3.5, 4.5))
+_DOWN = st.sampled_from(("False", "Unknown"))
+
+
+def _nodes(draw: st.DrawFn, least: int = 2) -> tuple[NodeSpec, ...]:
+    """``least`` to 3 reported nodes; nodes 0 and 1 share a zone half the time."""
+    count = draw(st.integers(least, 3))
+    zones = ["a", draw(st.sampled_from("ab")), "b"][:count]
+    return tuple(NodeSpec(zone) for zone in zones)
+
+
+def _chosen(draw: st.DrawFn, name: str, node: int, watched: int) -> PodSpec:
+    """A pod the controller must act on: matching, watched, any phase."""
+    return PodSpec(name, node, draw(st.sampled_from(["w1", "w2"][:watched])), -1,
+                   draw(st.sampled_from(_PHASES)))
+
+
+@st.composite
+def _scope(draw: st.DrawFn, misses: int) -> Schedule:
+    """C1/C2 (transition, force, selector, namespace, node, leader): a node with chosen
+    pods and pods the controller must leave (each way of missing the selector, the
+    unwatched namespace) goes NotReady under a sitting leader with a standby running; the
+    chosen pods of another node (cordoned or tainted, maybe the same zone) stay."""
+    nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    pods = [_chosen(draw, "p0", 0, watched), _chosen(draw, "p1", 1, watched),
+            PodSpec("p2", 0, "u", -1, draw(st.sampled_from(_PHASES))),
+            *(PodSpec(f"p{3 + i}", 0, "w1", i, "Running") for i in range(misses))]
+    aside = draw(st.sampled_from(("cordon", "taint")))
+    events = [*_START, Event("wait", seconds=draw(_SETTLE)), Event(aside, node=1),
+              Event("ready", node=0, status=draw(_DOWN)),
+              Event("wait", seconds=draw(st.sampled_from((7.0, 11.0))))]
+    return Schedule(nodes, tuple(pods), tuple(events), watched=watched)
+
+
+@st.composite
+def _late(draw: st.DrawFn, misses: int) -> Schedule:
+    """C3 (trigger): a node goes NotReady and stays so past the reaction bound while one
+    leader keeps renewing; then a chosen pod is bound to it (no trigger explains acting on
+    it: no periodic sweep), time passes, and the node may recover (nothing to do then)."""
+    del misses
+    nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    events = [*_START, Event("wait", seconds=draw(_SETTLE)),
+              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=11.0),
+              Event("pod", pod=_chosen(draw, "p1", 0, watched)),
+              Event("wait", seconds=draw(st.sampled_from((3.5, 4.5, 7.0))))]
+    if draw(st.booleans()):
+        events += [Event("ready", node=0, status="True"), Event("wait", seconds=2.0)]
+    return Schedule(nodes, (_chosen(draw, "p0", 0, watched),), tuple(events),
+                    watched=watched)
+
+
+@st.composite
+def _catch_up(draw: st.DrawFn, misses: int) -> Schedule:
+    """C5 (new-leader), C7 (takeover of an expired Lease): a transition while no replica
+    runs (the Lease maybe left by a leader that died), the replicas started after."""
+    del misses
+    nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    pods = (_chosen(draw, "p0", 0, watched), _chosen(draw, "p1", 1, watched))
+    events = [Event("ready", node=0, status=draw(_DOWN)),
+              Event("wait", seconds=draw(st.sampled_from((0.3, 1.0, 2.0)))),
+              Event("start", target="1"), Event("start", target="0"),
+              Event("wait", seconds=draw(st.sampled_from((7.0, 11.0))))]
+    return Schedule(nodes, pods, tuple(events), watched=watched,
+                    dead_leader=draw(st.booleans()))
+
+
+@st.composite
+def _handover(draw: st.DrawFn, misses: int) -> Schedule:
+    """C6/C7 (release, takeover): the sitting leader is SIGTERMed (it releases) while a
+    standby competes, a transition the new leader must act on; the old one restarted as a
+    standby, the new leader SIGKILLed (it dies): the standby takes over once it expired."""
+    del misses
+    nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    events = [*_START, Event("wait", seconds=draw(_SETTLE)),
+              Event("signal", target="leader", signal="SIGTERM"),
+              Event("wait", seconds=draw(st.sampled_from((1.0, 2.0, 3.5)))),
+              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=2.0),
+              Event("start", target="dead"), Event("wait", seconds=draw(_SETTLE)),
+              Event("signal", target="leader", signal="SIGKILL"), Event("wait", seconds=11.0)]
+    return Schedule(nodes, (_chosen(draw, "p0", 0, watched),), tuple(events),
+                    watched=watched)
+
+
+@st.composite
+def _freeze(draw: st.DrawFn, misses: int) -> Schedule:
+    """C6 (exit-on-loss, leader), C7 (takeover): the sitting leader is frozen past the
+    take-over bound after a death (12.4 s), a transition meanwhile, the standby takes
+    over; the old leader thawed must exit non-zero and act no more."""
+    del misses
+    nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    events = [*_START, Event("wait", seconds=draw(_SETTLE)),
+              Event("signal", target="leader", signal="SIGSTOP"),
+              Event("wait", seconds=draw(st.sampled_from((1.0, 2.0)))),
+              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=12.0),
+              Event("signal", target="frozen", signal="SIGCONT"), Event("wait", seconds=2.0)]
+    return Schedule(nodes, (_chosen(draw, "p0", 0, watched),
+                            _chosen(draw, "p1", 0, watched)), tuple(events), watched=watched)
+
+
+@st.composite
+def _standby(draw: st.DrawFn, misses: int) -> Schedule:
+    """C8 (standby), C6 (steal): a standby beside a healthy leader for longer than its
+    longest allowed gap between attempts, transitions meanwhile."""
+    nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    pods = (_chosen(draw, "p0", 0, watched), _chosen(draw, "p1", 1, watched),
+            PodSpec("p2", 1, "w1", draw(st.integers(0, max(0, misses - 1))), "Running"))
+    events = [*_START, Event("wait", seconds=draw(_SETTLE)), Event("wait", seconds=7.0),
+              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=4.5),
+              Event("ready", node=1, status=draw(_DOWN)), Event("wait", seconds=7.0)]
+    return Schedule(nodes, pods, tuple(events), watched=watched)
+
+
+FAMILIES = {"scope": _scope, "late": _late, "catch-up": _catch_up, "handover": _handover,
+            "freeze": _freeze, "standby": _standby}
+"""One template per concern, in the order a batch runs them."""
+
+
+#: Hypothesis opens with its simplest example: the head is its last of a few draws, so
+#: another seed gives other details.
+_HEAD_DRAWS = 6
+
+
+def families(misses: int = 3) -> st.SearchStrategy[tuple[Schedule, ...]]:
+    """One schedule of each family (a batch's head)."""
+    return st.tuples(*(family(misses) for family in FAMILIES.values()))
+
+
 def _capped(events: list[Event], max_seconds: float) -> list[Event]:
     """``events`` with waits cut so that they add up to at most ``max_seconds``."""
     left, kept = max_seconds, []
@@ -148,13 +283,27 @@ def draw_batch(count: int, run_seed: int, *, misses: int = 3, max_events: int = 
     """``count`` schedules drawn by hypothesis from ``run_seed`` (deterministic: the same
     seed and arguments give the same batch). Hypothesis explores around what it drew, so
     its examples come in near-twins; a schedule whose events repeat an earlier one's is
-    dropped (three times the examples are drawn to make up for them)."""
-    found: list[Schedule] = []
-    seen: set[tuple[str, ...]] = set()
+    dropped (three times the examples are drawn to make up for them). The batch opens with
+    one schedule of each family (``FAMILIES``), if ``count`` leaves room for them."""
+    head: list[Schedule] = []
+
+    @seed(run_seed)
+    @settings(max_examples=_HEAD_DRAWS, phases=[Phase.generate], database=None, deadline=None,
+              suppress_health_check=list(HealthCheck), derandomize=False)
+    @given(families(misses))
+    def heads(drawn: tuple[Schedule, ...]) -> None:
+        head[:] = [replace(s, events=tuple(_capped(list(s.events), max_seconds)),
+                           notes={"family": name}) for name, s in zip(FAMILIES, drawn,
+                                                                      strict=True)]
+
+    if count > len(FAMILIES):
+        heads()
+    found: list[Schedule] = list(head)
+    seen: set[tuple[str, ...]] = {tuple(e.describe() for e in s.events) for s in head}
     strategy = schedules(misses=misses, max_events=max_events, max_seconds=max_seconds)
 
     @seed(run_seed)
-    @settings(max_examples=3 * count, phases=[Phase.generate], database=None,
+    @settings(max_examples=max(1, 3 * (count - len(found))), phases=[Phase.generate], database=None,
               deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
     @given(strategy)
     def collect(schedule: Schedule) -> None:
@@ -163,5 +312,7 @@ def draw_batch(count: int, run_seed: int, *, misses: int = 3, max_events: int = 
             seen.add(events)
             found.append(schedule)
 
-    collect()
-    return [replace(s, notes={"seed": run_seed, "index": i}) for i, s in enumerate(found)]
+    if len(found) < count:
+        collect()
+    return [replace(s, notes={**s.notes, "seed": run_seed, "index": i})
+            for i, s in enumerate(found)]

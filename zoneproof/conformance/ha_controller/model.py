@@ -22,9 +22,12 @@ how long after a trigger a controller may still be looking at the node's pods.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from zoneproof.components.harness.controller import REPLICA_JITTER as JITTER
+from zoneproof.components.harness.controller import TAKEOVER_MARGIN_S
 from zoneproof.conformance.ha_controller import labels
 from zoneproof.conformance.ha_controller.history import History, NodeView, PodView, Step
 
@@ -82,6 +85,13 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          'tasks and sleep for their lease duration and then attempt to become the master '
          'again." "A clean shutdown of the leader will cause a release of the lease and a '
          'new master will be elected."'),
+    Rule("standby", "C8", True,
+         "a replica that does not hold the Lease keeps trying for it (reads or writes it) "
+         "at the seed's pace or faster, also once it has seen a healthy leader renew it, "
+         "and does not exit unasked",
+         f'{_002}: "The components that fail to become the master should not perform any '
+         'tasks and sleep for their lease duration and then attempt to become the master '
+         'again." "On startup, all components should attempt to become master."'),
     Rule("force", "C2", False, "a delete without grace period 0",
          f'{_001}: "these pods will be force deleted"'),
     Rule("namespace", "C2", False, "deleting a pod outside the watched namespaces",
@@ -109,13 +119,12 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          'releases the lease, or fails to renew the lease within the expiration time."'),
 )}
 
+#: Seconds a replica may take from its start to its first try for the Lease, beyond the
+#: standby's gap (a process starting on a loaded machine: 14 s seen on 2 busy cores).
+STARTUP_S = 15.0
 #: Seconds from SIGCONT to the exit of a leader that lost its Lease while frozen: its renew
 #: deadline plus the suite's generous margin (the conformance suite's LEADER_TIMEOUT_S).
 EXIT_MARGIN_S = 15.0
-TAKEOVER_MARGIN_S = 2.0
-"""Seconds for the API round trips of a take-over on a loaded machine (``controller.py``)."""
-JITTER = 1.2
-"""client-go waits retryPeriod x (1 + rand x 1.2) between attempts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,21 +143,36 @@ class Setup:
     """SIGTERM -> exit of a leader."""
 
     @property
+    def retry_s(self) -> float:
+        """The longest wait between two attempts of a client-go elector (jitter included)."""
+        return self.retry_period_s * (1 + JITTER)
+
+    @property
     def pace_s(self) -> float:
         """The longest wait between a standby's attempts the seeds allow: its lease
         duration (002), or client-go's jittered retry period if that is longer."""
-        return max(self.lease_duration_s, self.retry_period_s * (1 + JITTER))
+        return max(self.lease_duration_s, self.retry_s)
+
+    @property
+    def standby_gap_s(self) -> float:
+        """The longest a standby may go without trying for the Lease (C8, the hand suite's
+        ``ControllerSettings.standby_retry``): two waits at the seed's pace, a jittered
+        retry for the leader's renewal, the margin. From its start to its first try,
+        ``STARTUP_S`` more."""
+        return 2 * self.pace_s + self.retry_s + TAKEOVER_MARGIN_S
 
     @property
     def takeover_after_death_s(self) -> float:
-        """A dead holder's last renewal is seen up to one pace late, then the lease duration
-        passes, then the next attempt takes it."""
-        return self.lease_duration_s + 2 * self.pace_s + TAKEOVER_MARGIN_S
+        """C7 (``ControllerSettings.takeover_after_kill``): a dead holder's last renewal is
+        seen up to one jittered retry late, then the lease duration passes, then the next
+        jittered attempt takes it."""
+        return self.lease_duration_s + 2 * self.retry_s + TAKEOVER_MARGIN_S
 
     @property
     def takeover_after_release_s(self) -> float:
-        """A released Lease is taken on the next attempt."""
-        return self.pace_s + TAKEOVER_MARGIN_S
+        """C7 (``ControllerSettings.takeover_after_release``): a released Lease is taken on
+        the next jittered attempt."""
+        return self.retry_s + TAKEOVER_MARGIN_S
 
     @property
     def exit_after_loss_s(self) -> float:
@@ -180,6 +204,10 @@ class Verdict:
     """How many required deletions and Lease events the history asked for (all met unless
     a violation says otherwise)."""
     notes: tuple[str, ...] = ()
+    judged: dict[str, int] = field(default_factory=dict)
+    """Per rule id, how many times the record let the checker decide it (a required event
+    met or missed, a delete judged, or a chance to break a forbidden rule that was not
+    taken): a rule with none was not exercised by this history."""
 
     @property
     def passed(self) -> bool:
@@ -335,8 +363,10 @@ class _Judge:
     undecided: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     required: int = 0
+    judged: Counter[str] = field(default_factory=Counter)
 
     def fail(self, rule: str, index: int, message: str) -> None:
+        self.judged[rule] += 1
         self.violations.append(Violation(RULES[rule], index, message))
 
     def describe(self, index: int) -> str:
@@ -369,7 +399,9 @@ class _Judge:
         who, where = step.actor, self.describe(index)
         if not step.grace_known:
             self.undecided.append(f"{where}: the record does not say the grace period asked")
-        elif step.grace != 0:
+        elif step.grace == 0:
+            self.judged["force"] += 1
+        else:
             asked = "none (the pod's own)" if step.grace is None else f"{step.grace}s"
             self.fail("force", index, f"{where}: grace period asked {asked}, not 0")
         namespace = step.target.split("/", 1)[0]
@@ -377,6 +409,7 @@ class _Judge:
             self.fail("namespace", index, f"{where}: {namespace!r} is not among the watched "
                       f"namespaces {list(self.setup.namespaces)}")
             return
+        self.judged["namespace"] += 1
         pod = step.pod
         if pod is None or not step.succeeded:
             self.failed_delete(index, step)
@@ -385,6 +418,7 @@ class _Judge:
             self.fail("selector", index, f"{where}: the pod's labels {pod.label_map} do not "
                       f"match {self.setup.selector!r}")
             return
+        self.judged["selector"] += 1
         created = self.world.created(pod.uid)
         if created is None:
             self.undecided.append(f"{where}: the pod {pod.key} ({pod.uid}) is not in the "
@@ -397,6 +431,7 @@ class _Judge:
             self.fail("node", index, f"{where}: {pod.key} was bound to {pod.node or '<none>'}"
                       f" from {self.describe(created)}, Ready all that time")
             return
+        self.judged["node"] += 1
         self.explained(index, step, pod, created, who)
 
     def triggers(self, node: str, who: str, before: int) -> list[tuple[int, str]]:
@@ -431,6 +466,8 @@ class _Judge:
                        and (n := world.node_at(q, pod.node)) is not None and n.not_ready
                        and pod.uid in world.pods[q]]
             if any(world.able(who, q) for q in moments):
+                self.judged["trigger"] += 1
+                self.judged["leader"] += 1
                 return
             if moments:
                 leaderless.append(f"{what} {self.describe(start)}")
@@ -454,6 +491,7 @@ class _Judge:
             if world.able(who, q):  # able until step q + 1 at least
                 if q + 1 >= index or world.within(q + 1, index, self.setup.reaction_s) \
                         or world.marker_between(who, ("sigstop",), q, index):
+                    self.judged["leader"] += 1
                     return
                 break
         self.fail("leader", index, f"{self.describe(index)}: {who} tried to delete without "
@@ -468,6 +506,7 @@ class _Judge:
             before = world.lease[index - 1]
             if before.holder in ("", step.actor) or before.last_write < 0:
                 continue
+            self.judged["steal"] += 1
             duration = before.duration_s or self.setup.lease_duration_s
             written = world.steps[before.last_write]
             last = min(written.order.received, written.renewed_at or written.order.received)
@@ -488,6 +527,7 @@ class _Judge:
         removed = world.removal(uid, start)
         if removed is not None and world.within(start, removed, bound):
             self.required += 1
+            self.judged[rule] += 1
             return
         if excused:
             self.notes.append(f"{key}: not required by {why} (the one to act was disturbed)")
@@ -612,6 +652,7 @@ class _Judge:
             self.fail("release", index, f"{where}: {who} held the Lease and exited "
                       f"({self.describe(exited[0])}) without writing it free")
         else:
+            self.judged["release"] += 1
             self.takeover(released[0], who, self.setup.takeover_after_release_s, "release")
 
     def lost(self, index: int, who: str) -> None:
@@ -644,6 +685,8 @@ class _Judge:
         elif exited[1] == 0:
             self.fail("exit-on-loss", resumed, f"{where}: {who} lost the Lease while frozen "
                       f"({taker}) and exited 0: the code must say it is not the master")
+        else:
+            self.judged["exit-on-loss"] += 1
 
     def kills(self) -> None:
         """A holder killed, or gone on its own (not asked to stop): a standby takes over."""
@@ -667,8 +710,10 @@ class _Judge:
         window = world.window(index, seconds)
         competing = [s for s in self.setup.replicas if s != old and self.competing(s, index)
                      and not self.frozen(s, index)]
-        if any(world.lease[i].holder in competing for i in window):
+        if any(world.lease[i].holder in self.setup.replicas and world.lease[i].holder != old
+               for i in window):  # a competing standby, or another replica faster than it
             self.required += 1
+            self.judged["takeover"] += 1
             return
         standbys = [s for s in competing if not world.signalled(s, index, seconds)]
         if not standbys:
@@ -696,8 +741,113 @@ class _Judge:
         if started < 0 or any(started < i < index and w == who and e in (
                 "sigkill", "exited", "sigterm") for i, e, w, _ in self.world.markers):
             return False
-        return any(started < i < index and s.actor == who and s.kind in ("attempt", "lease")
+        return any(started < i <= index and s.actor == who and s.kind in ("attempt", "lease")
                    for i, s in enumerate(self.world.steps))
+
+    def chances(self) -> None:
+        """Count the chances a wrong controller had to break a forbidden rule that this
+        one did not take (``judged``): pods a transition's holder had to leave (other
+        labels, namespaces, nodes), a second replica running at a transition, pods on a
+        NotReady node past the bound after its last trigger, a standby trying while
+        another holds the Lease."""
+        world, bound = self.world, self.setup.reaction_s
+        triggered: dict[str, int] = {}
+        late: set[str] = set()
+        stealers: set[str] = set()
+        for index, step in enumerate(world.steps):
+            lease = world.lease[index]
+            if step.kind == "attempt" and step.actor in self.setup.replicas \
+                    and lease.holder in self.setup.replicas and lease.holder != step.actor \
+                    and world.able(lease.holder, index) and step.actor not in stealers:
+                stealers.add(step.actor)
+                self.judged["steal"] += 1
+            if step.kind == "node" and step.node is not None and step.node.not_ready:
+                before = world.node_at(index - 1, step.node.name)
+                if before is not None and (before.ready == "True" or (
+                        step.node.fenced and not before.fenced)):
+                    triggered[step.node.name] = index
+                    if before.ready == "True" and lease.holder in self.setup.replicas \
+                            and world.able(lease.holder, index):
+                        self.left_alone(index, step.node.name, lease.holder)
+            holder = lease.holder
+            if holder not in self.setup.replicas or not world.able(holder, index):
+                continue
+            acquired = max((i for i, h in world.acquisitions if h == holder and i <= index),
+                           default=-1)
+            for uid, pod in world.pods[index].items():
+                node = world.node_at(index, pod.node)
+                if uid in late or node is None or not node.not_ready or not self.chosen(pod):
+                    continue
+                since = max(triggered.get(pod.node, -1), acquired)
+                if since >= 0 and not world.within(since, index, bound):
+                    late.add(uid)
+                    self.judged["trigger"] += 1
+
+    def left_alone(self, index: int, node: str, holder: str) -> None:
+        """At the transition of ``node`` (step ``index``): the pods its holder must leave."""
+        for pod in self.world.pods[index].values():
+            on_it = pod.node == node
+            if on_it and pod.namespace in self.setup.namespaces \
+                    and not self.selector.matches(pod.label_map):
+                self.judged["selector"] += 1
+            elif on_it and pod.namespace not in self.setup.namespaces \
+                    and self.selector.matches(pod.label_map):
+                self.judged["namespace"] += 1
+            elif not on_it and self.chosen(pod):
+                self.judged["node"] += 1
+        if any(w != holder and self.competing(w, index) for w in self.setup.replicas):
+            self.judged["leader"] += 1
+
+    def expiries(self) -> None:
+        """A Lease someone else left before any replica held it (a leader that died
+        before any replica ran) is never renewed: the first competing replica to see it
+        takes it over within the bound after a death (C7), counted from when it first
+        tried."""
+        world = self.world
+        for index, step in enumerate(world.steps):
+            if step.kind != "lease" or not step.succeeded or step.actor in self.setup.replicas \
+                    or world.lease[index].holder in ("", *self.setup.replicas) \
+                    or (index > 0 and world.lease[index - 1].holder in self.setup.replicas):
+                continue  # a replica's Lease taken by an outsider: its death or freeze rules
+            seen = next((i for i in range(index + 1, len(world.steps))
+                         if world.steps[i].actor in self.setup.replicas
+                         and world.steps[i].kind in ("attempt", "lease")), None)
+            if seen is not None and world.lease[seen - 1].last_write == index:
+                self.takeover(seen, world.lease[index].holder,
+                              self.setup.takeover_after_death_s, "expiry")
+
+    def standbys(self) -> None:
+        """C8: a replica not holding the Lease tries for it at least every
+        ``standby_gap_s`` (from its start on) and does not exit unasked, unless it held the
+        Lease since it started (a leader that lost it must exit: C6)."""
+        world, bound = self.world, self.setup.standby_gap_s
+        stops = ("sigstop", "sigkill", "sigterm", "exited")
+        for who in self.setup.replicas:
+            tries = [i for i, s in enumerate(world.steps) if s.actor == who
+                     and s.kind in ("attempt", "lease")]
+            for start, _, _, _ in (m for m in world.markers if m[1] == "start" and m[2] == who):
+                stop = next((i for i, e, w, _ in world.markers if i > start and w == who
+                             and e in stops), len(world.steps))
+                mine = [i for i in tries if start < i < stop]
+                held = any(world.lease[i].holder == who for i in range(start, stop))
+                if stop < len(world.steps) and world.steps[stop].marker_event[0] == "exited" \
+                        and not held:
+                    self.fail("standby", stop, f"{self.describe(stop)}: {who} exited on its "
+                              "own without having held the Lease (a standby keeps trying)")
+                    continue
+                last = min(stop, len(world.steps) - 1)
+                for a, b in zip([start, *mine], [*mine, last], strict=True):
+                    if world.lease[a].holder == who or (a == b):
+                        continue
+                    gap = (world.time(b)[0] - world.time(a)[1]).total_seconds()
+                    if gap <= bound + (STARTUP_S if a == start else 0.0):
+                        self.judged["standby"] += int(b != last)
+                        continue
+                    self.fail("standby", b, f"{self.describe(a)} .. {self.describe(b)}: "
+                              f"{who}, not holding the Lease, did not try for it for "
+                              f"{gap:.1f}s (bound {bound:g}s: 2 x the seed's pace "
+                              f"{self.setup.pace_s:g}s + a jittered retry + margin)")
+                    break
 
 
 def check(history: History, setup: Setup) -> Verdict:
@@ -710,9 +860,12 @@ def check(history: History, setup: Setup) -> Verdict:
     judge.new_leaders()
     judge.signals()
     judge.kills()
+    judge.expiries()
+    judge.standbys()
+    judge.chances()
     ordered = sorted(judge.violations, key=lambda v: v.index)
     return Verdict(tuple(ordered), tuple(dict.fromkeys(judge.undecided)), judge.required,
-                   tuple(judge.notes))
+                   tuple(judge.notes), dict(sorted(judge.judged.items())))
 
 
 def with_bound(setup: Setup, reaction_s: float) -> Setup:

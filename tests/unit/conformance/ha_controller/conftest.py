@@ -83,6 +83,12 @@ class Builder:
             self.at(self.now + every).lease(who)
         return self
 
+    def tries(self, who: str, until: float, every: float = 2.0) -> Builder:
+        """``who`` tries for the Lease (a read) every ``every`` seconds until ``until``."""
+        while self.now + every <= until:
+            self.at(self.now + every).attempt(who)
+        return self
+
     def attempt(self, who: str) -> Builder:
         self.steps.append(Step(self._order(write=False), who, "attempt"))
         return self

@@ -111,7 +111,7 @@ def test_a_new_leader_catches_up_on_a_transition_nobody_acted_on(build: Builder,
     build.at(1).node("n1", "Unknown").mark("start r0").attempt("r0")
     build.at(8).lease("r0").delete("r0", "p0").renewals("r0", 20).mark("tick -")
     verdict = check(build.history(), setup)
-    assert verdict.passed and verdict.required == 1, verdict
+    assert verdict.passed and verdict.required == 2, verdict  # the catch-up, the take-over
     missed = type(build)()
     missed.node("n1").pod("p0", "n1").lease("exec", "dead", duration=6)
     missed.at(1).node("n1", "Unknown").mark("start r0").attempt("r0")
@@ -190,7 +190,7 @@ def test_a_leader_asked_to_stop_releases_and_a_standby_takes_over(build: Builder
         b.mark("exited r0 0").at(3 if release else 9).attempt("r1")
         if takeover:
             b.lease("r1")
-        return _rules(b.at(30).mark("tick -"), setup)
+        return _rules(b.tries("r1", 30).mark("tick -"), setup)
 
     assert story(release=True, takeover=True) == set()
     assert story(release=False, takeover=True) == {"release"}
@@ -199,12 +199,13 @@ def test_a_leader_asked_to_stop_releases_and_a_standby_takes_over(build: Builder
 
 def test_a_standby_must_take_a_dead_leaders_lease_over(build: Builder, setup: Setup) -> None:
     _leading(build).renewals("r0", 2).mark("sigkill r0").mark("exited r0 -9")
-    build.at(30).attempt("r1").mark("tick -")
+    build.tries("r1", 30).mark("tick -")
     assert _rules(build, setup) == {"takeover"}
 
 
 def test_a_lease_left_unrenewed_ends_the_right_to_act(build: Builder, setup: Setup) -> None:
-    _leading(build).at(8).node("n1", "Unknown").delete("r0", "p0").at(20).mark("tick -")
+    _leading(build).tries("r1", 8).node("n1", "Unknown").delete("r0", "p0").tries("r1", 20)
+    build.mark("tick -")
     verdict = check(build.history(), setup)
     assert verdict.rules() == {"leader"}, verdict
 
@@ -241,3 +242,61 @@ def test_a_frozen_leader_stopped_by_the_suite_is_judged_only_past_its_exit_time(
 
     assert story(12) == set(), "asked to stop within its 19 s: not judged"
     assert story(30) == {"exit-on-loss"}, "still running past 19 s on its own"
+
+
+def test_a_standby_that_exits_unasked_or_stops_trying_breaks_c8(build: Builder,
+                                                               setup: Setup) -> None:
+    _leading(build).renewals("r0", 2).mark("exited r1 0").renewals("r0", 12).mark("tick -")
+    assert _rules(build, setup) == {"standby"}
+    quiet = _leading(type(build)()).renewals("r0", 20).mark("tick -")
+    verdict = check(quiet.history(), setup)
+    assert verdict.rules() == {"standby"}, verdict
+    assert "did not try for it for" in verdict.violations[0].message
+    paced = _leading(type(build)())
+    for at in range(6, 31, 6):  # the seed's pace: an attempt each lease duration
+        paced.renewals("r0", at).attempt("r1")
+    verdict = check(paced.mark("tick -").history(), setup)
+    assert verdict.passed and verdict.judged["standby"] >= 4, verdict
+
+
+def test_a_take_over_after_a_release_is_bound_by_a_jittered_retry(build: Builder,
+                                                                  setup: Setup) -> None:
+    def story(after: float) -> set[str]:
+        b = _leading(type(build)()).renewals("r0", 2).mark("sigterm r0").lease("r0", "")
+        b.mark("exited r0 0").at(2 + after).attempt("r1").lease("r1")
+        return _rules(b.renewals("r1", 20).mark("tick -"), setup)
+
+    assert story(3.0) == set()
+    assert story(5.5) == {"takeover"}, "C7: retryPeriod x 2.2 + 2 s = 4.2 s after a release"
+
+
+def test_a_lease_left_by_a_leader_dead_before_any_replica_ran_must_be_taken(
+        build: Builder, setup: Setup) -> None:
+    build.node("n1").lease("exec", "dead").mark("start r0").attempt("r0").tries("r0", 30)
+    verdict = check(build.mark("tick -").history(), setup)
+    assert verdict.rules() == {"takeover"}, verdict
+    fair = type(build)().node("n1").lease("exec", "dead").mark("start r0").attempt("r0")
+    fair.at(7).lease("r0").renewals("r0", 20).mark("tick -")
+    assert check(fair.history(), setup).passed
+
+
+def test_a_periodic_sweep_is_caught_and_the_chances_to_break_rules_are_counted(
+        build: Builder, setup: Setup) -> None:
+    _leading(build).pod("q", "n1", labels={"app": "other"}).pod("u", "n1", namespace="u")
+    build.pod("p9", "n2").tries("r1", 1).node("n1", "False").delete("r0", "p0")
+    build.renewals("r0", 12).pod("late", "n1").renewals("r0", 14).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.passed, verdict
+    for rule in ("transition", "force", "selector", "namespace", "node", "leader", "trigger",
+                 "steal"):
+        assert verdict.judged.get(rule, 0) >= 1, (rule, verdict.judged)
+    build.at(14.5).delete("r0", "late").renewals("r0", 16).mark("tick -")
+    assert _rules(build, setup) == {"trigger"}
+
+
+def test_any_replica_taking_the_dead_leaders_lease_meets_the_take_over(build: Builder,
+                                                                       setup: Setup) -> None:
+    build.node("n1").lease("exec", "dead").mark("start r1").mark("start r0").attempt("r1")
+    build.at(3).attempt("r0").at(7).lease("r0").tries("r1", 20).mark("tick -")
+    verdict = check(build.history(), setup)
+    assert verdict.passed and verdict.judged["takeover"] == 1, verdict

@@ -329,10 +329,13 @@ def wire(
             leases, options.election, on_lost=on_lost, on_started=on_started, clock=clock,
             renew=behaviour.renew_lease,
             before_acquire=None if behaviour.lease_before_acting else before_acquire,
-            keep_competing=behaviour.keep_competing)
+            keep_competing=behaviour.keep_competing,
+            standby=leader.StandbyQuirks(behaviour.stay_standby, behaviour.take_expired,
+                                         behaviour.expiry_fraction))
         gate = elector if behaviour.exit_on_lease_loss else leader.LameDuckGate(elector)
     limiter = ratelimit.TokenBucket(options.qps, options.burst)
-    scopes = podcache.scopes(settings.namespaces)
+    scopes = podcache.scopes(settings.namespaces if behaviour.only_watched_namespaces
+                             else None)
     pods = podcache.PodCache(scopes)
     sink.append(controller.Controller(core, gate, settings, pods=pods,
                                       workers=pool.FairPool(options.workers), limiter=limiter))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -208,6 +209,13 @@ class Controller:
         if self._settings.behaviour.reconcile:
             self._queue.put(Reconcile("became-leader"))
 
+    def _resync(self, period_s: float) -> None:
+        """The ``periodic-resync`` variant: a catch-up every ``period_s`` until closed
+        (skipped unless leading, as every reconcile)."""
+        while not self._closed:
+            time.sleep(period_s)
+            self._queue.put(Reconcile("resync"))
+
     # -- the dispatcher ----------------------------------------------------------------
 
     def run_worker(self) -> None:
@@ -216,6 +224,8 @@ class Controller:
             if self._closed:
                 return
         self._emit(logging.INFO, "caches-synced", pods=len(self._pods))
+        if self._settings.behaviour.resync_s > 0:
+            _start_timer(0, lambda: self._resync(self._settings.behaviour.resync_s))
         while (item := self._queue.get()) is not None:
             self.process(item)
 
@@ -300,6 +310,8 @@ class Controller:
         flags, namespaces = self._settings.behaviour, self._settings.namespaces
         if not flags.split_namespaces and namespaces is not None:
             namespaces = frozenset({",".join(sorted(namespaces))})
+        if not flags.only_watched_namespaces:
+            namespaces = None
         return transitions.pods_to_delete(
             self._pods.on_node(node), node=node, namespaces=namespaces,
             selector=self._settings.selector if flags.use_selector else None)

@@ -35,6 +35,7 @@ __all__ = [
     "LeaderElector",
     "LeaseApi",
     "Leadership",
+    "StandbyQuirks",
     "SystemClock",
     "Unelected",
 ]
@@ -128,6 +129,20 @@ class Leadership:
     lease_transitions: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class StandbyQuirks:
+    """How a candidate treats a Lease another holds; the defaults are client-go's (the
+    broken variants ``exits-as-standby``, ``takes-only-released``, ``takes-lease-early``
+    change one each)."""
+
+    stay: bool = True
+    """False: give up (exit) at the first attempt that finds another holder."""
+    take_expired: bool = True
+    """False: take only a free Lease, never an expired one."""
+    expiry_fraction: float = 1.0
+    """The fraction of the holder's lease duration after which it may be taken."""
+
+
 class Gate(Protocol):
     """Asked immediately before every action: may this process act now?"""
 
@@ -181,6 +196,7 @@ class LeaderElector:
         renew: bool = True,
         before_acquire: Callable[[], None] | None = None,
         keep_competing: bool = True,
+        standby: StandbyQuirks | None = None,
     ) -> None:
         """``renew`` False is the ``acts-on-expired-lease`` variant: once leader it never
         renews, yet ``current`` keeps answering leader. ``before_acquire`` (the
@@ -189,6 +205,7 @@ class LeaderElector:
         another holder renew the Lease it never tries again (the process runs on)."""
         self._renew = renew
         self._keep_competing = keep_competing
+        self._standby = standby or StandbyQuirks()
         self._gave_up = False
         self._before_acquire = before_acquire
         self._api = api
@@ -339,8 +356,12 @@ class LeaderElector:
         if self._held and record.holder != cfg.identity:
             self._lose(f"lease-held-by:{record.holder or '<nobody>'}")
             return False
-        if (record.holder and record.holder != cfg.identity
-                and self._observed_at + record.duration_s > started):
+        if record.holder and record.holder != cfg.identity and (
+                not self._standby.take_expired
+                or self._observed_at + record.duration_s * self._standby.expiry_fraction
+                > started):
+            if not self._standby.stay:
+                self._lose(f"standby-found-holder:{record.holder}")  # the variant's bug
             return False
 
         mine = record.holder == cfg.identity

@@ -60,6 +60,22 @@ class Behaviour:
     has seen the holder renew the Lease (a healthy leader) it never tries again (it runs on,
     never leads), so a failover finds no candidate; a Lease left by a dead leader (never
     renewed) it still takes over."""
+    stay_standby: bool = True
+    """A standby that finds the Lease held runs on (C8). Broken when False: it exits (a
+    non-zero code, like a lost leader's) at its first attempt that finds another holder."""
+    take_expired: bool = True
+    """A standby takes a Lease its holder left unrenewed for its duration (C7 after a
+    death). Broken when False: it takes only a released (free) Lease."""
+    expiry_fraction: float = 1.0
+    """How much of the holder's lease duration unchanged makes its Lease takeable (C6).
+    Broken below 1: the ``takes-lease-early`` variant takes it after half of it."""
+    only_watched_namespaces: bool = True
+    """Only pods of the watched namespaces (C2). Broken when False: the pods of every
+    namespace are watched and deleted."""
+    resync_s: float = 0.0
+    """0: act on triggers only (C3). Broken when > 0: while leading, the catch-up re-runs
+    every ``resync_s`` seconds (a periodic resync), so a pod bound to a NotReady node long
+    after its transition is deleted too."""
 
 
 Variant = _variants.Variant[Behaviour]
@@ -96,6 +112,16 @@ _BROKEN = (
             "it takes over", Behaviour(lease_before_acting=False)),
     Variant("gives-up-as-standby", "a standby stops trying for the Lease once it has seen "
             "the leader renew it (keeps running, never leads)", Behaviour(keep_competing=False)),
+    Variant("exits-as-standby", "a standby exits once it finds the Lease held by another",
+            Behaviour(stay_standby=False)),
+    Variant("takes-only-released", "a standby takes only a released Lease, never one its "
+            "holder left unrenewed (a dead or frozen leader's)", Behaviour(take_expired=False)),
+    Variant("takes-lease-early", "a standby takes the Lease once it was unchanged for half "
+            "the holder's lease duration", Behaviour(expiry_fraction=0.5)),
+    Variant("every-namespace", "force-deletes the selected pods of the failed node in every "
+            "namespace, not only the watched ones", Behaviour(only_watched_namespaces=False)),
+    Variant("periodic-resync", "while leading, re-runs its catch-up every 3 s (a periodic "
+            "resync), not on triggers only", Behaviour(resync_s=3.0)),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (REFERENCE, *_BROKEN)}

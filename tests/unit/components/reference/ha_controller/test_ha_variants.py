@@ -70,13 +70,19 @@ def deleted(core: FakeCoreApi) -> list[str]:
     return [d.name for d in core.deletes]
 
 
-def acts_on_recovery(variant: str) -> object:
+def bound_after_failure(variant: str) -> tuple[FakeCoreApi, Replica]:
+    """n1 went NotReady (its pods deleted), then a matching pod is bound to it."""
     core = cluster()
     r = Replica(variant, core, FakeLeaseApi(), FakeClock())
     r.start()
     r.set_ready("n1", "False")
     core.deletes.clear()
     core.add_pod("a", "noobaa-1", "n1")
+    return core, r
+
+
+def acts_on_recovery(variant: str) -> object:
+    core, r = bound_after_failure(variant)
     r.set_ready("n1", "True")
     return deleted(core)
 
@@ -229,6 +235,48 @@ def standby_after_release(variant: str) -> object:
     return leases.spec()["holderIdentity"]
 
 
+def standby_finds_a_holder(variant: str) -> object:
+    """A standby's first attempt finds the Lease held by a healthy leader."""
+    core, leases, clock = cluster(), FakeLeaseApi(), FakeClock()
+    Replica("reference", core, leases, clock, identity="other").step()
+    standby = Replica(variant, core, leases, clock)
+    standby.step()
+    return standby.exits
+
+
+def standby_after_holder_died(variant: str, silent_s: float = 20) -> object:
+    """The holder stops renewing (it died); the standby observes, ``silent_s`` pass."""
+    core, leases, clock = cluster(), FakeLeaseApi(), FakeClock()
+    Replica("reference", core, leases, clock, identity="other").step()
+    standby = Replica(variant, core, leases, clock)
+    standby.step()
+    clock.advance(silent_s)
+    standby.step()
+    return leases.spec()["holderIdentity"]
+
+
+def other_namespace(variant: str) -> object:
+    core = cluster()
+    core.add_pod("z", "noobaa-z", "n1")
+    r = Replica(variant, core, FakeLeaseApi(), FakeClock())
+    r.start()
+    r.set_ready("n1", "False")
+    return sorted(deleted(core))
+
+
+def bound_long_after(variant: str) -> object:
+    """A pod bound to the NotReady node after its transition, the leader working on (its
+    dispatcher runs for 3.5 s: a periodic resync would come in that time)."""
+    core, r = bound_after_failure(variant)
+    worker = threading.Thread(target=r.parts.controller.run_worker, daemon=True)
+    worker.start()
+    threading.Event().wait(3.5)
+    r.parts.controller.pool.run_pending()
+    r.parts.controller.stop(timeout_s=1)
+    worker.join(2)
+    return deleted(core)
+
+
 SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "acts-on-recovery": (acts_on_recovery, []),
     "ignores-selector": (deleted_on_failure, ["noobaa-0"]),
@@ -244,6 +292,11 @@ SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "namespaces-one-string": (two_namespaces, ["noobaa-0", "noobaa-b"]),
     "acts-before-lease": (catch_up_order, ["lease", "delete noobaa-0"]),
     "gives-up-as-standby": (standby_after_release, "me"),
+    "exits-as-standby": (standby_finds_a_holder, []),
+    "takes-only-released": (standby_after_holder_died, "me"),
+    "takes-lease-early": (lambda v: standby_after_holder_died(v, 10), "other"),
+    "every-namespace": (other_namespace, ["noobaa-0"]),
+    "periodic-resync": (bound_long_after, []),
 }
 
 
