@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["cpu_by_name", "cpu_seconds", "cpu_used_by_group", "group_of", "peak_rss_mib",
-           "rss_mib"]
+           "rss_mib", "tree_cpu_seconds"]
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -17,6 +17,13 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds ``pid`` has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """``cpu_seconds`` of ``pid`` and of its live children (e.g. forked worker processes)."""
+    children = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+                for child in (task / "children").read_text().split()]
+    return cpu_seconds(pid) + sum(cpu_seconds(child) for child in children)
 
 
 def _status_mib(pid: int, field: str) -> float:

@@ -1,6 +1,7 @@
 """``zoneproof bench webhook``: the reference webhook serving on loopback, no cluster needed.
 
-Per run, a fresh webhook process (static cluster facts, TLS, 127.0.0.1) and ``CLIENTS``
+Per run, a fresh webhook (static cluster facts, TLS, 127.0.0.1; ``WORKERS`` processes, one
+per core, as ``--workers``) and ``CLIENTS``
 keep-alive TLS connections, as the API server holds them:
 
 1. burst (Python client threads): the 100 clients connect at the same moment and each sends
@@ -49,7 +50,7 @@ from pathlib import Path
 
 from zoneproof import errors
 from zoneproof._util import certs
-from zoneproof.bench import loadgen
+from zoneproof.bench import loadgen, procstat
 from zoneproof.bench import samples as figures
 from zoneproof.binaries import resolve
 from zoneproof.binaries.pins import PINS
@@ -61,11 +62,13 @@ __all__ = ["CLIENTS", "PACED_RATE_RPS", "Generator", "bench_webhook", "generator
 
 CLIENTS = 100
 PACED_RATE_RPS = 1000.0
-LOAD_S = 6.0
+LOAD_S = 5.0
 """Length of the measured window of phases 3 and 4, seconds."""
 WARMUP_S = 1.0
 """Load sent before the measured window (connections opened, TLS handshakes), seconds."""
 SEQUENTIAL = 200
+WORKERS = os.cpu_count() or 1
+"""The webhook's worker processes (``--workers``): one per core."""
 _LOAD_PHASES = ("saturated", "paced")
 _NAMESPACE = "shop"
 _STATIC_SERVER = "zoneproof.components.reference.ha_config.static_server"
@@ -337,9 +340,9 @@ def _load_phases(tool: Generator, process: subprocess.Popen[str], port: int,
     """Phases 3 and 4 against one server: its figures and CPU per review, keys ``prefix*``."""
     found: dict[str, float] = {}
     for phase, drive in (("saturated", tool.closed), ("paced", tool.paced)):
-        cpu = figures.cpu_seconds(process.pid)
+        cpu = procstat.tree_cpu_seconds(process.pid)
         load = drive(port, context, body)
-        cpu = figures.cpu_seconds(process.pid) - cpu
+        cpu = procstat.tree_cpu_seconds(process.pid) - cpu
         found |= load.named(prefix + phase)
         found[f"{prefix}{phase}_server_cpu_ms_per_review"] = cpu * 1000 / max(1, load.requests)
     return found
@@ -363,13 +366,13 @@ def _one_run(directory: Path, tool: Generator) -> dict[str, float]:
     ca = certs.make_ca("zoneproof-bench-ca")
     crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(directory, "tls")
     context = ssl.create_default_context(cadata=ca.cert_pem.decode())
-    process, port = _start([sys.executable, "-m", _STATIC_SERVER, str(crt), str(key), _NAMESPACE],
-                           "webhook")
+    process, port = _start([sys.executable, "-m", _STATIC_SERVER, str(crt), str(key), _NAMESPACE,
+                            str(WORKERS)], "webhook")
     bodies = review_bodies()
     body, answer = directory / "review.json", directory / "answer.json"
     body.write_bytes(bodies[0].replace(b"UID-PLACEHOLDER", b"bench-0000001"))
     clients = [_Client(i, port, context, bodies) for i in range(CLIENTS)]
-    found = {"loadavg_1m": os.getloadavg()[0]}
+    found = {"loadavg_1m": os.getloadavg()[0], "webhook_workers": float(WORKERS)}
     try:
         overflows = listen_overflows()
         burst = _burst(clients)
