@@ -25,11 +25,6 @@ def test_a_limit_is_shared_out_rounded_up() -> None:
     assert workers.per_worker(1, 4) == 1
 
 
-def _children(pid: int) -> list[int]:
-    return [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
-            for c in (task / "children").read_text().split()]
-
-
 def test_two_workers_share_the_port_answer_alike_and_die_with_the_first(tmp_path: Path) -> None:
     ca = certs.make_ca("workers-test-ca")
     crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(tmp_path, "tls")
@@ -37,7 +32,7 @@ def test_two_workers_share_the_port_answer_alike_and_die_with_the_first(tmp_path
     try:
         assert process.stdout is not None
         port = int(process.stdout.readline())
-        (child,) = _children(process.pid)
+        (child,) = procstat.children(process.pid)
         context = ssl.create_default_context(cadata=ca.cert_pem.decode())
         body = review_bodies()[1].replace(b"UID-PLACEHOLDER", b"u-1")
         cluster = facts.StaticFacts(namespaces={"shop": facts.NamespaceInfo(
