@@ -1,14 +1,14 @@
-"""The webhook bench's load generator: hey (compiled, pinned) when it can be had, else Python.
+"""The webhook bench's closed-loop load generator: hey (compiled, pinned) when it can be had.
 
 ``hey`` (github.com/rakyll/hey, ``PINS.hey``, built from its Go module into the binary cache)
-holds ``clients`` keep-alive TLS connections and sends back to back (closed loop) or, with a
-rate, each connection on its own ticker (paced: ``rate / clients`` per connection; a late
-answer delays that connection's next request, so this is paced, not a true open loop). Its
-per-request CSV (``-o csv``) is read here: requests that started in the first ``warmup_s``
-(connecting, TLS handshakes) are left out, so the figures are of warm connections.
+holds ``clients`` keep-alive TLS connections and sends back to back (closed loop). (Its rate
+limit ``-q`` is not used: every connection's ticker fires at the same instant, so the load
+comes in bursts of ``clients`` requests.) Its per-request CSV (``-o csv``) is read here:
+requests that started in the first ``warmup_s`` (connecting, TLS handshakes) are left out,
+so the figures are of warm connections.
 
-Without hey (no ``go``, no module proxy), ``PythonClients`` threads stand in; they share the
-CPU with the server under test and cap its figures, and the bench says so.
+Without hey (no ``go``, no module proxy), the bench's Python client threads stand in; they
+share the CPU with the server under test and cap its figures, and the bench says so.
 """
 
 from __future__ import annotations
@@ -78,21 +78,17 @@ def parse_hey_csv(text: str, *, warmup_s: float, duration_s: float,
                        p99_ms=figures.percentile(latencies, 0.99) * 1000, client_cpu_s=client_cpu_s)
 
 
-def hey_command(hey: Path, url: str, body: Path, *, clients: int, duration_s: float,
-                rate_rps: float | None = None) -> list[str]:
-    """The hey command line: ``clients`` keep-alive connections POSTing ``body`` for
-    ``duration_s``; with ``rate_rps``, paced at that rate in all."""
-    argv = [str(hey), "-z", f"{duration_s}s", "-c", str(clients), "-t", str(_HEY_TIMEOUT_S),
-            "-m", "POST", "-T", "application/json", "-D", str(body), "-o", "csv"]
-    if rate_rps is not None:
-        argv += ["-q", f"{rate_rps / clients:g}"]
-    return [*argv, url]
+def hey_command(hey: Path, url: str, body: Path, *, clients: int, duration_s: float) -> list[str]:
+    """The hey command line: ``clients`` keep-alive connections POSTing ``body`` back to back
+    for ``duration_s``, every request's figures as CSV."""
+    return [str(hey), "-z", f"{duration_s}s", "-c", str(clients), "-t", str(_HEY_TIMEOUT_S),
+            "-m", "POST", "-T", "application/json", "-D", str(body), "-o", "csv", url]
 
 
-def run_hey(hey: Path, url: str, body: Path, *, clients: int, duration_s: float, warmup_s: float,
-            rate_rps: float | None = None) -> LoadFigures:
+def run_hey(hey: Path, url: str, body: Path, *, clients: int, duration_s: float,
+            warmup_s: float) -> LoadFigures:
     """One hey run; its figures after ``warmup_s``, with hey's own CPU time (user + system)."""
-    argv = hey_command(hey, url, body, clients=clients, duration_s=duration_s, rate_rps=rate_rps)
+    argv = hey_command(hey, url, body, clients=clients, duration_s=duration_s)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = subprocess.Popen(argv, stdout=out, stderr=err)
         _, status, usage = os.wait4(process.pid, 0)  # wait4: hey's own CPU time

@@ -9,12 +9,15 @@ keep-alive TLS connections, as the API server holds them:
    of the whole run (``TcpExt ListenOverflows`` of /proc/net/netstat, machine-wide);
 2. sequential (one Python client): ``SEQUENTIAL`` reviews one after the other: the latency
    of a review with nothing queued (TLS records + HTTP + handler);
-3. saturated (closed loop): 100 connections send back to back for ``LOAD_S``; figures:
+3. saturated (closed loop, hey): 100 connections send back to back for ``LOAD_S``; figures:
    throughput and latency p50/p99 (by Little's law, mean latency = 100 / throughput);
-4. paced: 100 connections send ``PACED_RATE_RPS`` in all; figure: latency at that rate.
+4. paced (Python client threads): 100 connections send ``PACED_RATE_RPS`` in all, each at
+   its own random phase, so the offered load is even (at 10 reviews/s a connection waits
+   100 ms between requests, far longer than an answer: in effect an open loop); figure:
+   latency at that rate.
 
-Phases 3 and 4 are driven by the load generator of ``loadgen`` (hey, compiled; a Python
-stand-in when hey cannot be had, said in the output), and repeated, in the same run, against
+Phase 3 is driven by the load generator of ``loadgen`` (hey, compiled; a Python stand-in
+when hey cannot be had, said in the output). Phases 3 and 4 are repeated, in the same run, against
 the **ceiling**: ``webhook-ceiling`` (gobuild/webhook-ceiling), a Go TLS HTTP/1.1 server
 that answers every request with the webhook's own answer to the same review, with no
 handler. Its figures are what this machine, with the generator sharing its cores, can serve
@@ -259,7 +262,7 @@ def _own_cpu_seconds() -> float:
 
 @dataclass(frozen=True, slots=True)
 class Generator:
-    """How phases 3 and 4 are driven: hey (``hey`` set) or Python client threads."""
+    """How phase 3 (closed loop) is driven: hey (``hey`` set) or Python client threads."""
 
     hey: Path | None
     ceiling: Path | None
@@ -267,28 +270,28 @@ class Generator:
 
     def closed(self, port: int, context: ssl.SSLContext, body: Path) -> loadgen.LoadFigures:
         """``CLIENTS`` connections back to back for ``LOAD_S`` (after ``WARMUP_S``)."""
-        return self._drive(port, context, body, None)
-
-    def paced(self, port: int, context: ssl.SSLContext, body: Path) -> loadgen.LoadFigures:
-        """``CLIENTS`` connections at ``PACED_RATE_RPS`` in all."""
-        return self._drive(port, context, body, PACED_RATE_RPS)
-
-    def _drive(self, port: int, context: ssl.SSLContext, body: Path,
-               rate_rps: float | None) -> loadgen.LoadFigures:
         if self.hey is not None:
             return loadgen.run_hey(self.hey, f"https://127.0.0.1:{port}{keys.WEBHOOK_PATH}", body,
-                                   clients=CLIENTS, duration_s=WARMUP_S + LOAD_S, warmup_s=WARMUP_S,
-                                   rate_rps=rate_rps)
-        clients = [_Client(i, port, context, [body.read_bytes()]) for i in range(CLIENTS)]
-        try:
-            _burst(clients)  # connect (and warm) every client first
-            cpu = _own_cpu_seconds()
-            tally = (_saturated(clients, LOAD_S) if rate_rps is None
-                     else _paced(clients, rate_rps, LOAD_S))
-            return _figures(tally, LOAD_S, _own_cpu_seconds() - cpu)
-        finally:
-            for client in clients:
-                client.close()
+                                   clients=CLIENTS, duration_s=WARMUP_S + LOAD_S, warmup_s=WARMUP_S)
+        return _python_load(port, context, body, None)
+
+    def paced(self, port: int, context: ssl.SSLContext, body: Path) -> loadgen.LoadFigures:
+        """``CLIENTS`` connections at ``PACED_RATE_RPS`` in all, each at its own phase: Python
+        threads always (hey's rate limit fires every connection at the same instant)."""
+        return _python_load(port, context, body, PACED_RATE_RPS)
+
+
+def _python_load(port: int, context: ssl.SSLContext, body: Path,
+                 rate_rps: float | None) -> loadgen.LoadFigures:
+    clients = [_Client(i, port, context, [body.read_bytes()]) for i in range(CLIENTS)]
+    try:
+        _burst(clients)  # connect (and warm) every client first
+        cpu = _own_cpu_seconds()
+        tally = _saturated(clients, LOAD_S) if rate_rps is None else _paced(clients, rate_rps, LOAD_S)
+        return _figures(tally, LOAD_S, _own_cpu_seconds() - cpu)
+    finally:
+        for client in clients:
+            client.close()
 
 
 def generator(progress: Progress) -> Generator:

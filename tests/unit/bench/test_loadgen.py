@@ -44,13 +44,12 @@ def test_output_that_is_not_hey_csv_or_has_no_answer_in_the_window_is_refused(te
         loadgen.parse_hey_csv(text, warmup_s=1.0, duration_s=2.0)
 
 
-def test_the_paced_rate_is_split_over_the_connections() -> None:
+def test_hey_holds_the_connections_back_to_back_and_reports_every_request() -> None:
     argv = loadgen.hey_command(Path("/bin/hey"), "https://127.0.0.1:1/x", Path("b.json"), clients=100,
-                               duration_s=7.0, rate_rps=1000.0)
-    assert argv[argv.index("-q") + 1] == "10" and argv[argv.index("-c") + 1] == "100"
-    assert argv[argv.index("-z") + 1] == "7.0s" and argv[-1] == "https://127.0.0.1:1/x"
-    assert "-o" in argv and "-q" not in loadgen.hey_command(
-        Path("/bin/hey"), "u", Path("b"), clients=100, duration_s=1.0)
+                               duration_s=7.0)
+    assert argv[argv.index("-c") + 1] == "100" and argv[argv.index("-z") + 1] == "7.0s"
+    assert argv[argv.index("-o") + 1] == "csv" and argv[-1] == "https://127.0.0.1:1/x"
+    assert "-q" not in argv and "-disable-keepalive" not in argv
 
 
 def test_the_webhook_is_compared_with_the_ceiling_of_the_same_run() -> None:
