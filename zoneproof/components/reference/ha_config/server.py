@@ -2,8 +2,9 @@
 
 asyncio does the sockets and TLS, h11 (a kept HTTP/1.1 library) the framing: keep-alive,
 ``Connection: close``, HTTP/1.0, ``Expect: 100-continue``. ``loops`` event-loop threads
-accept on the one listening socket and serve the connections each accepted: TLS work
-(handshakes, encryption) runs outside the GIL, so two loops use two cores for it. A review
+accept on the one listening socket and serve the connections each accepted (TLS work runs
+outside the GIL, but under load the loops mostly trade the GIL: for a second core, run
+worker processes, ``workers`` and the command's ``--workers``, one loop each). A review
 of up to ``INLINE_BODY_BYTES`` (nearly all: ~1 ms of work) is answered in its loop, a
 larger one in a small thread pool so that probes and small reviews keep being served
 meanwhile. Every limit in ``Limits`` is answered clearly:
