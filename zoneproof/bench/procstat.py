@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["cpu_by_name", "cpu_seconds", "cpu_used_by_group", "group_of", "peak_rss_mib",
-           "rss_mib"]
+__all__ = ["children", "cpu_by_name", "cpu_seconds", "cpu_used_by_group", "group_of", "peak_rss_mib",
+           "rss_mib", "tree_cpu_seconds"]
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -17,6 +17,17 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds ``pid`` has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid``."""
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """``cpu_seconds`` of ``pid`` and of its live children (e.g. forked worker processes)."""
+    return cpu_seconds(pid) + sum(cpu_seconds(child) for child in children(pid))
 
 
 def _status_mib(pid: int, field: str) -> float:

@@ -57,16 +57,20 @@ def timed_bed(backend: _MakesBeds[C_co], spec: ClusterSpec, samples: Samples,
         samples.note("down_seconds", time.monotonic() - start)
 
 
-def summarize(samples: dict[str, list[float]], progress: Progress, out: Path | None = None
-              ) -> Summary:
-    """Median, min and max of each figure; one line each through ``progress``; JSON to ``out``."""
+def summarize(samples: dict[str, list[float]], progress: Progress, out: Path | None = None, *,
+              notes: dict[str, str] | None = None) -> Summary:
+    """Median, min and max of each figure; one line each through ``progress``; JSON to ``out``
+    (with ``notes``: how the figures were measured, e.g. the load generator)."""
     summary = {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
                for k, v in samples.items()}
     for key, stats in summary.items():
         progress(f"{key:36} median {stats['median']:9.3f}  (min {stats['min']:.3f}, "
                  f"max {stats['max']:.3f}, n={len(samples[key])})")
     if out is not None:
-        out.write_text(json.dumps({"figures": summary, "samples": samples}, indent=2))
+        saved: dict[str, object] = {"figures": summary, "samples": samples}
+        if notes:
+            saved["notes"] = notes
+        out.write_text(json.dumps(saved, indent=2))
     return summary
 
 

@@ -1,28 +1,38 @@
 """``zoneproof bench webhook``: the reference webhook serving on loopback, no cluster needed.
 
-Per run, a fresh webhook process (static cluster facts, TLS, 127.0.0.1) and 100 client
-threads, each holding one keep-alive TLS connection as the API server does:
+Per run, a fresh webhook (static cluster facts, TLS, 127.0.0.1; ``WORKERS`` processes, one
+per core, as ``--workers``) and ``CLIENTS``
+keep-alive TLS connections, as the API server holds them:
 
-1. burst: the 100 clients connect at the same moment and each sends one review; figure:
-   connect + TLS handshake + review latency, and the listen overflows of the whole run
-   (``TcpExt ListenOverflows`` of /proc/net/netstat, a machine-wide counter);
-2. paced: the same warm connections send reviews at ``PACED_RATE_RPS`` in all for
-   ``PACED_S``; figure: latency of one review (TLS records + HTTP + handler) as a client
-   sees it, from writing the request to reading the whole response;
-3. saturated: every client sends back to back for ``SATURATED_S``; figures: throughput,
-   and the latency it costs (100 requests always queued: mostly waiting for the CPU);
-4. sequential: one client sends ``SEQUENTIAL`` reviews one after the other: the latency
-   of a review with nothing queued (TLS records + HTTP + handler, no waiting for others).
+1. burst (Python client threads): the 100 clients connect at the same moment and each sends
+   one review; figure: connect + TLS handshake + review latency, and the listen overflows
+   of the whole run (``TcpExt ListenOverflows`` of /proc/net/netstat, machine-wide);
+2. sequential (one Python client): ``SEQUENTIAL`` reviews one after the other: the latency
+   of a review with nothing queued (TLS records + HTTP + handler);
+3. saturated (closed loop, hey): 100 connections send back to back for ``LOAD_S``; figures:
+   throughput and latency p50/p99 (by Little's law, mean latency = 100 / throughput);
+4. paced (Python client threads): 100 connections send ``PACED_RATE_RPS`` in all, each at
+   its own random phase, so the offered load is even (at 10 reviews/s a connection waits
+   100 ms between requests, far longer than an answer: in effect an open loop); figure:
+   latency at that rate.
 
-Where the time goes: the server process's CPU time per review (user + system, from
-/proc/PID/stat) in the paced and saturated phases, and the machine's 1-minute load average
-at the start of the run (on a busy machine the server waits for a CPU, and latency says
-more about the machine than about the server).
+Phase 3 is driven by the load generator of ``loadgen`` (hey, compiled; a Python stand-in
+when hey cannot be had, said in the output). Phases 3 and 4 are repeated, in the same run, against
+the **ceiling**: ``webhook-ceiling`` (gobuild/webhook-ceiling), a Go TLS HTTP/1.1 server
+that answers every request with the webhook's own answer to the same review, with no
+handler. Its figures are what this machine, with the generator sharing its cores, can serve
+at all; ``*_vs_ceiling`` are the webhook's figures as ratios to them (throughput: webhook /
+ceiling, the share of the limit reached; latency: webhook / ceiling, how many times slower).
+
+Where the time goes: the server processes' CPU time per review (user + system, from
+/proc/PID/stat) and the generator's CPU per request; the machine's 1-minute load average at
+the start of the run (on a busy machine latency says more about the machine than about the
+server).
 
 Reviews are realistic: a Deployment CREATE (v1), a StatefulSet UPDATE with oldObject
 (v1) and a Deployment CREATE (v1beta1) in a three-zone namespace, each answered with a
-patch. Errors (a non-200 answer, a broken or refused connection) are counted; a broken
-connection is opened again.
+patch; the Python phases rotate the three, the generator sends the first. Errors (a
+non-200 answer, a broken or refused connection) are counted.
 """
 
 from __future__ import annotations
@@ -37,23 +47,32 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from zoneproof import errors
 from zoneproof._util import certs
+from zoneproof.bench import loadgen, procstat
 from zoneproof.bench import samples as figures
+from zoneproof.binaries import resolve
+from zoneproof.binaries.pins import PINS
 from zoneproof.cluster.interface import Progress
 from zoneproof.specs.ha_config import keys
 
-__all__ = ["CLIENTS", "PACED_RATE_RPS", "bench_webhook", "listen_overflows", "review_bodies"]
+__all__ = ["CLIENTS", "PACED_RATE_RPS", "Generator", "bench_webhook", "generator", "listen_overflows",
+           "review_bodies", "versus_ceiling"]
 
 CLIENTS = 100
-PACED_RATE_RPS = 400.0
-PACED_S = 10.0
-SATURATED_S = 5.0
+PACED_RATE_RPS = 1000.0
+LOAD_S = 5.0
+"""Length of the measured window of phases 3 and 4, seconds."""
+WARMUP_S = 1.0
+"""Load sent before the measured window (connections opened, TLS handshakes), seconds."""
 SEQUENTIAL = 200
+WORKERS = os.cpu_count() or 1
+"""The webhook's worker processes (``--workers``): one per core."""
+_LOAD_PHASES = ("saturated", "paced")
 _NAMESPACE = "shop"
 _STATIC_SERVER = "zoneproof.components.reference.ha_config.static_server"
 """The reference webhook on fixed cluster facts (a command, not an import: the reference is
@@ -228,61 +247,172 @@ def _sequential(client: _Client, count: int) -> _Tally:
     return tally
 
 
-def _start_server(directory: Path) -> tuple[subprocess.Popen[str], int, ssl.SSLContext]:
-    ca = certs.make_ca("zoneproof-bench-ca")
-    crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(directory, "tls")
-    process = subprocess.Popen([sys.executable, "-m", _STATIC_SERVER, str(crt), str(key), _NAMESPACE],
-                               stdout=subprocess.PIPE, text=True)
+def _figures(tally: _Tally, seconds: float, client_cpu_s: float = 0.0) -> loadgen.LoadFigures:
+    if not tally.latencies:
+        return loadgen.LoadFigures(0, tally.errors, seconds, float("nan"), float("nan"), client_cpu_s)
+    return loadgen.LoadFigures(len(tally.latencies), tally.errors, seconds,
+                               figures.percentile(tally.latencies, 0.5) * 1000,
+                               figures.percentile(tally.latencies, 0.99) * 1000, client_cpu_s)
+
+
+def _own_cpu_seconds() -> float:
+    usage = os.times()
+    return usage.user + usage.system
+
+
+@dataclass(frozen=True, slots=True)
+class Generator:
+    """How phase 3 (closed loop) is driven: hey (``hey`` set) or Python client threads."""
+
+    hey: Path | None
+    ceiling: Path | None
+    note: str
+
+    def closed(self, port: int, context: ssl.SSLContext, body: Path) -> loadgen.LoadFigures:
+        """``CLIENTS`` connections back to back for ``LOAD_S`` (after ``WARMUP_S``)."""
+        if self.hey is not None:
+            return loadgen.run_hey(self.hey, f"https://127.0.0.1:{port}{keys.WEBHOOK_PATH}", body,
+                                   clients=CLIENTS, duration_s=WARMUP_S + LOAD_S, warmup_s=WARMUP_S)
+        return _python_load(port, context, body, None)
+
+    def paced(self, port: int, context: ssl.SSLContext, body: Path) -> loadgen.LoadFigures:
+        """``CLIENTS`` connections at ``PACED_RATE_RPS`` in all, each at its own phase: Python
+        threads always (hey's rate limit fires every connection at the same instant)."""
+        return _python_load(port, context, body, PACED_RATE_RPS)
+
+
+def _python_load(port: int, context: ssl.SSLContext, body: Path,
+                 rate_rps: float | None) -> loadgen.LoadFigures:
+    clients = [_Client(i, port, context, [body.read_bytes()]) for i in range(CLIENTS)]
+    try:
+        _burst(clients)  # connect (and warm) every client first
+        cpu = _own_cpu_seconds()
+        tally = _saturated(clients, LOAD_S) if rate_rps is None else _paced(clients, rate_rps, LOAD_S)
+        return _figures(tally, LOAD_S, _own_cpu_seconds() - cpu)
+    finally:
+        for client in clients:
+            client.close()
+
+
+def generator(progress: Progress) -> Generator:
+    """hey and the ceiling from the binary cache (built on first use), else the Python stand-in."""
+    try:
+        hey = resolve.resolve("hey", progress=progress)
+    except errors.ZoneproofError as exc:
+        return Generator(None, None, f"Python client threads (hey cannot be had: {exc}; they share "
+                                     "the CPU with the server and cap its figures; no ceiling)")
+    try:
+        ceiling = resolve.resolve("webhook-ceiling", progress=progress)
+    except errors.ZoneproofError as exc:
+        return Generator(hey, None, f"hey {PINS.hey} (no ceiling: {exc})")
+    return Generator(hey, ceiling, f"hey {PINS.hey}; ceiling: webhook-ceiling {PINS.webhook_ceiling}")
+
+
+def versus_ceiling(found: Mapping[str, float]) -> dict[str, float]:
+    """``<phase>_{throughput,p50,p99}_vs_ceiling`` for each phase measured on both the webhook
+    and the ceiling: throughput webhook / ceiling (share of the limit reached), latency
+    webhook / ceiling (times slower). A figure the ceiling measured as 0 gives no ratio."""
+    out: dict[str, float] = {}
+    for phase in _LOAD_PHASES:
+        for figure in ("throughput_rps", "p50_ms", "p99_ms"):
+            mine, limit = found.get(f"{phase}_{figure}"), found.get(f"ceiling_{phase}_{figure}")
+            if mine is not None and limit is not None and limit > 0:
+                out[f"{phase}_{figure.split('_')[0]}_vs_ceiling"] = mine / limit
+    return out
+
+
+def _start(argv: list[str], what: str) -> tuple[subprocess.Popen[str], int]:
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     line = process.stdout.readline().strip()
     if not line.isdigit():
         process.kill()
         process.wait()
-        raise errors.ZoneproofError(f"the bench webhook did not start (exit {process.poll()}): "
+        raise errors.ZoneproofError(f"the bench {what} did not start (exit {process.poll()}): "
                                     f"printed {line!r} instead of its port")
-    return process, int(line), ssl.create_default_context(cadata=ca.cert_pem.decode())
+    return process, int(line)
 
 
-def _one_run(directory: Path) -> dict[str, float]:
-    process, port, context = _start_server(directory)
+def _stop(process: subprocess.Popen[str]) -> None:
+    process.kill()
+    process.wait(timeout=_START_TIMEOUT_S)
+
+
+def _load_phases(tool: Generator, process: subprocess.Popen[str], port: int,
+                 context: ssl.SSLContext, body: Path, *, prefix: str) -> dict[str, float]:
+    """Phases 3 and 4 against one server: its figures and CPU per review, keys ``prefix*``."""
+    found: dict[str, float] = {}
+    for phase, drive in (("saturated", tool.closed), ("paced", tool.paced)):
+        cpu = procstat.tree_cpu_seconds(process.pid)
+        load = drive(port, context, body)
+        cpu = procstat.tree_cpu_seconds(process.pid) - cpu
+        found |= load.named(prefix + phase)
+        found[f"{prefix}{phase}_server_cpu_ms_per_review"] = cpu * 1000 / max(1, load.requests)
+    return found
+
+
+def _answer_of(port: int, context: ssl.SSLContext, body: bytes) -> bytes:
+    """The webhook's answer to ``body`` (what the ceiling sends back to every request)."""
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=_CONNECT_TIMEOUT_S)
+    try:
+        conn.request("POST", keys.WEBHOOK_PATH, body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        answer = response.read()
+        if response.status != 200:
+            raise errors.ZoneproofError(f"the bench webhook answered HTTP {response.status}: {answer!r}")
+        return answer
+    finally:
+        conn.close()
+
+
+def _one_run(directory: Path, tool: Generator) -> dict[str, float]:
+    ca = certs.make_ca("zoneproof-bench-ca")
+    crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(directory, "tls")
+    context = ssl.create_default_context(cadata=ca.cert_pem.decode())
+    process, port = _start([sys.executable, "-m", _STATIC_SERVER, str(crt), str(key), _NAMESPACE,
+                            str(WORKERS)], "webhook")
     bodies = review_bodies()
+    body, answer = directory / "review.json", directory / "answer.json"
+    body.write_bytes(bodies[0].replace(b"UID-PLACEHOLDER", b"bench-0000001"))
     clients = [_Client(i, port, context, bodies) for i in range(CLIENTS)]
-    found = {"loadavg_1m": os.getloadavg()[0]}
+    found = {"loadavg_1m": os.getloadavg()[0], "webhook_workers": float(WORKERS)}
     try:
         overflows = listen_overflows()
         burst = _burst(clients)
-        cpu = figures.cpu_seconds(process.pid)
-        paced = _paced(clients, PACED_RATE_RPS, PACED_S)
-        paced_cpu, cpu = figures.cpu_seconds(process.pid) - cpu, figures.cpu_seconds(process.pid)
-        saturated = _saturated(clients, SATURATED_S)
-        saturated_cpu = figures.cpu_seconds(process.pid) - cpu
         sequential = _sequential(clients[0], SEQUENTIAL)
+        for client in clients:
+            client.close()
+        answer.write_bytes(_answer_of(port, context, body.read_bytes()))
+        found |= _load_phases(tool, process, port, context, body, prefix="")
         found["listen_overflows"] = float(listen_overflows() - overflows)
     finally:
         for client in clients:
             client.close()
-        process.kill()
-        process.wait(timeout=_START_TIMEOUT_S)
-    for name, tally in (("burst", burst), ("paced", paced), ("saturated", saturated),
-                        ("sequential", sequential)):
+        _stop(process)
+    for name, tally in (("burst", burst), ("sequential", sequential)):
         if tally.latencies:
             found[f"{name}_p50_ms"] = figures.percentile(tally.latencies, 0.5) * 1000
             found[f"{name}_p99_ms"] = figures.percentile(tally.latencies, 0.99) * 1000
         found[f"{name}_errors"] = float(tally.errors)
-    found["paced_throughput_rps"] = len(paced.latencies) / PACED_S
-    found["saturated_throughput_rps"] = len(saturated.latencies) / SATURATED_S
-    found["paced_server_cpu_ms_per_review"] = paced_cpu * 1000 / max(1, len(paced.latencies))
-    found["saturated_server_cpu_ms_per_review"] = saturated_cpu * 1000 / max(1, len(saturated.latencies))
-    return found
+    if tool.ceiling is not None:
+        process, port = _start([str(tool.ceiling), str(crt), str(key), str(answer)], "ceiling")
+        try:
+            found |= _load_phases(tool, process, port, context, body, prefix="ceiling_")
+        finally:
+            _stop(process)
+    return found | versus_ceiling(found)
 
 
 def bench_webhook(runs: int, progress: Progress, out: Path | None = None) -> figures.Summary:
-    """``runs`` fresh webhook processes, each driven by ``CLIENTS`` keep-alive TLS clients."""
+    """``runs`` fresh webhook processes, each driven by ``CLIENTS`` keep-alive TLS clients,
+    and the ceiling driven alike."""
     samples = figures.Samples()
+    tool = generator(progress)
+    progress(f"load generator: {tool.note}")
     with tempfile.TemporaryDirectory(prefix="zp-bench-webhook-") as tmp:
         for run in range(1, runs + 1):
-            found = _one_run(Path(tmp))
+            found = _one_run(Path(tmp), tool)
             for key, value in found.items():
                 samples.note(key, value)
-            progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v:.1f}" for k, v in found.items()))
-    return figures.summarize(samples, progress, out)
+            progress(f"run {run}/{runs}: " + ", ".join(f"{k}={v:.2f}" for k, v in found.items()))
+    return figures.summarize(samples, progress, out, notes={"load_generator": tool.note})

@@ -7,11 +7,13 @@ staging module by its published ``v0.<minor>.<patch>`` twin. etcd is built throu
 The kind backend's node image adds kubelet, kubeadm, kubectl and kube-proxy (the same
 wrapper module), kind, coredns and local-path-provisioner (``go install``) and pause
 (gobuild/pause/main.go, zoneproof's own: a static PID 1 that reaps and waits for a signal).
-actionlint (the test suite's check of .github/workflows) is a plain ``go install``, and so is
+actionlint (the test suite's check of .github/workflows) and hey (the webhook bench's load
+generator) are plain ``go install``s, and so is
 toxiproxy's server (the zoned local bed's links between zones), renamed ``toxiproxy-server``.
 The linearizability checker ``porcupine-check`` is zoneproof's thin command (gobuild/porcupine:
 the register model and JSON I/O) over the pinned porcupine module. zoneproof's own Go that
-holds logic (``OWN_SOURCES``: porcupine-check, and tcplb, the HA load balancer) has a cache
+holds logic (``OWN_SOURCES``: porcupine-check, tcplb, the HA load balancer, and
+webhook-ceiling, the webhook bench's fixed-answer server) has a cache
 directory carrying a digest of those sources (``source_digest``), so a changed source is rebuilt.
 """
 
@@ -54,6 +56,7 @@ GO_INSTALL: dict[str, tuple[str, str]] = {
     "coredns": ("github.com/coredns/coredns", "coredns"),
     "local-path-provisioner": ("github.com/rancher/local-path-provisioner", "local-path-provisioner"),
     "actionlint": ("github.com/rhysd/actionlint/cmd/actionlint", "actionlint"),
+    "hey": ("github.com/rakyll/hey", "hey"),
 }
 
 #: kwok Stage files (relative to the kwok module) that make nodes Ready, heartbeat with a
@@ -226,15 +229,18 @@ def _build_pause(go: str, version: str, work: Path, out: Path, progress: Progres
            "-o", str(out / "pause"), "."], "build.log")
 
 
-def _build_tcplb(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
-    shutil.copy(_GOBUILD_DIR / "tcplb" / "main.go", work / "main.go")
-    (work / "go.mod").write_text(f"module zoneproof.local/tcplb\n\ngo {_go_version(go)}\n")
-    _step(progress, f"go build tcplb ({version})", work,
-          [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "tcplb"), "."], "build.log")
+def _own_main(name: str) -> Builder:
+    """The builder of zoneproof's own standard-library-only command gobuild/``name``."""
+    def build(go: str, version: str, work: Path, out: Path, progress: Progress) -> None:
+        shutil.copy(_GOBUILD_DIR / name / "main.go", work / "main.go")
+        (work / "go.mod").write_text(f"module zoneproof.local/{name}\n\ngo {_go_version(go)}\n")
+        _step(progress, f"go build {name} ({version})", work,
+              [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / name), "."], "build.log")
+    return build
 
 
 #: Projects built from zoneproof's own Go sources that hold logic (not just a ``main``).
-OWN_SOURCES = {"porcupine": "porcupine", "tcplb": "tcplb"}
+OWN_SOURCES = {"porcupine": "porcupine", "tcplb": "tcplb", "webhook-ceiling": "webhook-ceiling"}
 
 
 def source_digest(project: str) -> str:
@@ -280,7 +286,8 @@ Builder = Callable[[str, str, Path, Path, Progress], None]
 _BUILDERS: dict[str, Builder] = {
     "kubernetes": _build_kubernetes, "kubernetes-node": _build_kubernetes_node,
     "etcd": _build_etcd, "kwok": _build_kwok, "pause": _build_pause,
-    "tcplb": _build_tcplb, "porcupine": _build_porcupine, "toxiproxy": _build_toxiproxy,
+    "tcplb": _own_main("tcplb"), "webhook-ceiling": _own_main("webhook-ceiling"),
+    "porcupine": _build_porcupine, "toxiproxy": _build_toxiproxy,
     **{project: _installer(project) for project in GO_INSTALL},
 }
 

@@ -37,6 +37,12 @@ class Pins:
     #: Shopify's TCP proxy that adds latency, bandwidth limits and timeouts to the links
     #: between a zoned local bed's zones (the kernel here has no netem); from its Go module.
     toxiproxy: str = "v2.12.0"
+    #: The HTTP load generator (github.com/rakyll/hey, the only version the module proxy
+    #: serves) that ``zoneproof bench webhook`` drives the webhook with. A host tool.
+    hey: str = "v0.1.5"
+    #: zoneproof's own fixed-answer TLS server (gobuild/webhook-ceiling, standard library
+    #: only): the webhook bench's ceiling. Rebuilt when its source changes (source digest).
+    webhook_ceiling: str = "v1"
 
     def version_of(self, project: str) -> str:
         """The pinned version of ``project`` (``kubernetes``, ``etcd``, ``kind``, …).
@@ -70,11 +76,13 @@ BINARIES: dict[str, str] = {
     "porcupine-check": "porcupine",
     "actionlint": "actionlint",
     "toxiproxy-server": "toxiproxy",
+    "hey": "hey",
+    "webhook-ceiling": "webhook-ceiling",
 }
 
 #: Pins of tools that run on the host only (never in the kind node image): they do not
 #: change the node image's recipe hash.
-HOST_TOOLS = frozenset({"actionlint", "toxiproxy"})
+HOST_TOOLS = frozenset({"actionlint", "toxiproxy", "hey", "webhook-ceiling"})
 
 #: Images that kind ``PINS.kind`` itself names (pkg/build/nodeimage, pkg/cluster/internal/
 #: loadbalancer); the offline node image replaces them, see ``zoneproof.binaries.nodeimage``.

@@ -6,21 +6,32 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from zoneproof import errors
 from zoneproof._util import jsonlog, kube
-from zoneproof.components.reference.ha_config import companion, informers, mutation, server, variants
+from zoneproof.components.reference.ha_config import (
+    companion,
+    informers,
+    mutation,
+    server,
+    variants,
+    workers,
+)
 
 __all__ = ["build_parser", "main"]
 
 log = logging.getLogger(__name__)
+
+_SYNC_POLL_S = 0.1
 
 
 def _port(text: str) -> int:
@@ -92,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default %(default)s)")
     limits.add_argument("--idle-timeout", type=_positive_seconds, default=default.idle_timeout_s,
                         metavar="S", help="close keep-alive connections idle for (default %(default)s)")
+    parser.add_argument("--workers", type=_positive, default=1, metavar="N",
+                        help="processes serving the port (SO_REUSEPORT; e.g. one per core), each with "
+                        "its own caches and a share of --max-connections; the node controller runs "
+                        "in the first (default %(default)s)")
     parser.add_argument("--no-companion", action="store_true",
                         help="do not run the node controller (spec section 11) in this process")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -106,41 +121,61 @@ def _configure_logging(level: str) -> None:
     root.setLevel(level)
 
 
+def _fork_workers(args: argparse.Namespace) -> workers.Workers:
+    try:
+        return workers.fork(args.bind, args.port, args.workers)
+    except OSError as exc:
+        raise errors.ConfigError(f"cannot serve on {args.bind}:{args.port}: {exc}") from exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the webhook until SIGTERM/SIGINT; the process exit code."""
     args = build_parser().parse_args(argv)
     _configure_logging(args.log_level)
     variant = variants.get_variant(args.variant)
+    me = _fork_workers(args) if args.workers > 1 else None
+    first = me is None or me.index == 0
     try:
         api = kube.api_client(args.kubeconfig)
     except Exception as exc:  # the kubernetes loader raises several unrelated types
         raise errors.ConfigError(f"cannot load kubeconfig {args.kubeconfig or '(default)'}: {exc}") from exc
     node_controller = None
-    if variant.behaviour.companion and not args.no_companion:
+    if variant.behaviour.companion and not args.no_companion and first:
         node_controller = companion.Companion(api, at_start=variant.behaviour.companion_at_start)
     cache = informers.ClusterCache(
         api, on_node_count=node_controller.observe_node_count if node_controller else None,
         hpa_forget_deleted=variant.behaviour.hpa_cache_deletes)
     settings = mutation.TolerationDefaults(args.not_ready_toleration_seconds,
                                            args.unreachable_toleration_seconds)
+    if not first:  # a further worker listens only once its caches answer: it never serves unsynced
+        cache.start()
+        while not cache.synced():
+            time.sleep(_SYNC_POLL_S)  # waiting for our own informers' first list
+    limits = server.Limits(backlog=args.backlog, header_timeout_s=args.header_timeout,
+                           request_timeout_s=args.request_timeout, idle_timeout_s=args.idle_timeout,
+                           max_body_bytes=args.max_body_bytes, max_connections=args.max_connections)
+    if me is not None:
+        limits = dataclasses.replace(limits, loops=1, max_connections=workers.per_worker(
+            args.max_connections, args.workers))
     try:
         webhook = server.WebhookServer(cluster=cache, cert_file=args.cert_file, key_file=args.key_file,
-                                       bind=args.bind, port=args.port, settings=settings, variant=variant,
-                                       limits=server.Limits(
-                                           backlog=args.backlog, max_connections=args.max_connections,
-                                           header_timeout_s=args.header_timeout,
-                                           request_timeout_s=args.request_timeout,
-                                           idle_timeout_s=args.idle_timeout,
-                                           max_body_bytes=args.max_body_bytes))
+                                       bind=args.bind, port=args.port if me is None else me.port,
+                                       settings=settings, variant=variant, limits=limits,
+                                       reuse_port=me is not None)
     except (OSError, ValueError) as exc:
         raise errors.ConfigError(f"cannot serve on {args.bind}:{args.port} with {args.cert_file}: {exc}") \
             from exc
-    cache.start()
+    if me is not None:
+        me.listening()
+    if first:
+        cache.start()
     if node_controller is not None:
         threading.Thread(target=node_controller.run, name="companion", daemon=True).start()
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         jsonlog.emit(log, logging.INFO, "webhook-stopping", signal=signal.Signals(signum).name)
+        if me is not None:
+            me.signal_workers(signum)
         threading.Thread(target=webhook.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
@@ -149,4 +184,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache.stop()
     if node_controller is not None:
         node_controller.stop()
+    if me is not None:
+        me.reap()
     return 0

@@ -2,8 +2,9 @@
 
 asyncio does the sockets and TLS, h11 (a kept HTTP/1.1 library) the framing: keep-alive,
 ``Connection: close``, HTTP/1.0, ``Expect: 100-continue``. ``loops`` event-loop threads
-accept on the one listening socket and serve the connections each accepted: TLS work
-(handshakes, encryption) runs outside the GIL, so two loops use two cores for it. A review
+accept on the one listening socket and serve the connections each accepted (TLS work runs
+outside the GIL, but under load the loops mostly trade the GIL: for a second core, run
+worker processes, ``workers`` and the command's ``--workers``, one loop each). A review
 of up to ``INLINE_BODY_BYTES`` (nearly all: ~1 ms of work) is answered in its loop, a
 larger one in a small thread pool so that probes and small reviews keep being served
 meanwhile. Every limit in ``Limits`` is answered clearly:
@@ -293,13 +294,15 @@ class _Exchange:
 class WebhookServer:
     """The HTTPS webhook; ``port=0`` picks a free port (read it from ``port``).
 
-    ``max_body_bytes`` and ``request_timeout_s`` override the same fields of ``limits``.
+    ``max_body_bytes`` and ``request_timeout_s`` override the same fields of ``limits``;
+    ``reuse_port`` listens with ``SO_REUSEPORT`` beside the other worker processes (``workers``).
     """
 
     def __init__(self, *, cluster: facts.ClusterFacts, cert_file: Path, key_file: Path,
                  bind: str = "127.0.0.1", port: int = 0, settings: mutation.TolerationDefaults | None = None,
                  variant: Variant = REFERENCE, limits: Limits | None = None,
-                 max_body_bytes: int | None = None, request_timeout_s: float | None = None) -> None:
+                 max_body_bytes: int | None = None, request_timeout_s: float | None = None,
+                 reuse_port: bool = False) -> None:
         limits = limits or Limits()
         if max_body_bytes is not None:
             limits = dataclasses.replace(limits, max_body_bytes=max_body_bytes)
@@ -311,7 +314,8 @@ class WebhookServer:
         self._context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._context.load_cert_chain(certfile=str(cert_file), keyfile=str(key_file))
         family = socket.AF_INET6 if ":" in bind else socket.AF_INET
-        self._socket = socket.create_server((bind, port), family=family, backlog=limits.backlog)
+        self._socket = socket.create_server((bind, port), family=family, backlog=limits.backlog,
+                                            reuse_port=reuse_port)
         self.pool = concurrent.futures.ThreadPoolExecutor(limits.large_review_workers,
                                                           thread_name_prefix="ha-config-review")
         self.large_slots = threading.BoundedSemaphore(limits.large_review_workers)

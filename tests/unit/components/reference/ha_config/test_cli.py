@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from zoneproof._util import certs, daemons, processes, waiting
+from zoneproof.bench import procstat
 from zoneproof.components.reference.ha_config import cli
 from zoneproof.specs.ha_config import keys
 
@@ -32,6 +33,8 @@ MODULE = [sys.executable, "-m", "zoneproof.components.reference.ha_config"]
      "argument --header-timeout: must be > 0 seconds, got 0"),
     (["--port", "1", "--cert-file", "{f}", "--key-file", "{f}", "--max-connections", "-3"],
      "argument --max-connections: must be > 0, got -3"),
+    (["--port", "1", "--cert-file", "{f}", "--key-file", "{f}", "--workers", "0"],
+     "argument --workers: must be > 0, got 0"),
 ])
 def test_bad_arguments_exit_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
     existing = tmp_path / "f.pem"
@@ -120,3 +123,36 @@ def test_process_serves_health_and_refuses_until_caches_sync(tmp_path: Path) -> 
     finally:
         daemons.stop(record, timeout_s=10)
     assert not daemons.alive(record)
+
+
+def test_workers_serve_beside_the_first_and_stop_with_it(tmp_path: Path) -> None:
+    """A second worker waits for its caches (never synced here) before it listens; the first
+    serves meanwhile, with its share of --max-connections; SIGTERM ends both."""
+    ca = certs.make_ca("cli-workers-ca")
+    crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(tmp_path, "tls")
+    log_path = tmp_path / "webhook.log"
+    argv = [*MODULE, "--kubeconfig", str(_kubeconfig(tmp_path, _closed_port())), "--port", "0",
+            "--cert-file", str(crt), "--key-file", str(key), "--workers", "2", "--max-connections", "9"]
+    record = daemons.start("ha-config", argv, log_path)
+    try:
+        def serving() -> tuple[bool, object]:
+            lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+            found = [(line["port"], line["max_connections"], line["loops"])
+                     for line in lines if line.get("event") == "webhook-serving"]
+            return bool(found), found[0] if found else log_path.read_text()[-500:]
+
+        port, max_connections, loops = waiting.wait_for(
+            serving, what="the first worker to log webhook-serving", timeout_s=30)
+        assert (max_connections, loops) == (5, 1), "each worker: a share of the limit, one loop"
+        (second,) = procstat.children(record.pid)
+        conn = http.client.HTTPSConnection("127.0.0.1", int(port), timeout=10,
+                                           context=ssl.create_default_context(cadata=ca.cert_pem.decode()))
+        conn.request("GET", "/healthz")
+        assert conn.getresponse().read() == b"ok\n"
+        conn.close()
+    finally:
+        daemons.stop(record, timeout_s=10)
+    assert not daemons.alive(record)
+    waiting.wait_for(lambda: (not Path(f"/proc/{second}").exists()
+                              or Path(f"/proc/{second}/stat").read_text().split(")")[1].split()[0] == "Z",
+                              second), what="the second worker to end", timeout_s=10)
