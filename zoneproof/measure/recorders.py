@@ -9,7 +9,9 @@ transitions} · ``node_heartbeat`` {} (a kubelet renewed its node Lease) · ``ap
 (kube-controller-manager, kube-scheduler; on a zoned bed each zone's replicas too, as
 ``<role>-<zone>``) · ``control_plane_leader`` {holder, zone} (kcm's and the scheduler's
 Leases) · ``link_rtt`` {source, seconds, answered} (a round trip from one zone to another, the
-subject).
+subject) · ``pod_runtime_recording`` {} (the nodes' runtimes are sampled: a cluster with node
+machines) · ``pod_runtime_sample`` {nodes} (one sample of every node answered) ·
+``pod_running_twice`` {nodes} (a pod, the subject, runs on more than one node at once).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "PodRecorder",
+    "PodRuntimeRecorder",
     "Recorder",
     "recording",
 ]
@@ -374,6 +377,51 @@ class LinkRecorder:
         self._stop.set()
         for thread in self._threads:
             thread.join(10)
+
+
+class PodRuntimeRecorder:
+    """Samples, every ``interval_s``, which pods of ``namespace`` run on each node as its
+    container runtime has them (``NodeMachines.running_pods``: a node cut off from the API
+    runs pods the API no longer shows), and records a pod running on two nodes at once."""
+
+    def __init__(self, cluster: Cluster, namespace: str, interval_s: float = 2.0) -> None:
+        self.machines = facets.facet(cluster, Capability.NODE_CONTAINERS)
+        self.nodes = sorted(n for names in cluster.nodes_by_zone().values() for n in names)
+        self.namespace, self.interval_s = namespace, interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.timeline = Timeline()
+
+    def sample(self) -> None:
+        """One sample of every node (none recorded if a node does not answer)."""
+        where: dict[str, list[str]] = {}
+        try:
+            for node in self.nodes:
+                for pod in self.machines.running_pods(node, self.namespace):
+                    where.setdefault(pod, []).append(node)
+        except (errors.ZoneproofError, OSError, ValueError) as exc:
+            log.debug("pod runtime sample failed: %s", exc)
+            return
+        self.timeline.add("pod_runtime_sample", self.namespace, nodes=str(len(self.nodes)))
+        for pod, nodes in sorted(where.items()):
+            if len(nodes) > 1:
+                self.timeline.add("pod_running_twice", f"{self.namespace}/{pod}",
+                                  nodes=",".join(nodes))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def start(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        timeline.add("pod_runtime_recording", self.namespace)
+        self._thread = threading.Thread(target=self._run, daemon=True, name="PodRuntimeRecorder")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
 
 
 @contextlib.contextmanager

@@ -117,6 +117,10 @@ def _statefulset(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
                   for r in faults if (pods := _pods_on_targets(ev, r, prefix)))
 
 
+def _twice(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return _worst(metrics.pods_running_twice(ev.timeline, r, f"{ev.namespace}/") for r in faults)
+
+
 def _failover(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return _worst(metrics.lease_failover(ev.timeline, r, ev.lease) for r in faults)
 
@@ -221,6 +225,7 @@ FIGURES: dict[str, Figure] = {
     "not_ready_detection": Figure(_NODES, _not_ready),
     "force_delete_after_not_ready": Figure(_NODES, _force_delete),
     "statefulset_recovery": Figure(_NODES, _statefulset),
+    "pods_running_twice": Figure(_NODES, _twice),
     "lease_failover": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _failover),
     # a zone outage that takes the controller's leader and webhook replicas with it
     "zone_lease_failover": Figure(_NODES, _failover),

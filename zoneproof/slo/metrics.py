@@ -8,6 +8,7 @@ default. Every function is pure.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import statistics
 from collections.abc import Iterable
 
@@ -33,6 +34,7 @@ __all__ = [
     "not_ready_detection",
     "pdb_budget_exceeded",
     "pod_ready_elsewhere",
+    "pods_running_twice",
     "ready_elsewhere",
     "write_error_window",
     "zone_force_delete",
@@ -337,3 +339,17 @@ def pdb_budget_exceeded(timeline: Timeline, drain: FaultRecord, workloads: Itera
         if not started:
             worst = max(worst, float(replicas - len(available) - max_unavailable))
     return worst
+
+
+def pods_running_twice(timeline: Timeline, fault: FaultRecord, prefix: str) -> float | None:
+    """How many pods (``ns/name`` starting with ``prefix``) a node runtime sample saw running
+    on two nodes at once from ``fault`` in force on (a StatefulSet pod's name is its
+    identity: two of them is two writers). None where the nodes' runtimes were not recorded
+    (no machines to ask: kwok's pods run nowhere); NaN, never a pass, where they were and no
+    sample answered after the fault."""
+    if next(timeline.select("pod_runtime_recording"), None) is None:
+        return None
+    if next(timeline.select("pod_runtime_sample", after=fault.in_force), None) is None:
+        return math.nan
+    return float(len({e.subject for e in timeline.select("pod_running_twice", after=fault.in_force)
+                      if e.subject.startswith(prefix)}))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -167,3 +168,32 @@ def test_docker_memory_figures_parse(usage: str, mib: float) -> None:
     from zoneproof.cluster.kind import docker
 
     assert docker.parse_mem_usage(usage) == pytest.approx(mib)
+
+
+def test_the_kubelet_cut_is_one_nft_transaction_of_zoneproofs_own_table() -> None:
+    """Made whole (an earlier table replaced), hooked on output (the node's own processes,
+    after kube-proxy's DNAT), dropping only the API servers' port; removed whole."""
+    argv = nodes.cut_apiserver_argv(["172.18.0.2", "172.18.0.5"], ["fc00::2"])
+    assert argv[0] == "nft" and len(argv) == 2
+    commands = [c.strip() for c in argv[1].split("; ") if c.strip()]
+    assert commands[:3] == ["add table inet zoneproof", "delete table inet zoneproof",
+                            "add table inet zoneproof"]
+    assert "type filter hook output priority -10" in argv[1]
+    assert "ip daddr { 172.18.0.2, 172.18.0.5 } tcp dport 6443 drop" in argv[1]
+    assert "ip6 daddr { fc00::2 } tcp dport 6443 drop" in argv[1]
+    assert "ip6" not in nodes.cut_apiserver_argv(["172.18.0.2"])[1]
+    with pytest.raises(ValueError, match="no address"):
+        nodes.cut_apiserver_argv([])
+    assert nodes.uncut_argv() == ["nft", "add table inet zoneproof; delete table inet zoneproof"]
+
+
+def test_running_pods_are_read_from_the_runtime_by_pod_name() -> None:
+    argv = nodes.running_pods_argv("zp-exp-1")
+    assert argv[:4] == ["crictl", "ps", "--state", "running"]
+    assert "io.kubernetes.pod.namespace=zp-exp-1" in argv
+    printed = json.dumps({"containers": [
+        {"labels": {"io.kubernetes.pod.name": "db-0"}},
+        {"labels": {"io.kubernetes.pod.name": "db-0"}},  # two containers of one pod
+        {"labels": {"io.kubernetes.pod.name": "web-7f9-abc"}}, {"labels": {}}]})
+    assert nodes.pod_names(printed) == ["db-0", "web-7f9-abc"]
+    assert nodes.pod_names('{"containers": null}') == []
