@@ -81,9 +81,13 @@ def _zone_recorders(run: experiment.ExperimentRun) -> list[Recorder]:
 
 
 def _runtime_recorders(run: experiment.ExperimentRun) -> list[Recorder]:
-    """On a cluster whose nodes are machines zoneproof reaches (kind): the pods each node's
-    runtime runs, so that one running on two nodes at once is seen."""
-    if Capability.NODE_CONTAINERS not in run.cluster.capabilities:
+    """For a run judging a figure of the nodes' runtimes (``RUNTIME_METRICS``) on a cluster
+    whose nodes are machines zoneproof reaches (kind): the pods each node's runtime runs, so
+    that one running on two nodes at once is seen (a docker exec per node every 2 s: only
+    where judged)."""
+    judged = {run.config.slo_set.get(name).metric for name in run.config.slos}
+    if Capability.NODE_CONTAINERS not in run.cluster.capabilities or not (
+            judged & figures.RUNTIME_METRICS):
         return []
     return [PodRuntimeRecorder(run.cluster, run.namespace)]
 

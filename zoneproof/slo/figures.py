@@ -31,8 +31,8 @@ from zoneproof.slo.results import SloResult, evaluate
 from zoneproof.slo.spec import Slo
 from zoneproof.traffic import workloads
 
-__all__ = ["FIGURES", "SCALE_METRICS", "Evidence", "Figure", "compute", "offenders", "result",
-           "unfenced"]
+__all__ = ["FIGURES", "RUNTIME_METRICS", "SCALE_METRICS", "Evidence", "Figure", "compute",
+           "offenders", "result", "unfenced"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +264,10 @@ FIGURES: dict[str, Figure] = {
                                            _each(zone_metrics.control_plane_leader_changes)),
 }
 
+
+RUNTIME_METRICS = frozenset({"pods_running_twice"})
+"""Metrics read from the nodes' container runtimes (``measure.PodRuntimeRecorder``): a run
+records them only when it judges one."""
 
 SCALE_METRICS = frozenset({"scale_reaction_p99", "scale_completion_to_limit"})
 """Metrics the scale profile measures on a bed of its own (``bench.scale.outage_at_scale``),
