@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -189,11 +188,11 @@ def test_the_kubelet_cut_is_one_nft_transaction_of_zoneproofs_own_table() -> Non
 
 def test_running_pods_are_read_from_the_runtime_by_pod_name() -> None:
     argv = nodes.running_pods_argv("zp-exp-1")
-    assert argv[:4] == ["crictl", "ps", "--state", "running"]
-    assert "io.kubernetes.pod.namespace=zp-exp-1" in argv
-    printed = json.dumps({"containers": [
-        {"labels": {"io.kubernetes.pod.name": "db-0"}},
-        {"labels": {"io.kubernetes.pod.name": "db-0"}},  # two containers of one pod
-        {"labels": {"io.kubernetes.pod.name": "web-7f9-abc"}}, {"labels": {}}]})
-    assert nodes.pod_names(printed) == ["db-0", "web-7f9-abc"]
-    assert nodes.pod_names('{"containers": null}') == []
+    assert argv[:2] == ["sh", "-c"] and "ctr -n k8s.io tasks ls" in argv[2]
+    assert '$3 == "RUNNING"' in argv[2]  # stopped containers of a pod do not count
+    assert argv[-1] == ('labels."io.kubernetes.pod.namespace"==zp-exp-1,'
+                        'labels."io.cri-containerd.kind"==container')
+    printed = ('"io.kubernetes.pod.name": "db-0"\n"io.kubernetes.pod.name": "db-0"\n'
+               '"io.kubernetes.pod.name":"core-5f7-hz7bv"\n')
+    assert nodes.pod_names(printed) == ["core-5f7-hz7bv", "db-0"]
+    assert nodes.pod_names("") == []

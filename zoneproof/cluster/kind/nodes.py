@@ -11,7 +11,6 @@ whole on revert (and with the container). The argv builders are pure; the other 
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Sequence
@@ -122,17 +121,23 @@ def running_argv(pod: str) -> list[str]:
 
 
 def running_pods_argv(namespace: str) -> list[str]:
-    """The running containers of ``namespace``'s pods as JSON (``crictl``: in every kind
-    node image); ``pod_names`` reads it."""
-    return ["crictl", "ps", "--state", "running", "--label",
-            f"io.kubernetes.pod.namespace={namespace}", "-o", "json"]
+    """Print the pod-name label of every running container of ``namespace``'s pods, through
+    containerd's own CLI (``ctr``: the node image has no crictl); ``pod_names`` reads it."""
+    filters = (f'labels."io.kubernetes.pod.namespace"=={namespace},'
+               'labels."io.cri-containerd.kind"==container')
+    script = (f'tasks=$({_CTR} tasks ls); for id in $({_CTR} containers list -q "$1"); do '
+              'echo "$tasks" | awk -v id="$id" \'$1 == id && $3 == "RUNNING" {f=1} END {exit !f}\' '
+              f'&& {_CTR} containers info "$id" | grep -o \'"io.kubernetes.pod.name": *"[^"]*"\'; '
+              'done; true')
+    return ["sh", "-c", script, "running-pods", filters]
 
 
-def pod_names(crictl_json: str) -> list[str]:
-    """The pod names of the containers ``running_pods_argv`` printed, sorted, each once."""
-    containers = json.loads(crictl_json).get("containers") or []
-    return sorted({str(c["labels"]["io.kubernetes.pod.name"]) for c in containers
-                   if "io.kubernetes.pod.name" in (c.get("labels") or {})})
+_POD_NAME = re.compile(r'"io\.kubernetes\.pod\.name": *"([^"]*)"')
+
+
+def pod_names(printed: str) -> list[str]:
+    """The pod names ``running_pods_argv`` printed, sorted, each once."""
+    return sorted({m[1] for m in _POD_NAME.finditer(printed)})
 
 
 def park_static_pod(node: str, pod: str) -> None:
