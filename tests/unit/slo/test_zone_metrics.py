@@ -133,6 +133,22 @@ def test_runs_once_has_no_figure_where_no_runtime_is_recorded_and_is_never_a_pas
     assert evaluate(slo, 1.0).status is SloStatus.FAIL
 
 
+def test_runs_once_is_invalid_when_no_sample_fell_while_a_replacement_ran_before_the_revert(
+        timeline_of: TimelineOf) -> None:
+    """db-0 of the cut node Ready elsewhere at 20, the cut reverted at 21 (the old pod dies
+    when its kubelet hears of the delete): samples at 12 and 30 cannot say whether both ran."""
+    fault = FaultRecord("kubelet-apiserver-cut", (Effect.NODES_NOT_READY,), ("zone-a-w1",),
+                        9.5, 21.0, 10.0)
+    rows: list[Row] = [(0, "pod_runtime_recording", "ns", {}),
+                       (1, "pod_scheduled", "ns/db-0", {"node": "zone-a-w1"}),
+                       (20, "pod_ready", "ns/db-0", {"node": "zone-b-w1"}),
+                       (12, "pod_runtime_sample", "ns", {"nodes": "3"}),
+                       (30, "pod_runtime_sample", "ns", {"nodes": "3"})]
+    assert math.isnan(metrics.pods_running_twice(timeline_of(rows), fault, "ns/") or 0.0)
+    seen = [*rows, (20.5, "pod_runtime_sample", "ns", {"nodes": "3"})]
+    assert metrics.pods_running_twice(timeline_of(seen), fault, "ns/") == 0.0
+
+
 class _Machines:
     """A cluster whose nodes' runtimes run the given pods (NodeMachines.running_pods)."""
 
