@@ -275,19 +275,47 @@ _PROCESSES = (ControlPlaneProcess.CONTROLLER_MANAGER, ControlPlaneProcess.SCHEDU
 """Control-plane processes whose liveness is polled (the API server's is its /readyz)."""
 
 
-class HealthRecorder:
+class _Poller:
+    """A recorder that calls ``sample`` every ``interval_s`` on a thread of its own (once at
+    once on ``start``, then after each interval) until ``stop``."""
+
+    def __init__(self, interval_s: float, join_s: float = 10.0) -> None:
+        self.interval_s, self.join_s = interval_s, join_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.timeline = Timeline()
+
+    def sample(self) -> None:
+        """Record one sample."""
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def start(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self.sample()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=type(self).__name__)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(self.join_s)
+
+
+class HealthRecorder(_Poller):
     """Polls API server readiness, etcd member health and leader every ``interval_s``, and
     whether kcm and the scheduler run every ``process_interval_s``; records changes."""
 
     def __init__(self, cluster: Cluster, interval_s: float = 0.1,
                  process_interval_s: float = 1.0) -> None:
-        self.cluster, self.interval_s = cluster, interval_s
+        super().__init__(interval_s)
+        self.cluster = cluster
         self.process_interval_s = process_interval_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._last: dict[tuple[str, str], str] = {}
         self._processes_at = float("-inf")
-        self.timeline = Timeline()
 
     def _states(self) -> dict[tuple[str, str], tuple[str, str]]:
         """(kind, subject) → (detail key, value) as sampled now."""
@@ -317,26 +345,12 @@ class HealthRecorder:
                     "alive", str(plane.component_running(component)))
         return states
 
-    def _sample(self) -> None:
+    def sample(self) -> None:
+        """Record what changed since the last sample."""
         for (kind, subject), (key, value) in self._states().items():
             if self._last.get((kind, subject)) != value:
                 self._last[(kind, subject)] = value
                 self.timeline.add(kind, subject, **{key: value})
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._sample()
-
-    def start(self, timeline: Timeline) -> None:
-        self.timeline = timeline
-        self._sample()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="HealthRecorder")
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(10)
 
 
 class LinkRecorder:
@@ -379,18 +393,20 @@ class LinkRecorder:
             thread.join(10)
 
 
-class PodRuntimeRecorder:
+class PodRuntimeRecorder(_Poller):
     """Samples, every ``interval_s``, which pods of ``namespace`` run on each node as its
     container runtime has them (``NodeMachines.running_pods``: a node cut off from the API
     runs pods the API no longer shows), and records a pod running on two nodes at once."""
 
     def __init__(self, cluster: Cluster, namespace: str, interval_s: float = 2.0) -> None:
+        super().__init__(interval_s, join_s=30.0)
         self.machines = facets.facet(cluster, Capability.NODE_CONTAINERS)
         self.nodes = sorted(n for names in cluster.nodes_by_zone().values() for n in names)
-        self.namespace, self.interval_s = namespace, interval_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.timeline = Timeline()
+        self.namespace = namespace
+
+    def start(self, timeline: Timeline) -> None:
+        timeline.add("pod_runtime_recording", self.namespace)
+        super().start(timeline)
 
     def sample(self) -> None:
         """One sample of every node (none recorded if a node does not answer)."""
@@ -407,21 +423,6 @@ class PodRuntimeRecorder:
             if len(nodes) > 1:
                 self.timeline.add("pod_running_twice", f"{self.namespace}/{pod}",
                                   nodes=",".join(nodes))
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.sample()
-
-    def start(self, timeline: Timeline) -> None:
-        self.timeline = timeline
-        timeline.add("pod_runtime_recording", self.namespace)
-        self._thread = threading.Thread(target=self._run, daemon=True, name="PodRuntimeRecorder")
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(30)
 
 
 @contextlib.contextmanager
