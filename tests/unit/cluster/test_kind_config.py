@@ -171,7 +171,8 @@ def test_docker_memory_figures_parse(usage: str, mib: float) -> None:
 
 def test_the_kubelet_cut_is_one_nft_transaction_of_zoneproofs_own_table() -> None:
     """Made whole (an earlier table replaced), hooked on output (the node's own processes,
-    after kube-proxy's DNAT), dropping only the API servers' port; removed whole."""
+    after kube-proxy's DNAT) and input (a watch opened before the cut brings nothing more),
+    dropping only the API servers' port; removed whole."""
     argv = nodes.cut_apiserver_argv(["172.18.0.2", "172.18.0.5"], ["fc00::2"])
     assert argv[0] == "nft" and len(argv) == 2
     commands = [c.strip() for c in argv[1].split("; ") if c.strip()]
@@ -180,6 +181,8 @@ def test_the_kubelet_cut_is_one_nft_transaction_of_zoneproofs_own_table() -> Non
     assert "type filter hook output priority -10" in argv[1]
     assert "ip daddr { 172.18.0.2, 172.18.0.5 } tcp dport 6443 drop" in argv[1]
     assert "ip6 daddr { fc00::2 } tcp dport 6443 drop" in argv[1]
+    assert "type filter hook input priority -10" in argv[1]
+    assert "input ip saddr { 172.18.0.2, 172.18.0.5 } tcp sport 6443 drop" in argv[1]
     assert "ip6" not in nodes.cut_apiserver_argv(["172.18.0.2"])[1]
     with pytest.raises(ValueError, match="no address"):
         nodes.cut_apiserver_argv([])

@@ -53,20 +53,25 @@ APISERVER_PORT = 6443
 
 def cut_apiserver_argv(ipv4: Sequence[str], ipv6: Sequence[str] = (),
                        port: int = APISERVER_PORT) -> list[str]:
-    """nft, one transaction: drop every packet the node's own processes (the kubelet, and
-    the host-network pods: kube-proxy, kindnet) send to ``port`` of those addresses (the API
-    servers, their load balancer); forwarded pod traffic is left alone. The chain hooks
-    output after kube-proxy's DNAT, so the ``kubernetes`` Service's address is cut too. A
-    table left by an earlier cut is replaced."""
+    """nft, one transaction: the node's own processes (the kubelet, and the host-network
+    pods: kube-proxy, kindnet) and ``port`` of those addresses (the API servers, their load
+    balancer) exchange nothing: what they send there is dropped (output, after kube-proxy's
+    DNAT, so the ``kubernetes`` Service's address is cut too), and so is what comes back
+    from there (input), or a watch the kubelet opened before the cut would go on bringing it
+    the API's news (a deleted pod) over a connection it can no longer acknowledge. Forwarded
+    pod traffic is left alone. A table left by an earlier cut is replaced."""
     if not ipv4 and not ipv6:
         raise ValueError("no address to cut")
-    rules = [f"add rule inet {NFT_TABLE} output {family} daddr {{ {', '.join(addresses)} }} "
-             f"tcp dport {port} drop"
-             for family, addresses in (("ip", ipv4), ("ip6", ipv6)) if addresses]
+    families = [(family, ", ".join(addresses))
+                for family, addresses in (("ip", ipv4), ("ip6", ipv6)) if addresses]
+    rules = [*(f"add rule inet {NFT_TABLE} output {family} daddr {{ {addresses} }} "
+               f"tcp dport {port} drop" for family, addresses in families),
+             *(f"add rule inet {NFT_TABLE} input {family} saddr {{ {addresses} }} "
+               f"tcp sport {port} drop" for family, addresses in families)]
+    chains = [f"add chain inet {NFT_TABLE} {hook} {{ type filter hook {hook} priority -10; "
+              "policy accept; }" for hook in ("output", "input")]
     commands = [f"add table inet {NFT_TABLE}", f"delete table inet {NFT_TABLE}",
-                f"add table inet {NFT_TABLE}",
-                f"add chain inet {NFT_TABLE} output {{ type filter hook output priority -10; "
-                "policy accept; }", *rules]
+                f"add table inet {NFT_TABLE}", *chains, *rules]
     return ["nft", "; ".join(commands)]
 
 
