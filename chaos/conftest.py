@@ -58,10 +58,13 @@ def _progress(message: str) -> None:
 
 
 @pytest.fixture
-def experiment_bed(request: pytest.FixtureRequest) -> Cluster:
-    """The bed the test's experiment runs on: ``zoned_bed`` for one tagged ``zones``, else
-    the module's."""
-    zoned = experiment_of(request.node) in catalog.zoned_only(Path(__file__).parent)
+def experiment_bed(request: pytest.FixtureRequest, zp_backend: Backend) -> Cluster:
+    """The bed the test's experiment runs on: ``zoned_bed`` for one tagged ``zones`` whose
+    faults the backend's plain beds do not take, else the module's."""
+    name = experiment_of(request.node)
+    zoned = name in catalog.zoned_only(Path(__file__).parent) and not (
+        catalog.fault_needs(Path(__file__).parent, name)
+        <= zp_backend.traits.plain_capabilities)
     bed: Cluster = request.getfixturevalue("zoned_bed" if zoned else "module_bed")
     return bed
 
@@ -129,7 +132,8 @@ def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
     the components do not both run in the cluster; tagged ``zones`` and the backend makes no
     beds with failure-domain zones) is skipped, saying why."""
     zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
-    excluded = catalog.not_applicable(Path(__file__).parent, s.components, zones=zones)
+    excluded = catalog.not_applicable(Path(__file__).parent, s.components, zones=zones,
+                                      capabilities=backend.traits.plain_capabilities)
     zoned = catalog.zoned_only(Path(__file__).parent)
     for item in items:
         if experiment_of(item) in zoned:  # a zoned bed each: `make test-zones`, not `make test`

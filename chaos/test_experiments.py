@@ -205,6 +205,10 @@ CAUGHT = [
     pytest.param(Twin("kubelet-apiserver-cut", "graceful-delete", "statefulset-pod-ready-elsewhere",
                       {"workloads-ready-in-other-zones": {"timeout_s": 30}}),
                  id="kubelet-apiserver-cut-graceful-delete"),
+    # the cut turns the nodes Unknown (kcm hears nothing), never False: nothing is deleted
+    pytest.param(Twin("kubelet-apiserver-cut", "ignores-unknown", "ha-controller-force-delete",
+                      {"workloads-ready-in-other-zones": {"timeout_s": 30}}),
+                 id="kubelet-apiserver-cut-ignores-unknown"),
     # the stated bound raised past where writes keep their p99 (a leader across slow links)
     pytest.param(Twin("zone-latency", "reference", "zone-latency-write-p99",
                       {"add-50ms": {"parameters": {"zone": "zone-a", "latency_ms": 800}},

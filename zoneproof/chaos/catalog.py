@@ -4,7 +4,9 @@ Two tags narrow them: an experiment tagged ``in-cluster`` takes down the compone
 pods, so it applies only when every component under test runs in the cluster; one tagged
 ``zones`` takes a zone down as a whole failure domain (its control plane, its links), so it
 applies only where the run's backend makes beds whose zones are such domains
-(``Traits.zoned_options``), and runs on one. Any other experiment applies to every run; one
+(``Traits.zoned_options``), and runs on one, or where the backend's plain beds take every
+fault it injects (``Traits.plain_capabilities``: kind cuts a zone's kubelets off), and runs
+on the run's own bed. Any other experiment applies to every run; one
 that applies and did not run is never a pass. One tagged ``opt-in`` is out of the default set
 (it runs only when named: ``--zp-experiments``, ``qualify --experiments``): docs/zones.md says why.
 """
@@ -15,11 +17,13 @@ from pathlib import Path
 
 import yaml
 
+from zoneproof.chaos import guard
+from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness.component import Components
 from zoneproof.components.harness.source import IN_CLUSTER, Where
 
-__all__ = ["IN_CLUSTER_TAG", "OPT_IN_TAG", "ZONES_TAG", "applicable", "in_cluster_only", "names",
-           "not_applicable", "opt_in", "zoned_only"]
+__all__ = ["IN_CLUSTER_TAG", "OPT_IN_TAG", "ZONES_TAG", "applicable", "fault_needs",
+           "in_cluster_only", "names", "not_applicable", "opt_in", "zoned_only"]
 
 IN_CLUSTER_TAG = "in-cluster"
 """An experiment so tagged is about the components' own pods: in-cluster components only."""
@@ -50,20 +54,28 @@ def zoned_only(directory: Path) -> set[str]:
     return _tagged(directory, ZONES_TAG)
 
 
+def fault_needs(directory: Path, name: str) -> frozenset[Capability]:
+    """What the faults experiment ``name`` injects need of a cluster (DESTRUCTIVE among it)."""
+    plan = guard.FaultPlan.of(yaml.safe_load((directory / f"{name}.yaml").read_text()))
+    return frozenset().union(*guard.needs(plan).values())
+
+
 def opt_in(directory: Path) -> set[str]:
     """The experiments tagged ``opt-in``: run only when named."""
     return _tagged(directory, OPT_IN_TAG)
 
 
-def not_applicable(directory: Path, components: Components, *, zones: bool = True
-                   ) -> dict[str, str]:
+def not_applicable(directory: Path, components: Components, *, zones: bool = True,
+                   capabilities: frozenset[Capability] = frozenset()) -> dict[str, str]:
     """Experiment → why it does not apply to ``components`` (none when all run in-cluster)
-    on a run whose backend makes beds with failure-domain zones (``zones``) or not."""
+    on a run whose backend makes beds with failure-domain zones (``zones``) or not, and
+    whose plain beds have ``capabilities``."""
     excluded = {} if zones else {
         name: "takes a zone down as a whole failure domain (its etcd member and control-plane "
               "replicas, its links): only on a backend that makes beds whose zones are such "
               "domains (the local backend's zoned layout, as root)"
-        for name in sorted(zoned_only(directory))}
+        for name in sorted(zoned_only(directory))
+        if not fault_needs(directory, name) <= capabilities}
     if all(c.where is Where.IN_CLUSTER for c in components):
         return excluded
     ran = ", ".join(f"the {c.kind} {c.where}" for c in components)
@@ -73,8 +85,10 @@ def not_applicable(directory: Path, components: Components, *, zones: bool = Tru
         for name in sorted(in_cluster_only(directory))}}
 
 
-def applicable(directory: Path, components: Components, *, zones: bool = True) -> list[str]:
+def applicable(directory: Path, components: Components, *, zones: bool = True,
+               capabilities: frozenset[Capability] = frozenset()) -> list[str]:
     """The experiments of the default set that apply to ``components`` (on a run with zoned
-    beds or not)."""
-    excluded = {*not_applicable(directory, components, zones=zones), *opt_in(directory)}
+    beds or not, plain beds with ``capabilities``)."""
+    excluded = {*not_applicable(directory, components, zones=zones, capabilities=capabilities),
+                *opt_in(directory)}
     return [name for name in names(directory) if name not in excluded]

@@ -19,6 +19,7 @@ from zoneproof.cluster.interface import (
     ControlPlane,
     EtcdMembers,
     Images,
+    KubeletLinks,
     Kubelets,
     NodeMachines,
     Zones,
@@ -26,7 +27,7 @@ from zoneproof.cluster.interface import (
 
 __all__ = ["FACETS", "MEANING", "audit_unmet", "facet", "require", "unmet"]
 
-Facet = Kubelets | NodeMachines | EtcdMembers | ControlPlane | Images | Zones
+Facet = Kubelets | NodeMachines | EtcdMembers | ControlPlane | Images | Zones | KubeletLinks
 
 #: Capability → the Protocol a cluster with it implements (DESTRUCTIVE is a permission).
 FACETS: dict[Capability, type[Facet]] = {
@@ -36,6 +37,7 @@ FACETS: dict[Capability, type[Facet]] = {
     Capability.CONTROL_PLANE: ControlPlane,
     Capability.LOAD_IMAGES: Images,
     Capability.ZONES: Zones,
+    Capability.KUBELET_LINKS: KubeletLinks,
 }
 
 #: What a cluster lacking the capability cannot give, in the words a skip reason needs.
@@ -50,6 +52,8 @@ MEANING: dict[Capability, str] = {
     Capability.ZONES: "its zones are no failure domains zoneproof can take down or cut off "
                       "(no control-plane replica and etcd member per zone, no links between "
                       "zones to cut or slow)",
+    Capability.KUBELET_LINKS: "its kubelets' links to the API server cannot be cut while "
+                              "they keep running (no network of its own between them)",
     Capability.DESTRUCTIVE: "faults are not allowed on it",
 }
 
@@ -66,6 +70,8 @@ def facet(cluster: Cluster, capability: Literal[Capability.CONTROL_PLANE]) -> Co
 def facet(cluster: Cluster, capability: Literal[Capability.LOAD_IMAGES]) -> Images: ...
 @overload
 def facet(cluster: Cluster, capability: Literal[Capability.ZONES]) -> Zones: ...
+@overload
+def facet(cluster: Cluster, capability: Literal[Capability.KUBELET_LINKS]) -> KubeletLinks: ...
 def facet(cluster: Cluster, capability: Capability) -> Facet:
     """``cluster`` as the facet of ``capability``; FaultError names the backends that have it."""
     if capability not in FACETS:

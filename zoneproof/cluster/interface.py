@@ -36,6 +36,7 @@ __all__ = [
     "ControlPlane",
     "EtcdMembers",
     "Images",
+    "KubeletLinks",
     "Kubelets",
     "NodeMachines",
     "Progress",
@@ -73,6 +74,9 @@ class Capability(enum.Enum):
     #: ``Zones``: each zone a failure domain of its own: its control-plane replicas and etcd
     #: member die with it, and the links between zones can be cut or slowed.
     ZONES = "zones"
+    #: ``KubeletLinks``: a zone's kubelets cut off from the API server (one way: what they
+    #: send is dropped) while they, their pods and the control plane keep running.
+    KUBELET_LINKS = "kubelet-links"
     #: Faults may disrupt this cluster at all (false for a user's cluster unless allowed).
     DESTRUCTIVE = "destructive"
 
@@ -176,6 +180,11 @@ class NodeMachines(Protocol):
     def kill_pod_containers(self, node: str, namespace: str, pod: str) -> int:
         """SIGKILL the running containers of a pod on ``node`` (no grace); how many."""
 
+    def running_pods(self, node: str, namespace: str) -> list[str]:
+        """Names of the pods of ``namespace`` with a container running on ``node``, as the
+        node's container runtime has them (not the API: a node cut off runs what the API
+        no longer shows)."""
+
 
 @runtime_checkable
 class Images(Protocol):
@@ -241,6 +250,18 @@ class ZoneCut(enum.StrEnum):
     PARTITION = "partition"
     #: The zone's kubelets cannot reach any API server (one way); everything else works.
     KUBELETS = "kubelets"
+
+
+@runtime_checkable
+class KubeletLinks(Protocol):
+    """Facet of Capability.KUBELET_LINKS: a zone's kubelets lose their way to the API server."""
+
+    def cut_kubelet_links(self, zone: str) -> None:
+        """Drop what ``zone``'s kubelets send to the API server (packets dropped in the
+        network); the kubelets, their pods and everything else keep running."""
+
+    def restore_kubelet_links(self, zone: str) -> None:
+        """Undo ``cut_kubelet_links`` (idempotent)."""
 
 
 @runtime_checkable
@@ -331,6 +352,13 @@ class Traits:
     #: Options (``BackendOption.flag`` → value) under which its beds' zones are failure
     #: domains (Capability.ZONES); None: it makes no such beds.
     zoned_options: Mapping[str, str] | None = None
+    #: The part of ``capabilities`` only its beds under ``zoned_options`` have.
+    zoned_capabilities: frozenset[Capability] = frozenset()
+
+    @property
+    def plain_capabilities(self) -> frozenset[Capability]:
+        """What its beds have without ``zoned_options``."""
+        return self.capabilities - self.zoned_capabilities
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,10 +98,12 @@ class ZonePartition:
 class CutKubelets:
     """``zone``'s kubelets cannot reach any API server (one way: their packets are dropped),
     while they, their pods and everything else keep running (seed 004's dependency-watchdog
-    case: nodes NotReady, workloads fine). Revert heals the link."""
+    case: nodes NotReady, workloads fine). Revert heals the link. (The zoned local bed drops
+    them in its wan; kind in the zone's node containers, with nftables.)"""
 
     name: ClassVar[str] = "kubelet-apiserver-cut"
-    requires: ClassVar[frozenset[Capability]] = _ZONES
+    requires: ClassVar[frozenset[Capability]] = frozenset({Capability.KUBELET_LINKS,
+                                                           Capability.DESTRUCTIVE})
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.KUBELETS_STOPPED,
                                                       Effect.NODES_NOT_READY})
 
@@ -111,10 +113,10 @@ class CutKubelets:
         return zone_nodes(context.cluster, self.zone, self.name)
 
     def inject(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _zones(context.cluster).cut_zone(self.zone, ZoneCut.KUBELETS)
+        facets.facet(context.cluster, Capability.KUBELET_LINKS).cut_kubelet_links(self.zone)
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
-        _zones(context.cluster).restore_zone(self.zone, ZoneCut.KUBELETS)
+        facets.facet(context.cluster, Capability.KUBELET_LINKS).restore_kubelet_links(self.zone)
 
 
 _LINK = re.compile(r"^(?P<a>[^<>]+)<->(?P<b>[^<>+]+)\+(?P<ms>\d+)ms$")

@@ -39,6 +39,7 @@ from zoneproof.measure.recorders import (
     NodeHeartbeatRecorder,
     NodeReadyRecorder,
     PodRecorder,
+    PodRuntimeRecorder,
     Recorder,
     recording,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "LeaseRecorder",
     "LeaseRequest",
     "LinkRecorder",
+    "PodRuntimeRecorder",
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "OpKind",

@@ -9,7 +9,9 @@ transitions} · ``node_heartbeat`` {} (a kubelet renewed its node Lease) · ``ap
 (kube-controller-manager, kube-scheduler; on a zoned bed each zone's replicas too, as
 ``<role>-<zone>``) · ``control_plane_leader`` {holder, zone} (kcm's and the scheduler's
 Leases) · ``link_rtt`` {source, seconds, answered} (a round trip from one zone to another, the
-subject).
+subject) · ``pod_runtime_recording`` {} (the nodes' runtimes are sampled: a cluster with node
+machines) · ``pod_runtime_sample`` {nodes} (one sample of every node answered) ·
+``pod_running_twice`` {nodes} (a pod, the subject, runs on more than one node at once).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "NodeHeartbeatRecorder",
     "NodeReadyRecorder",
     "PodRecorder",
+    "PodRuntimeRecorder",
     "Recorder",
     "recording",
 ]
@@ -272,19 +275,47 @@ _PROCESSES = (ControlPlaneProcess.CONTROLLER_MANAGER, ControlPlaneProcess.SCHEDU
 """Control-plane processes whose liveness is polled (the API server's is its /readyz)."""
 
 
-class HealthRecorder:
+class _Poller:
+    """A recorder that calls ``sample`` every ``interval_s`` on a thread of its own (once at
+    once on ``start``, then after each interval) until ``stop``."""
+
+    def __init__(self, interval_s: float, join_s: float = 10.0) -> None:
+        self.interval_s, self.join_s = interval_s, join_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.timeline = Timeline()
+
+    def sample(self) -> None:
+        """Record one sample."""
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def start(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self.sample()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=type(self).__name__)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(self.join_s)
+
+
+class HealthRecorder(_Poller):
     """Polls API server readiness, etcd member health and leader every ``interval_s``, and
     whether kcm and the scheduler run every ``process_interval_s``; records changes."""
 
     def __init__(self, cluster: Cluster, interval_s: float = 0.1,
                  process_interval_s: float = 1.0) -> None:
-        self.cluster, self.interval_s = cluster, interval_s
+        super().__init__(interval_s)
+        self.cluster = cluster
         self.process_interval_s = process_interval_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._last: dict[tuple[str, str], str] = {}
         self._processes_at = float("-inf")
-        self.timeline = Timeline()
 
     def _states(self) -> dict[tuple[str, str], tuple[str, str]]:
         """(kind, subject) → (detail key, value) as sampled now."""
@@ -314,26 +345,12 @@ class HealthRecorder:
                     "alive", str(plane.component_running(component)))
         return states
 
-    def _sample(self) -> None:
+    def sample(self) -> None:
+        """Record what changed since the last sample."""
         for (kind, subject), (key, value) in self._states().items():
             if self._last.get((kind, subject)) != value:
                 self._last[(kind, subject)] = value
                 self.timeline.add(kind, subject, **{key: value})
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._sample()
-
-    def start(self, timeline: Timeline) -> None:
-        self.timeline = timeline
-        self._sample()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="HealthRecorder")
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(10)
 
 
 class LinkRecorder:
@@ -374,6 +391,38 @@ class LinkRecorder:
         self._stop.set()
         for thread in self._threads:
             thread.join(10)
+
+
+class PodRuntimeRecorder(_Poller):
+    """Samples, every ``interval_s``, which pods of ``namespace`` run on each node as its
+    container runtime has them (``NodeMachines.running_pods``: a node cut off from the API
+    runs pods the API no longer shows), and records a pod running on two nodes at once."""
+
+    def __init__(self, cluster: Cluster, namespace: str, interval_s: float = 2.0) -> None:
+        super().__init__(interval_s, join_s=30.0)
+        self.machines = facets.facet(cluster, Capability.NODE_CONTAINERS)
+        self.nodes = sorted(n for names in cluster.nodes_by_zone().values() for n in names)
+        self.namespace = namespace
+
+    def start(self, timeline: Timeline) -> None:
+        timeline.add("pod_runtime_recording", self.namespace)
+        super().start(timeline)
+
+    def sample(self) -> None:
+        """One sample of every node (none recorded if a node does not answer)."""
+        where: dict[str, list[str]] = {}
+        try:
+            for node in self.nodes:
+                for pod in self.machines.running_pods(node, self.namespace):
+                    where.setdefault(pod, []).append(node)
+        except (errors.ZoneproofError, OSError, ValueError) as exc:
+            log.debug("pod runtime sample failed: %s", exc)
+            return
+        self.timeline.add("pod_runtime_sample", self.namespace, nodes=str(len(self.nodes)))
+        for pod, nodes in sorted(where.items()):
+            if len(nodes) > 1:
+                self.timeline.add("pod_running_twice", f"{self.namespace}/{pod}",
+                                  nodes=",".join(nodes))
 
 
 @contextlib.contextmanager

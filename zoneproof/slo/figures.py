@@ -31,8 +31,8 @@ from zoneproof.slo.results import SloResult, evaluate
 from zoneproof.slo.spec import Slo
 from zoneproof.traffic import workloads
 
-__all__ = ["FIGURES", "SCALE_METRICS", "Evidence", "Figure", "compute", "offenders", "result",
-           "unfenced"]
+__all__ = ["FIGURES", "RUNTIME_METRICS", "SCALE_METRICS", "Evidence", "Figure", "compute",
+           "offenders", "result", "unfenced"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +115,10 @@ def _statefulset(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     prefix = f"{ev.namespace}/db-"
     return _worst(metrics.pod_ready_elsewhere(ev.timeline, r, pods)
                   for r in faults if (pods := _pods_on_targets(ev, r, prefix)))
+
+
+def _twice(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
+    return _worst(metrics.pods_running_twice(ev.timeline, r, f"{ev.namespace}/") for r in faults)
 
 
 def _failover(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
@@ -221,6 +225,7 @@ FIGURES: dict[str, Figure] = {
     "not_ready_detection": Figure(_NODES, _not_ready),
     "force_delete_after_not_ready": Figure(_NODES, _force_delete),
     "statefulset_recovery": Figure(_NODES, _statefulset),
+    "pods_running_twice": Figure(_NODES, _twice),
     "lease_failover": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _failover),
     # a zone outage that takes the controller's leader and webhook replicas with it
     "zone_lease_failover": Figure(_NODES, _failover),
@@ -259,6 +264,10 @@ FIGURES: dict[str, Figure] = {
                                            _each(zone_metrics.control_plane_leader_changes)),
 }
 
+
+RUNTIME_METRICS = frozenset({"pods_running_twice"})
+"""Metrics read from the nodes' container runtimes (``measure.PodRuntimeRecorder``): a run
+records them only when it judges one."""
 
 SCALE_METRICS = frozenset({"scale_reaction_p99", "scale_completion_to_limit"})
 """Metrics the scale profile measures on a bed of its own (``bench.scale.outage_at_scale``),

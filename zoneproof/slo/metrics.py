@@ -8,6 +8,7 @@ default. Every function is pure.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import statistics
 from collections.abc import Iterable
 
@@ -33,6 +34,7 @@ __all__ = [
     "not_ready_detection",
     "pdb_budget_exceeded",
     "pod_ready_elsewhere",
+    "pods_running_twice",
     "ready_elsewhere",
     "write_error_window",
     "zone_force_delete",
@@ -337,3 +339,26 @@ def pdb_budget_exceeded(timeline: Timeline, drain: FaultRecord, workloads: Itera
         if not started:
             worst = max(worst, float(replicas - len(available) - max_unavailable))
     return worst
+
+
+def pods_running_twice(timeline: Timeline, fault: FaultRecord, prefix: str) -> float | None:
+    """How many pods (``ns/name`` starting with ``prefix``) a node runtime sample saw running
+    on two nodes at once from ``fault`` in force on (a StatefulSet pod's name is its
+    identity: two of them is two writers). None where the nodes' runtimes were not recorded
+    (no machines to ask: kwok's pods run nowhere); NaN, never a pass, where they were and no
+    sample answered after the fault, or none while a pod of the fault's nodes was Ready
+    elsewhere before the fault was reverted (the one window where both could run)."""
+    if next(timeline.select("pod_runtime_recording"), None) is None:
+        return None
+    samples = [e.t for e in timeline.select("pod_runtime_sample", after=fault.in_force)]
+    if not samples:
+        return math.nan
+    on_targets = {e.subject for e in timeline.select("pod_scheduled")
+                  if e.t <= fault.injected_at and e.detail.get("node") in fault.targets}
+    elsewhere = [e.t for e in timeline.select("pod_ready", after=fault.in_force)
+                 if e.subject in on_targets and e.detail.get("node") not in fault.targets]
+    if elsewhere and fault.reverted_at is not None and not any(
+            min(elsewhere) <= t <= fault.reverted_at for t in samples):
+        return math.nan
+    return float(len({e.subject for e in timeline.select("pod_running_twice", after=fault.in_force)
+                      if e.subject.startswith(prefix)}))

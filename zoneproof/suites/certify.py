@@ -181,7 +181,8 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         collect_logs(basetemp, run.reports)
     chaos = qualify.repo_root() / "chaos"
     zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
-    experiments = catalog.applicable(chaos, profile.components, zones=zones)
+    plain = backend.traits.plain_capabilities
+    experiments = catalog.applicable(chaos, profile.components, zones=zones, capabilities=plain)
     browser_problems = look_in_browser(run.reports, experiments, progress)
     _page_with_browser(run.reports, progress)
     files, problems = contents(run.reports, experiments, registration=any(
@@ -205,7 +206,8 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
                        for p in evidence.registrations(run.reports)],
         files={role: name for role, name in _REQUIRED.items() if name in files},
         started=started.isoformat(), finished=finished.isoformat(), problems=problems,
-        not_applicable=catalog.not_applicable(chaos, profile.components, zones=zones),
+        not_applicable=catalog.not_applicable(chaos, profile.components, zones=zones,
+                                              capabilities=plain),
         under_test=[str(kind) for kind in profile.under_test], stood_in=_stood_in(profile))
     if run.code != 0 and document["verdict"] == "PASS":  # the run itself failed (e.g. no report)
         document["problems"].append(f"the qualification exited {run.code}")

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from zoneproof.chaos import catalog
+from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness.component import Component, Components
+from zoneproof.components.harness.sources.in_cluster import InCluster
 from zoneproof.components.harness.registry import Kind
 from zoneproof.components.harness.sources.in_cluster import InCluster
 
@@ -60,3 +62,22 @@ def test_an_opt_in_experiment_is_out_of_the_default_set(directory: Path) -> None
     assert "split" in catalog.names(directory)
     assert "split" not in catalog.applicable(directory, Components(), zones=True)
     assert "split" not in catalog.not_applicable(directory, Components(), zones=True)
+
+
+def test_a_zoned_experiment_applies_where_plain_beds_take_its_faults(tmp_path: Path) -> None:
+    """A ``zones`` experiment whose faults need only what a backend's plain beds have (kind:
+    kubelet-links) applies there without zoned beds; one needing zones as failure domains
+    does not."""
+    fault = ("method:\n  - type: action\n    name: f\n    provider: {type: python, module: "
+             "zoneproof.chaos.actions, func: inject_fault, arguments: {fault: %s}}\n")
+    (tmp_path / "cut.yaml").write_text("tags: [zones]\n" + fault % "kubelet-apiserver-cut")
+    (tmp_path / "partition.yaml").write_text("tags: [zones]\n" + fault % "zone-partition")
+    assert catalog.fault_needs(tmp_path, "cut") == {Capability.KUBELET_LINKS,
+                                                    Capability.DESTRUCTIVE}
+    kind = frozenset({Capability.KUBELET_LINKS, Capability.DESTRUCTIVE})
+    assert set(catalog.not_applicable(tmp_path, Components(), zones=False)) == {"cut",
+                                                                               "partition"}
+    assert set(catalog.not_applicable(tmp_path, Components(), zones=False,
+                                      capabilities=kind)) == {"partition"}
+    assert catalog.applicable(tmp_path, Components(), zones=False, capabilities=kind) == ["cut"]
+    assert catalog.applicable(tmp_path, Components(), zones=True) == ["cut", "partition"]

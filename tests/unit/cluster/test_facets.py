@@ -68,7 +68,7 @@ def test_a_missing_permission_names_the_flag_that_grants_it() -> None:
     with pytest.raises(errors.FaultError) as caught:
         facets.require(bed, set(Capability), what="fault f")  # type: ignore[arg-type]
     text = str(caught.value)
-    assert text.startswith("fault f needs control-plane, destructive, etcd-members, "
+    assert text.startswith("fault f needs control-plane, destructive, etcd-members, kubelet-links, "
                            "load-images, node-containers, zones, which cluster 'bed'")
     assert "destructive: faults are not allowed on it; the local or kind backend has it; on a " \
            "cluster you own, --allow-destructive (pytest: --zp-allow-destructive) allows it" in text
@@ -136,7 +136,10 @@ def test_each_cluster_implements_exactly_the_facets_its_backend_declares(name: s
 
 def test_cluster_classes_declare_what_their_backend_does() -> None:
     assert ZonedLocalCluster.capabilities == cluster.backend_type("local").traits.capabilities
-    assert LocalCluster.capabilities == ZonedLocalCluster.capabilities - {Capability.ZONES}
+    local = cluster.backend_type("local").traits
+    assert LocalCluster.capabilities == ZonedLocalCluster.capabilities - local.zoned_capabilities
+    assert LocalCluster.capabilities == local.plain_capabilities
+    assert cluster.backend_type("kind").traits.plain_capabilities == KindCluster.capabilities
     assert KindCluster.capabilities == cluster.backend_type("kind").traits.capabilities
     adopted = ExistingCluster(Path("/k"), allow_destructive=False)
     assert adopted.capabilities == cluster.backend_type("existing").traits.capabilities

@@ -167,3 +167,35 @@ def test_docker_memory_figures_parse(usage: str, mib: float) -> None:
     from zoneproof.cluster.kind import docker
 
     assert docker.parse_mem_usage(usage) == pytest.approx(mib)
+
+
+def test_the_kubelet_cut_is_one_nft_transaction_of_zoneproofs_own_table() -> None:
+    """Made whole (an earlier table replaced), hooked on output (the node's own processes,
+    after kube-proxy's DNAT) and input (a watch opened before the cut brings nothing more),
+    dropping only the API servers' port; removed whole."""
+    argv = nodes.cut_apiserver_argv(["172.18.0.2", "172.18.0.5"], ["fc00::2"])
+    assert argv[0] == "nft" and len(argv) == 2
+    commands = [c.strip() for c in argv[1].split("; ") if c.strip()]
+    assert commands[:3] == ["add table inet zoneproof", "delete table inet zoneproof",
+                            "add table inet zoneproof"]
+    assert "type filter hook output priority -10" in argv[1]
+    assert "ip daddr { 172.18.0.2, 172.18.0.5 } tcp dport 6443 drop" in argv[1]
+    assert "ip6 daddr { fc00::2 } tcp dport 6443 drop" in argv[1]
+    assert "type filter hook input priority -10" in argv[1]
+    assert "input ip saddr { 172.18.0.2, 172.18.0.5 } tcp sport 6443 drop" in argv[1]
+    assert "ip6" not in nodes.cut_apiserver_argv(["172.18.0.2"])[1]
+    with pytest.raises(ValueError, match="no address"):
+        nodes.cut_apiserver_argv([])
+    assert nodes.uncut_argv() == ["nft", "add table inet zoneproof; delete table inet zoneproof"]
+
+
+def test_running_pods_are_read_from_the_runtime_by_pod_name() -> None:
+    argv = nodes.running_pods_argv("zp-exp-1")
+    assert argv[:2] == ["sh", "-c"] and "ctr -n k8s.io tasks ls" in argv[2]
+    assert '$3 == "RUNNING"' in argv[2]  # stopped containers of a pod do not count
+    assert argv[-1] == ('labels."io.kubernetes.pod.namespace"==zp-exp-1,'
+                        'labels."io.cri-containerd.kind"==container')
+    printed = ('"io.kubernetes.pod.name": "db-0"\n"io.kubernetes.pod.name": "db-0"\n'
+               '"io.kubernetes.pod.name":"core-5f7-hz7bv"\n')
+    assert nodes.pod_names(printed) == ["core-5f7-hz7bv", "db-0"]
+    assert nodes.pod_names("") == []

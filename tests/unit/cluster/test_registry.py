@@ -162,9 +162,10 @@ def test_each_backend_lists_its_capabilities_one_by_one() -> None:
     backend takes "all of them" or "all but some")."""
     listed = {
         "local": {Capability.STOP_KUBELET, Capability.ETCD_MEMBERS, Capability.CONTROL_PLANE,
-                  Capability.DESTRUCTIVE, Capability.ZONES},
+                  Capability.DESTRUCTIVE, Capability.ZONES, Capability.KUBELET_LINKS},
         "kind": {Capability.STOP_KUBELET, Capability.ETCD_MEMBERS, Capability.CONTROL_PLANE,
-                 Capability.NODE_CONTAINERS, Capability.LOAD_IMAGES, Capability.DESTRUCTIVE},
+                 Capability.NODE_CONTAINERS, Capability.LOAD_IMAGES, Capability.DESTRUCTIVE,
+                 Capability.KUBELET_LINKS},
         "existing": set(),  # DESTRUCTIVE when allowed, STOP_KUBELET with the node agent
     }
     for name in ("local", "kind", "existing"):

@@ -18,8 +18,10 @@ def test_zone_kinds_are_registered_with_their_effects() -> None:
                                                       Effect.NODES_NOT_READY}
     assert kinds["zone-latency"].effects == {Effect.LINKS_SLOWED}
     assert all("zones" in {c.value for c in kinds[k].requires}
-               for k in ("kill-zone-control-plane", "zone-partition", "kubelet-apiserver-cut",
-                         "zone-latency"))
+               for k in ("kill-zone-control-plane", "zone-partition", "zone-latency"))
+    # the one-way cut needs no zoned control plane: kind's plain beds take it too
+    assert {c.value for c in kinds["kubelet-apiserver-cut"].requires} == {"kubelet-links",
+                                                                          "destructive"}
 
 
 def test_link_targets_round_trip_and_refuse_other_names() -> None:

@@ -90,19 +90,19 @@ def test_the_health_recorder_writes_changes_of_readiness_leader_and_processes() 
     timeline = Timeline(clock=lambda: now[0])
     recorder = HealthRecorder(cluster, process_interval_s=5.0)  # type: ignore[arg-type]
     recorder.timeline = timeline
-    recorder._sample()
+    recorder.sample()
     first = {(e.kind, e.subject): e.detail for e in timeline.events}
     assert first[("etcd_leader", "etcd")] == {"leader": "m0"}
     assert first[("process_alive", "kube-scheduler")] == {"alive": "True"}
     cluster.leader = ""
     cluster.running[ControlPlaneProcess.SCHEDULER] = False
     now[0] = 1.0  # processes are not polled again so soon
-    recorder._sample()
+    recorder.sample()
     cluster.leader = "m1"
     now[0] = 2.0
-    recorder._sample()
+    recorder.sample()
     now[0] = 5.0  # the process interval passed
-    recorder._sample()
+    recorder.sample()
     later = [(e.kind, e.subject, e.detail) for e in timeline.events[len(first):]]
     assert later == [
         ("etcd_member", "m0", {"healthy": "False"}), ("etcd_member", "m1", {"healthy": "False"}),

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
+from zoneproof import errors
+from zoneproof.cluster.interface import Capability
 from zoneproof.faults import FaultRecord
 from zoneproof.faults.effects import Effect, StatedTimings
 from zoneproof.faults.zones import link_target
-from zoneproof.measure import Timeline
-from zoneproof.slo import effect_checks, zone_metrics
+from zoneproof.measure import PodRuntimeRecorder, Timeline
+from zoneproof.slo import effect_checks, metrics, zone_metrics
+from zoneproof.slo.results import SloStatus, evaluate
+from zoneproof.slo.spec import load_slos
 
 Row = tuple[float, str, str, dict[str, str]]
 TimelineOf = Callable[[list[Row]], Timeline]
@@ -93,3 +98,84 @@ def test_a_slowed_link_needs_a_baseline_and_a_round_trip_that_slow(
     assert not effect_checks.check([fault], timeline_of(no_baseline).events, timings)[0].effective
     timed_out = [rtt(5, "0.004"), rtt(12, "10.0", answered="False")]
     assert effect_checks.check([fault], timeline_of(timed_out).events, timings)[0].effective
+
+
+def _cut(in_force: float = 10.0) -> FaultRecord:
+    return FaultRecord("kubelet-apiserver-cut", (Effect.KUBELETS_STOPPED, Effect.NODES_NOT_READY),
+                       ("zone-a-w1",), in_force - 0.5, 60.0, in_force)
+
+
+def _twice(t: float, pod: str) -> Row:
+    return (t, "pod_running_twice", pod, {"nodes": "zone-a-w1,zone-b-w1"})
+
+
+def test_a_pod_running_on_two_nodes_after_the_cut_counts_once(timeline_of: TimelineOf) -> None:
+    sampled: list[Row] = [(t, "pod_runtime_sample", "ns", {"nodes": "3"}) for t in (12, 14, 16)]
+    timeline = timeline_of([(0, "pod_runtime_recording", "ns", {}), *sampled,
+                            _twice(14, "ns/db-0"), _twice(16, "ns/db-0"), _twice(16, "ns/db-1"),
+                            _twice(16, "other/db-0"), _twice(5, "ns/db-2")])
+    assert metrics.pods_running_twice(timeline, _cut(), "ns/") == 2.0  # db-2: before the cut
+    clean = timeline_of([(0, "pod_runtime_recording", "ns", {}), *sampled])
+    assert metrics.pods_running_twice(clean, _cut(), "ns/") == 0.0
+
+
+def test_runs_once_has_no_figure_where_no_runtime_is_recorded_and_is_never_a_pass_unsampled(
+        timeline_of: TimelineOf) -> None:
+    """kwok: nothing recorded, no figure (the SLO allows it); kind with every sample failed
+    after the cut: NaN (INVALID), never a pass."""
+    assert metrics.pods_running_twice(timeline_of([]), _cut(), "ns/") is None
+    unsampled = timeline_of([(0, "pod_runtime_recording", "ns", {}),
+                             (5, "pod_runtime_sample", "ns", {"nodes": "3"})])
+    assert math.isnan(metrics.pods_running_twice(unsampled, _cut(), "ns/") or 0.0)
+    slo = next(s for s in load_slos().slos if s.name == "statefulset-pod-runs-once")
+    assert evaluate(slo, math.nan).status is SloStatus.INVALID
+    assert evaluate(slo, None).status is SloStatus.PASS  # allowed: judged where pods run
+    assert evaluate(slo, 1.0).status is SloStatus.FAIL
+
+
+def test_runs_once_is_invalid_when_no_sample_fell_while_a_replacement_ran_before_the_revert(
+        timeline_of: TimelineOf) -> None:
+    """db-0 of the cut node Ready elsewhere at 20, the cut reverted at 21 (the old pod dies
+    when its kubelet hears of the delete): samples at 12 and 30 cannot say whether both ran."""
+    fault = FaultRecord("kubelet-apiserver-cut", (Effect.NODES_NOT_READY,), ("zone-a-w1",),
+                        9.5, 21.0, 10.0)
+    rows: list[Row] = [(0, "pod_runtime_recording", "ns", {}),
+                       (1, "pod_scheduled", "ns/db-0", {"node": "zone-a-w1"}),
+                       (20, "pod_ready", "ns/db-0", {"node": "zone-b-w1"}),
+                       (12, "pod_runtime_sample", "ns", {"nodes": "3"}),
+                       (30, "pod_runtime_sample", "ns", {"nodes": "3"})]
+    assert math.isnan(metrics.pods_running_twice(timeline_of(rows), fault, "ns/") or 0.0)
+    seen = [*rows, (20.5, "pod_runtime_sample", "ns", {"nodes": "3"})]
+    assert metrics.pods_running_twice(timeline_of(seen), fault, "ns/") == 0.0
+
+
+class _Machines:
+    """A cluster whose nodes' runtimes run the given pods (NodeMachines.running_pods)."""
+
+    capabilities = frozenset({Capability.NODE_CONTAINERS})
+    name, backend = "fake", "fake"
+
+    def __init__(self, running: dict[str, list[str]]) -> None:
+        self.running = running
+
+    def nodes_by_zone(self) -> dict[str, list[str]]:
+        return {"zone-a": ["a1"], "zone-b": ["b1"], "zone-c": ["c1"]}
+
+    def running_pods(self, node: str, namespace: str) -> list[str]:
+        if node not in self.running:
+            raise errors.BackendError(f"{node} does not answer")
+        return self.running[node]
+
+
+def test_the_runtime_recorder_records_a_pod_on_two_nodes_and_no_partial_sample() -> None:
+    timeline = Timeline()
+    fake = _Machines({"a1": ["db-0", "web-1"], "b1": ["db-0"], "c1": ["db-1"]})
+    recorder = PodRuntimeRecorder(fake, "ns")  # type: ignore[arg-type]
+    recorder.timeline = timeline
+    recorder.sample()
+    assert [(e.kind, e.subject, e.detail) for e in timeline.events] == [
+        ("pod_runtime_sample", "ns", {"nodes": "3"}),
+        ("pod_running_twice", "ns/db-0", {"nodes": "a1,b1"})]
+    fake.running.pop("c1")  # one node does not answer: no sample at all
+    recorder.sample()
+    assert len(timeline.events) == 2

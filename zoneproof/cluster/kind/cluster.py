@@ -20,11 +20,11 @@ from zoneproof import errors
 from zoneproof._util import processes, waiting
 from zoneproof.cluster import _etcd
 from zoneproof.cluster._common import ZONE_LABEL, ApiCluster
-from zoneproof.cluster.interface import Capability, ClusterStatus, ControlPlaneProcess
+from zoneproof.cluster.interface import Capability, ClusterStatus, ControlPlaneProcess, Progress
 from zoneproof.cluster.kind import docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
 from zoneproof.cluster.spec import ClusterSpec
-from zoneproof.runs import state
+from zoneproof.runs import ownership, state
 
 __all__ = ["NAME", "ROLE_LABEL", "KindCluster", "KindPaths"]
 
@@ -60,7 +60,8 @@ class KindPaths:
 #: a new capability is granted only by adding it here.
 CAPABILITIES = frozenset({Capability.STOP_KUBELET, Capability.ETCD_MEMBERS,
                           Capability.CONTROL_PLANE, Capability.NODE_CONTAINERS,
-                          Capability.LOAD_IMAGES, Capability.DESTRUCTIVE})
+                          Capability.LOAD_IMAGES, Capability.KUBELET_LINKS,
+                          Capability.DESTRUCTIVE})
 
 
 class KindCluster(ApiCluster):
@@ -204,6 +205,58 @@ class KindCluster(ApiCluster):
                   'ctr -n k8s.io task kill -s SIGKILL "$c" 2>/dev/null && echo "$c"; done; true')
         killed = docker.exec_in(self._node(node), ["sh", "-c", script, "kill", filters])
         return len(killed.split())
+
+    def running_pods(self, node: str, namespace: str) -> list[str]:
+        """``crictl ps --state running`` in the node: pods of ``namespace`` with a running
+        container, by the runtime's labels."""
+        return nodes_.pod_names(docker.exec_in(self._node(node),
+                                               nodes_.running_pods_argv(namespace)))
+
+    # -- network cuts (zoneproof's nftables table in node containers: nodes.NFT_TABLE) --
+    def _apiserver_addresses(self) -> tuple[list[str], list[str]]:
+        """(IPv4, IPv6) addresses of the API servers and their load balancer (HA)."""
+        names = [*self.control_planes(), *self.containers("external-load-balancer")]
+        found = [docker.addresses(name) for name in names]
+        return [a for a, _ in found if a], [b for _, b in found if b]
+
+    def cut_kubelet_links(self, zone: str) -> None:
+        """In every node of ``zone`` at once, drop what its own processes (the kubelet
+        among them) send to the API servers' port (``nodes.cut_apiserver_argv``); its pods
+        and everything else keep running. A bed kept past the run gets it removed by the
+        run's keeper if the run dies (``repair``)."""
+        names = self.zone_nodes(zone)
+        ipv4, ipv6 = self._apiserver_addresses()
+        ownership.disturbed(NAME, self.name, ownership.Ownership.of_state(
+            state.read_json(self.paths.state)))
+        argv = nodes_.cut_apiserver_argv(ipv4, ipv6)
+        self._each(lambda node: self._exec(node, argv), names)
+
+    def restore_kubelet_links(self, zone: str) -> None:
+        """Remove zoneproof's table from every node of ``zone`` (idempotent)."""
+        self._each(self._uncut, self.zone_nodes(zone))
+
+    def _uncut(self, node: str) -> None:
+        self._exec(node, nodes_.uncut_argv())
+
+    @staticmethod
+    def _exec(node: str, argv: list[str]) -> None:
+        docker.exec_in(node, argv)
+
+    def cut_nodes(self) -> list[str]:
+        """The running node containers holding a zoneproof table (a cut in force)."""
+        running = [n for n, up in self.containers().items()
+                   if up and n not in self.containers("external-load-balancer")]
+        return sorted(n for n in running if docker.exec_in(n, nodes_.cut_argv()).strip())
+
+    def repair(self, progress: Progress) -> list[str]:
+        """Remove every network cut a run left in force (its keeper calls this when the run
+        died); the nodes that held one. (Stopped kubelets and containers come back with
+        ``restore_nodes``, parked static pods with their fault's revert.)"""
+        held = self.cut_nodes()
+        if held:
+            progress(f"cluster {self.name!r}: removing the network cuts left in {held}")
+            self._each(self._uncut, held)
+        return held
 
     # -- etcd (stacked: one member per control-plane node) -----------------------------
     @functools.cached_property

@@ -1,28 +1,38 @@
-"""What runs inside a kind node container: the kubelet unit and the static control-plane pods.
+"""What runs inside a kind node container: the kubelet unit, the static control-plane pods
+and zoneproof's nftables table (its network cuts).
 
 A static pod (etcd, kube-apiserver, kcm, scheduler) is killed by moving its manifest out of
 the kubelet's manifest directory, so the kubelet does not start it again, and SIGKILLing
 its containers through containerd (``ctr``, part of containerd, so in every node image); it
-is restarted by moving the manifest back. The argv builders are pure; the other helpers
-exec them in the node.
+is restarted by moving the manifest back. A network cut is an nftables table of zoneproof's
+own in the node's network namespace (``NFT_TABLE``): made whole in one transaction, deleted
+whole on revert (and with the container). The argv builders are pure; the other helpers exec them in the node.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 
 from zoneproof._util import processes
 from zoneproof.cluster.kind import docker
 
 __all__ = [
+    "APISERVER_PORT",
     "MANIFESTS",
+    "NFT_TABLE",
     "PARKED",
+    "cut_apiserver_argv",
+    "cut_argv",
     "kubelet_argv",
     "park_static_pod_argv",
     "park_static_pod",
     "parked_argv",
     "running_argv",
+    "pod_names",
+    "running_pods_argv",
+    "uncut_argv",
     "static_pod_parked",
     "static_pod_running",
     "unpark_static_pod",
@@ -35,6 +45,44 @@ PARKED = "/etc/kubernetes/zoneproof-parked"
 #: containerd's own CLI (part of containerd, so in every node image) in the CRI namespace.
 _CTR = "ctr -n k8s.io"
 _CONTAINER_ID = re.compile(r"[0-9a-f]{12,64}")
+#: zoneproof's nftables table in a node (family inet: IPv4 and IPv6).
+NFT_TABLE = "zoneproof"
+#: Where kind's API servers (and an HA control plane's load balancer) listen.
+APISERVER_PORT = 6443
+
+
+def cut_apiserver_argv(ipv4: Sequence[str], ipv6: Sequence[str] = (),
+                       port: int = APISERVER_PORT) -> list[str]:
+    """nft, one transaction: the node's own processes (the kubelet, and the host-network
+    pods: kube-proxy, kindnet) and ``port`` of those addresses (the API servers, their load
+    balancer) exchange nothing: what they send there is dropped (output, after kube-proxy's
+    DNAT, so the ``kubernetes`` Service's address is cut too), and so is what comes back
+    from there (input), or a watch the kubelet opened before the cut would go on bringing it
+    the API's news (a deleted pod) over a connection it can no longer acknowledge. Forwarded
+    pod traffic is left alone. A table left by an earlier cut is replaced."""
+    if not ipv4 and not ipv6:
+        raise ValueError("no address to cut")
+    families = [(family, ", ".join(addresses))
+                for family, addresses in (("ip", ipv4), ("ip6", ipv6)) if addresses]
+    rules = [*(f"add rule inet {NFT_TABLE} output {family} daddr {{ {addresses} }} "
+               f"tcp dport {port} drop" for family, addresses in families),
+             *(f"add rule inet {NFT_TABLE} input {family} saddr {{ {addresses} }} "
+               f"tcp sport {port} drop" for family, addresses in families)]
+    chains = [f"add chain inet {NFT_TABLE} {hook} {{ type filter hook {hook} priority -10; "
+              "policy accept; }" for hook in ("output", "input")]
+    commands = [f"add table inet {NFT_TABLE}", f"delete table inet {NFT_TABLE}",
+                f"add table inet {NFT_TABLE}", *chains, *rules]
+    return ["nft", "; ".join(commands)]
+
+
+def uncut_argv() -> list[str]:
+    """nft, one transaction: remove zoneproof's table (a no-op where there is none)."""
+    return ["nft", f"add table inet {NFT_TABLE}; delete table inet {NFT_TABLE}"]
+
+
+def cut_argv() -> list[str]:
+    """Print zoneproof's table (empty where there is none)."""
+    return ["sh", "-c", f"nft list table inet {NFT_TABLE} 2>/dev/null || true"]
 
 
 def _containers_of(pod: str) -> str:
@@ -75,6 +123,26 @@ def running_argv(pod: str) -> list[str]:
     script = (f"tasks=$({_CTR} tasks ls); for id in $({_containers_of(pod)}); do "
               f"echo \"$tasks\" | awk -v id=\"$id\" '$1 == id && $3 == \"RUNNING\" {{print id}}'; done")
     return ["sh", "-c", script]
+
+
+def running_pods_argv(namespace: str) -> list[str]:
+    """Print the pod-name label of every running container of ``namespace``'s pods, through
+    containerd's own CLI (``ctr``: the node image has no crictl); ``pod_names`` reads it."""
+    filters = (f'labels."io.kubernetes.pod.namespace"=={namespace},'
+               'labels."io.cri-containerd.kind"==container')
+    script = (f'tasks=$({_CTR} tasks ls); for id in $({_CTR} containers list -q "$1"); do '
+              'echo "$tasks" | awk -v id="$id" \'$1 == id && $3 == "RUNNING" {f=1} END {exit !f}\' '
+              f'&& {_CTR} containers info "$id" | grep -o \'"io.kubernetes.pod.name": *"[^"]*"\'; '
+              'done; true')
+    return ["sh", "-c", script, "running-pods", filters]
+
+
+_POD_NAME = re.compile(r'"io\.kubernetes\.pod\.name": *"([^"]*)"')
+
+
+def pod_names(printed: str) -> list[str]:
+    """The pod names ``running_pods_argv`` printed, sorted, each once."""
+    return sorted({m[1] for m in _POD_NAME.finditer(printed)})
 
 
 def park_static_pod(node: str, pod: str) -> None:

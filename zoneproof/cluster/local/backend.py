@@ -31,7 +31,6 @@ from zoneproof.cluster._common import (
 )
 from zoneproof.cluster.interface import (
     BackendConfig,
-    Capability,
     ControlPlaneProcess,
     Progress,
     Traits,
@@ -42,6 +41,7 @@ from zoneproof.cluster.local.cluster import (
     _CAPABILITIES,
     _STOP_TIMEOUT_S,
     NAME,
+    ZONED_CAPABILITIES,
     LocalCluster,
 )
 from zoneproof.cluster.spec import ClusterSpec
@@ -74,7 +74,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
     traits = Traits(
         summary="etcd, control plane and kwok nodes as processes on this host",
         makes_clusters=True, default_etcd_members=3,
-        capabilities=_CAPABILITIES | {Capability.ZONES},  # ZONES: the zoned layout's
+        capabilities=_CAPABILITIES | ZONED_CAPABILITIES, zoned_capabilities=ZONED_CAPABILITIES,
         # where this process cannot make network namespaces, it makes no zoned beds
         zoned_options={"layout": "zones"} if netns.available() is None else None,
         options=options_.OPTIONS, holds_nodes_at_scale=True)

@@ -46,9 +46,11 @@ log = logging.getLogger(__name__)
 NAME = "local"
 #: Kubelets (kwok), etcd members and control-plane processes; faults may disrupt it. No node
 #: machines to stop, no images to load. Listed one by one: a new capability is granted only
-#: by adding it here. (The zoned layout adds ZONES: zoned.ZonedLocalCluster.)
+#: by adding it here. (The zoned layout adds ZONED_CAPABILITIES: zoned.ZonedLocalCluster.)
 _CAPABILITIES = frozenset({Capability.STOP_KUBELET, Capability.ETCD_MEMBERS,
                            Capability.CONTROL_PLANE, Capability.DESTRUCTIVE})
+#: What only the zoned layout has: zones as failure domains, links (kubelets' among them) to cut.
+ZONED_CAPABILITIES = frozenset({Capability.ZONES, Capability.KUBELET_LINKS})
 
 _STOP_TIMEOUT_S = 10.0
 _START_TIMEOUT_S = {"etcd": 30.0, "kube-apiserver": 120.0, "components": 60.0, "nodes": 60.0}

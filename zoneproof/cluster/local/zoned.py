@@ -41,12 +41,13 @@ from zoneproof._util import daemons, files, waiting
 from zoneproof.binaries import resolve
 from zoneproof.cluster import _etcd as etcd
 from zoneproof.cluster._common import Step
-from zoneproof.cluster.interface import Capability, ControlPlaneProcess, ZoneCut
+from zoneproof.cluster.interface import ControlPlaneProcess, ZoneCut
 from zoneproof.cluster.local import netns, render, toxiproxy
 from zoneproof.cluster.local.cluster import (
     _CAPABILITIES,
     _START_TIMEOUT_S,
     _STOP_TIMEOUT_S,
+    ZONED_CAPABILITIES,
     LocalCluster,
 )
 from zoneproof.cluster.local.ports import Ports
@@ -96,7 +97,7 @@ def write_kubeconfigs(spec: ClusterSpec, network: netns.ZoneNetwork,
 class ZonedLocalCluster(LocalCluster):
     """A running zoned local bed, reconstructed from its state directory."""
 
-    capabilities = _CAPABILITIES | {Capability.ZONES}
+    capabilities = _CAPABILITIES | ZONED_CAPABILITIES
 
     def __init__(self, paths: render.BedPaths) -> None:
         super().__init__(paths)
@@ -368,6 +369,14 @@ class ZonedLocalCluster(LocalCluster):
     def restore_zone(self, zone: str, cut: ZoneCut) -> None:
         """Remove the cut."""
         self.network.restore(_CUTS[cut], zone)
+
+    def cut_kubelet_links(self, zone: str) -> None:
+        """Blackhole what ``zone``'s kubelets send (``ZoneCut.KUBELETS``)."""
+        self.cut_zone(zone, ZoneCut.KUBELETS)
+
+    def restore_kubelet_links(self, zone: str) -> None:
+        """Remove that cut."""
+        self.restore_zone(zone, ZoneCut.KUBELETS)
 
     def _links(self, zone: str) -> list[tuple[str, str]]:
         """(toxiproxy zone, proxy) of every link between ``zone`` and the others (all links
