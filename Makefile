@@ -98,7 +98,8 @@ test-kind-zones: setup
 	bash scripts/setup-docker.sh
 	$(BIN)/zoneproof build --node-image
 	$(BIN)/zoneproof build --images
-	$(BIN)/pytest -p no:xdist --zp-backend kind -m zones chaos/test_experiments.py
+	$(BIN)/pytest -p no:xdist --zp-backend kind -m zones chaos/test_experiments.py \
+		--zp-experiments kubelet-apiserver-cut
 
 # The release gate on the default local backend: build, up, suite, reports, down (no root).
 qualify: build
