@@ -109,7 +109,7 @@ class KindCluster(ApiCluster):
     def nodes_by_zone(self) -> dict[str, list[str]]:
         """Zone → worker nodes; control-plane nodes (an HA control plane's carry a zone
         each: ``control_plane_zones``) are left out."""
-        planes = set(self.control_plane_zones().values())
+        planes = set(self.control_plane_zones())
         return {zone: kept for zone, names in super().nodes_by_zone().items()
                 if zone and (kept := [n for n in names if n not in planes])}
 

@@ -24,6 +24,7 @@ hypothesis validates every new strategy object, which would cost more than the w
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -453,6 +454,9 @@ def examples(draw: st.DrawFn, worlds: Sequence[model.Facts] | None = None, *,
     freely when ``worlds`` is None (in-process), as admission.k8s.io/v1 or v1beta1."""
     facts_ = _pick(draw, worlds) if worlds else draw_facts(draw)
     name = facts_.namespace.name if facts_.namespace else "team"
+    if worlds and not api_valid and _chance(draw, 25):
+        # §4 step 1: the request's Namespace does not exist (no world makes "<name>-absent")
+        name, facts_ = f"{name}-absent", dataclasses.replace(facts_, namespace=None)
     request = draw_request(draw, name, api_valid=api_valid)
     served = ""
     if api_valid and request.kind == "HorizontalPodAutoscaler" and request.operation == "CREATE" \

@@ -202,3 +202,14 @@ def test_a_generated_scenario_is_written_and_read_back(tmp_path: object) -> None
 
 def test_the_behaviour_defaults_are_the_reference() -> None:
     assert REFERENCE.variant.behaviour == Behaviour()
+
+
+def test_direct_posts_into_live_worlds_include_a_namespace_that_does_not_exist() -> None:
+    """§4 step 1 (errored 500) is asked of the component under test, not only of the model."""
+    worlds = [model.Facts(facts.NamespaceInfo(f"hacn-{i}")) for i in range(3)]
+    drawn = generators.sample(generators.examples(worlds), 400, seed=1)
+    absent = [e for e in drawn if e.facts.namespace is None]
+    assert absent and all(e.request.namespace.endswith("-absent") for e in absent)
+    assert {e.request.kind for e in absent} >= {"Deployment", "StatefulSet"}
+    assert not [e for e in generators.sample(generators.examples(worlds, api_valid=True), 200, seed=1)
+                if e.facts.namespace is None]
