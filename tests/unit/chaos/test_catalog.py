@@ -9,7 +9,6 @@ import pytest
 from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness.component import Component, Components
-from zoneproof.components.harness.sources.in_cluster import InCluster
 from zoneproof.components.harness.registry import Kind
 from zoneproof.components.harness.sources.in_cluster import InCluster
 
