@@ -282,7 +282,7 @@ def test_sigkill_of_the_group_during_a_fault_is_reverted_within_seconds(host) ->
     experiment's namespaces, whose pods on the downed zone never finish terminating — and
     ``zoneproof list`` then shows the run as killed, with what was undone."""
     argv = [sys.executable, "-m", "pytest", "chaos/test_experiments.py", "-p",
-            "no:cacheprovider", "--workers", "1", f"--zp-experiments={FAULTED}", *_EXPERIMENT_ONLY]
+            "no:cacheprovider", "-n", "1", f"--zp-experiments={FAULTED}", *_EXPERIMENT_ONLY]
     run = host.start(argv, "pytest.log", cwd=ROOT, own_group=True)
     bed = _wait_zone_down(host, run, "pytest.log")
     os.killpg(run.pid, signal.SIGKILL)

@@ -26,6 +26,11 @@ __all__ = ["Companion", "MultiNodeTracker", "hostname_policies", "needs_retrigge
 
 log = logging.getLogger(__name__)
 
+#: Answers to a re-trigger patch that concern that object alone (bad request, denied by the
+#: webhook, gone, invalid once recomputed): the object is skipped, not the whole reconcile
+#: retried (any other error is, after ``retry_s``).
+_REFUSED = frozenset({400, 403, 404, 422})
+
 
 class MultiNodeTracker:
     """Decides when to reconcile: the first observation, then each flip of ``count > 1``.
@@ -123,8 +128,19 @@ class Companion:
                 objects = lister(name, label_selector=f"!{keys.LABEL_SKIP}", _request_timeout=self._timeout_s)
                 for obj in objects.items or ():
                     if needs_retrigger(_model_policies(obj), multi_node):
-                        patcher(obj.metadata.name, name, {}, _content_type="application/merge-patch+json",
-                                _request_timeout=self._timeout_s)
+                        try:
+                            patcher(obj.metadata.name, name, {}, _content_type="application/merge-patch+json",
+                                    _request_timeout=self._timeout_s)
+                        except client.ApiException as exc:
+                            if exc.status not in _REFUSED:
+                                raise
+                            # the API server refuses this one object (the webhook denies it, or
+                            # its recomputed form is invalid, or it is gone): patching it again
+                            # changes nothing, and it must not hold back the others
+                            jsonlog.emit(log, logging.WARNING, "companion-patch-refused", kind=kind,
+                                         namespace=name, name=obj.metadata.name, status=exc.status,
+                                         reason=exc.reason)
+                            continue
                         self.patched += 1
                         jsonlog.emit(log, logging.INFO, "companion-retriggered", kind=kind, namespace=name,
                                      name=obj.metadata.name, multi_node=multi_node)

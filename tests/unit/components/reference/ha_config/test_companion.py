@@ -6,6 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from kubernetes.client.rest import ApiException
 
 from zoneproof.components.reference.ha_config import companion
 from zoneproof.specs.ha_config import keys
@@ -95,3 +96,21 @@ def test_observe_queues_only_due_states() -> None:
 def test_tracker_that_skips_start_acts_only_on_flips() -> None:
     tracker = companion.MultiNodeTracker(at_start=False)
     assert [tracker.observe(n) for n in (3, 4, 1, 2)] == [False, False, True, True]
+
+
+class _RefusingApi(_FakeApi):
+    """The API server refuses the first patch (422: the recomputed object is invalid)."""
+
+    def patch_namespaced_deployment(self, name: str, namespace: str, body: Any, **kwargs: Any) -> None:
+        super().patch_namespaced_deployment(name, namespace, body, **kwargs)
+        raise ApiException(status=422, reason="Unprocessable Entity")
+
+
+def test_an_object_the_api_server_refuses_does_not_hold_back_the_others() -> None:
+    controller = companion.Companion(None)
+    fake = _RefusingApi()
+    controller._core = fake
+    controller._apps = fake
+    controller.reconcile(multi_node=True)
+    assert ("patch", "StatefulSet", "db", {}, "application/merge-patch+json") in fake.calls
+    assert controller.patched == 1
