@@ -323,11 +323,13 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
     worlds = [w for w in worlds if w.namespace is not None]
     if not worlds:
         return result
+    left: set[tuple[str, str, str]] = set()  # (kind, namespace, name) this phase stored
 
     def judge(drawn: differential.Example) -> tuple[differential.Example, list[differential.Difference]]:
         request = _aside(drawn.request)
         assert drawn.facts.namespace is not None and isinstance(request.obj, dict)
         objects = live.Objects(api, request.kind, drawn.facts.namespace.name)
+        left.add((request.kind, drawn.facts.namespace.name, request.name))
         sent = copy.deepcopy(request.obj)
         if request.operation == "UPDATE":
             assert isinstance(request.old, dict)
@@ -359,8 +361,14 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
         result.examples += 1
         return example, _api_differences(example, stored, refusal, status)
 
-    return _drive(result, generators.examples(worlds, api_valid=True), judge, examples=examples,
-                  run_seed=run_seed, replay=replay, cases_dir=cases_dir, via=_THROUGH)
+    try:
+        return _drive(result, generators.examples(worlds, api_valid=True), judge, examples=examples,
+                      run_seed=run_seed, replay=replay, cases_dir=cases_dir, via=_THROUGH)
+    finally:
+        # what the phase stored goes: later phases (the companion's re-patches after the
+        # namespaces change, §11) must meet only the objects they judge
+        for kind, namespace, name in sorted(left):
+            live.Objects(api, kind, namespace).delete(name)
 
 
 def _as_v1(hpa: JsonObject) -> JsonObject:
