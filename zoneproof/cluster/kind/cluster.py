@@ -198,17 +198,15 @@ class KindCluster(ApiCluster):
     def kill_pod_containers(self, node: str, namespace: str, pod: str) -> int:
         """SIGKILL the running containers of pod ``namespace/pod`` on ``node`` through the
         node's containerd (``ctr task kill -s SIGKILL``: no SIGTERM, no grace); how many."""
-        filters = (f'labels."io.kubernetes.pod.namespace"=={namespace},'
-                   f'labels."io.kubernetes.pod.name"=={pod},'
-                   'labels."io.cri-containerd.kind"==container')
+        filters = nodes_.container_filters(namespace, pod)
         script = ('for c in $(ctr -n k8s.io containers list -q "$1"); do '
                   'ctr -n k8s.io task kill -s SIGKILL "$c" 2>/dev/null && echo "$c"; done; true')
         killed = docker.exec_in(self._node(node), ["sh", "-c", script, "kill", filters])
         return len(killed.split())
 
     def running_pods(self, node: str, namespace: str) -> list[str]:
-        """``crictl ps --state running`` in the node: pods of ``namespace`` with a running
-        container, by the runtime's labels."""
+        """The pods of ``namespace`` with a running container in ``node``, as its containerd
+        reports them (``nodes.running_pods_argv``)."""
         return nodes_.pod_names(docker.exec_in(self._node(node),
                                                nodes_.running_pods_argv(namespace)))
 
@@ -244,8 +242,8 @@ class KindCluster(ApiCluster):
 
     def cut_nodes(self) -> list[str]:
         """The running node containers holding a zoneproof table (a cut in force)."""
-        running = [n for n, up in self.containers().items()
-                   if up and n not in self.containers("external-load-balancer")]
+        balancers = self.containers("external-load-balancer")
+        running = [n for n, up in self.containers().items() if up and n not in balancers]
         return sorted(n for n in running if docker.exec_in(n, nodes_.cut_argv()).strip())
 
     def repair(self, progress: Progress) -> list[str]:

@@ -24,6 +24,7 @@ __all__ = [
     "NFT_TABLE",
     "PARKED",
     "cut_apiserver_argv",
+    "container_filters",
     "cut_argv",
     "kubelet_argv",
     "park_static_pod_argv",
@@ -125,11 +126,18 @@ def running_argv(pod: str) -> list[str]:
     return ["sh", "-c", script]
 
 
+def container_filters(namespace: str, pod: str | None = None) -> str:
+    """``ctr containers list`` filters: the containers (not sandboxes) of ``namespace``'s
+    pods, or of its pod ``pod``, by the runtime's labels."""
+    return ",".join((f'labels."io.kubernetes.pod.namespace"=={namespace}',
+                     *((f'labels."io.kubernetes.pod.name"=={pod}',) if pod is not None else ()),
+                     'labels."io.cri-containerd.kind"==container'))
+
+
 def running_pods_argv(namespace: str) -> list[str]:
     """Print the pod-name label of every running container of ``namespace``'s pods, through
     containerd's own CLI (``ctr``: the node image has no crictl); ``pod_names`` reads it."""
-    filters = (f'labels."io.kubernetes.pod.namespace"=={namespace},'
-               'labels."io.cri-containerd.kind"==container')
+    filters = container_filters(namespace)
     script = (f'tasks=$({_CTR} tasks ls); for id in $({_CTR} containers list -q "$1"); do '
               'echo "$tasks" | awk -v id="$id" \'$1 == id && $3 == "RUNNING" {f=1} END {exit !f}\' '
               f'&& {_CTR} containers info "$id" | grep -o \'"io.kubernetes.pod.name": *"[^"]*"\'; '
