@@ -28,7 +28,8 @@ from zoneproof.components.harness.kinds import Kind
 from zoneproof.runs import sweep
 
 __all__ = ["GROUP", "REPLICA_JITTER", "REPLICA_PREFIX", "TAKEOVER_MARGIN_S", "VERBS",
-           "ControllerReplicas", "ControllerSettings", "Limit", "lease_holder"]
+           "ControllerReplicas", "ControllerSettings", "Limit", "lease_holder", "max_retry_wait_s",
+           "standby_gap_s", "takeover_after_kill_s", "takeover_after_release_s"]
 
 #: Group of every controller identity; RBAC is bound to it (and its Lease writes audited).
 GROUP = audit_policy.CONTROLLER_GROUP
@@ -46,6 +47,32 @@ VERBS = ("freeze", "exit-code")
 #: Seconds for the API round trips (read, then write the Lease) and a loaded machine's
 #: scheduling, added to every take-over limit.
 TAKEOVER_MARGIN_S = 2.0
+
+
+# --- the Lease timing bounds (C7, C8), one derivation for the hand tests and the model ----
+
+def max_retry_wait_s(retry_period_s: float) -> float:
+    """The longest wait between two attempts of a client-go elector (jitter included)."""
+    return retry_period_s * (1 + REPLICA_JITTER)
+
+
+def takeover_after_release_s(retry_period_s: float) -> float:
+    """A released Lease is taken on a standby's next jittered attempt."""
+    return max_retry_wait_s(retry_period_s) + TAKEOVER_MARGIN_S
+
+
+def takeover_after_kill_s(lease_duration_s: float, retry_period_s: float) -> float:
+    """A dead holder's last renewal is seen up to one jittered retry late, then the lease
+    duration passes, then the next jittered attempt takes it."""
+    return lease_duration_s + 2 * max_retry_wait_s(retry_period_s) + TAKEOVER_MARGIN_S
+
+
+def standby_gap_s(lease_duration_s: float, retry_period_s: float) -> float:
+    """The longest a standby may go without trying for the Lease: two waits at the seed's
+    pace (its lease duration, 002, or the jittered retry if longer), a jittered retry for
+    the leader's renewal, the margin."""
+    retry = max_retry_wait_s(retry_period_s)
+    return 2 * max(lease_duration_s, retry) + retry + TAKEOVER_MARGIN_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +126,12 @@ class ControllerSettings:
     @property
     def max_retry_wait_s(self) -> float:
         """The longest wait between two attempts of a client-go elector (jitter included)."""
-        return self.retry_period_s * (1 + REPLICA_JITTER)
+        return max_retry_wait_s(self.retry_period_s)
 
     def takeover_after_release(self) -> Limit:
         """From the leader's release (SIGTERM) until a standby holds the Lease: the standby's
         next attempt (a released Lease is free at once)."""
-        return Limit(self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+        return Limit(takeover_after_release_s(self.retry_period_s),
                      f"retryPeriod {self.retry_period_s:g} s x (1 + jitter {REPLICA_JITTER:g}) "
                      f"+ {TAKEOVER_MARGIN_S:g} s")
 
@@ -113,8 +140,7 @@ class ControllerSettings:
         seeing the leader renew it. A standby may pace its attempts by leaseDuration (seed
         002: losers "sleep for their lease duration and then attempt again"), so two of its
         waits are allowed at that pace, plus a jittered retry for the leader's renewal."""
-        return Limit(2 * max(self.lease_duration_s, self.max_retry_wait_s)
-                     + self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+        return Limit(standby_gap_s(self.lease_duration_s, self.retry_period_s),
                      f"2 x leaseDuration {self.lease_duration_s:g} s + retryPeriod "
                      f"{self.retry_period_s:g} s x (1 + jitter {REPLICA_JITTER:g}) + "
                      f"{TAKEOVER_MARGIN_S:g} s")
@@ -123,7 +149,7 @@ class ControllerSettings:
         """From the leader's death (SIGKILL, no release) until a standby holds the Lease: the
         standby sees the last renewal up to one jittered retry late, waits leaseDuration from
         then, and takes it on its next jittered attempt."""
-        return Limit(self.lease_duration_s + 2 * self.max_retry_wait_s + TAKEOVER_MARGIN_S,
+        return Limit(takeover_after_kill_s(self.lease_duration_s, self.retry_period_s),
                      f"leaseDuration {self.lease_duration_s:g} s + 2 x retryPeriod "
                      f"{self.retry_period_s:g} s x (1 + jitter {REPLICA_JITTER:g}) + "
                      f"{TAKEOVER_MARGIN_S:g} s")

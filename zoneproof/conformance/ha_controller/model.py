@@ -26,8 +26,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from zoneproof.components.harness.controller import REPLICA_JITTER as JITTER
-from zoneproof.components.harness.controller import TAKEOVER_MARGIN_S
+from zoneproof.components.harness import controller as bounds
 from zoneproof.conformance.ha_controller import labels
 from zoneproof.conformance.ha_controller.history import History, NodeView, PodView, Step
 
@@ -145,7 +144,7 @@ class Setup:
     @property
     def retry_s(self) -> float:
         """The longest wait between two attempts of a client-go elector (jitter included)."""
-        return self.retry_period_s * (1 + JITTER)
+        return bounds.max_retry_wait_s(self.retry_period_s)
 
     @property
     def pace_s(self) -> float:
@@ -156,23 +155,19 @@ class Setup:
     @property
     def standby_gap_s(self) -> float:
         """The longest a standby may go without trying for the Lease (C8, the hand suite's
-        ``ControllerSettings.standby_retry``): two waits at the seed's pace, a jittered
-        retry for the leader's renewal, the margin. From its start to its first try,
+        ``ControllerSettings.standby_retry``). From its start to its first try,
         ``STARTUP_S`` more."""
-        return 2 * self.pace_s + self.retry_s + TAKEOVER_MARGIN_S
+        return bounds.standby_gap_s(self.lease_duration_s, self.retry_period_s)
 
     @property
     def takeover_after_death_s(self) -> float:
-        """C7 (``ControllerSettings.takeover_after_kill``): a dead holder's last renewal is
-        seen up to one jittered retry late, then the lease duration passes, then the next
-        jittered attempt takes it."""
-        return self.lease_duration_s + 2 * self.retry_s + TAKEOVER_MARGIN_S
+        """C7 (``ControllerSettings.takeover_after_kill``)."""
+        return bounds.takeover_after_kill_s(self.lease_duration_s, self.retry_period_s)
 
     @property
     def takeover_after_release_s(self) -> float:
-        """C7 (``ControllerSettings.takeover_after_release``): a released Lease is taken on
-        the next jittered attempt."""
-        return self.retry_s + TAKEOVER_MARGIN_S
+        """C7 (``ControllerSettings.takeover_after_release``)."""
+        return bounds.takeover_after_release_s(self.retry_period_s)
 
     @property
     def exit_after_loss_s(self) -> float:
