@@ -75,19 +75,13 @@ ETCD_EXPERIMENTS = etcd-kill-leader,etcd-kill-follower,etcd-quorum-loss
 # on real kind clusters (the components in-cluster among them), then the same
 # conformance suite and the zone-outage experiment on kind (--zp-backend kind, unchanged),
 # and the etcd experiments on an HA control plane (3 control-plane nodes, ~7 min).
-# Two generated tests failed falsely with the reference on kind (2026-11-28; they pass on the
-# local beds above): a dead leader's Lease not taken within 12.4 s by a standby the schedule
-# had frozen, and an HPA-change case's replicas; out of test-kind until fixed (issue 27).
-KIND_DESELECT = --deselect conformance/ha_controller/test_generated.py::test_generated_schedules \
-	--deselect conformance/ha_config/test_generated.py::test_generated_cases_on_the_shared_cluster
-
 test-kind: setup
 	bash scripts/setup-docker.sh
 	$(BIN)/zoneproof build --node-image
 	$(BIN)/zoneproof build --images
 	$(BIN)/pytest -p no:xdist -m kind tests/integration/kind
 	$(BIN)/pytest -p no:xdist -m "not mutants" --zp-backend kind conformance \
-		chaos/test_experiments.py --zp-experiments zone-outage $(KIND_DESELECT)
+		chaos/test_experiments.py --zp-experiments zone-outage
 	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-etcd-members 3 --zp-nodes-per-zone 1 \
 		chaos/test_experiments.py --zp-experiments $(ETCD_EXPERIMENTS)
 	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-components in-cluster --zp-nodes-per-zone 1 \

@@ -22,8 +22,8 @@ from zoneproof.conformance.ha_config import cases, differential, expectations, m
 from zoneproof.specs.ha_config import configuration, facts
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["CASE_KINDS", "api_case", "case_id", "case_yaml", "expectation_of", "review_case", "to_yaml",
-           "with_expectations", "write"]
+__all__ = ["CASE_KINDS", "api_case", "case_id", "case_yaml", "expectation_of", "hpa_controller_rescales",
+           "rescaled_by_the_hpa_controller", "review_case", "to_yaml", "with_expectations", "write"]
 
 CASE_KINDS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "HorizontalPodAutoscaler": "autoscaling/v2"}
 """The kinds a case holds (cases.load_case checks the apiVersion)."""
@@ -182,6 +182,54 @@ def api_case(example: differential.Example, *, description: str, prefix: str = "
     return cases.Case(identifier, description, "§3–§10 (generated; expectations from the model)",
                       namespace, cases.ClusterShape(cluster.nodes), cluster.hpas, cluster.settings,
                       _without_namespace(first), tuple(steps), Path(f"{identifier}.yaml"))
+
+
+def hpa_controller_rescales(kind: str, name: str, stored: JsonObject | None,
+                            hpas: Sequence[facts.HpaInfo]) -> facts.HpaInfo | None:
+    """The HPA whose range the stored object ``name``'s replicas lie outside, so that a real
+    cluster's HPA controller rescales it through ``/scale`` (None: none). It clamps a
+    target's non-zero ``spec.replicas`` into [minReplicas, maxReplicas] whatever the metrics,
+    at some moment of its sync period (15 s by default); it finds the target by API group,
+    kind and name (not version). The webhook is never called for it (spec §3, "Subresources
+    are not matched": "the HPA controller itself never calls the webhook"), so no model of
+    the webhook says when the object changes: such a step has no single expected outcome.
+    minReplicas is the API server's default 1 (cases write none; §6 raises it only for an
+    HPA with the type label, which cases' HPAs lack)."""
+    if stored is None:
+        return None
+    spec = stored.get("spec")
+    replicas = spec.get("replicas", 1) if isinstance(spec, dict) else 1
+    if not isinstance(replicas, int) or replicas == 0:
+        return None  # 0 with minReplicas 1: "scaling is disabled" for the HPA controller
+    return next((h for h in hpas if h.target_kind == kind and h.target_name == name
+                 and h.target_api_version.split("/")[0] == "apps"
+                 and not 1 <= replicas <= h.max_replicas), None)
+
+
+def _hpas_after(hpas: tuple[facts.HpaInfo, ...], step: cases.Step) -> tuple[facts.HpaInfo, ...]:
+    """The case's HPAs once ``step`` is done (an HPA deleted, or created or replaced)."""
+    gone = {step.delete_hpa, step.put_hpa.name if step.put_hpa else None}
+    kept = tuple(h for h in hpas if h.name not in gone)
+    return (*kept, step.put_hpa) if step.put_hpa is not None else kept
+
+
+def rescaled_by_the_hpa_controller(case: cases.Case) -> str | None:
+    """Why a real cluster's HPA controller could change ``case``'s object before a step reads
+    it (``hpa_controller_rescales`` after some step, as the model runs it, and the object
+    read again: by that step if it changes a fact, by any later step); None: it never could.
+    Such a case judges the webhook only where no HPA controller runs (the in-process
+    simulation); through a real API server its outcome depends on when the HPA controller
+    syncs, which no spec of the webhook says. (A CREATE or UPDATE is judged on the API
+    server's answer itself: no controller comes in between.)"""
+    hpas = case.hpas
+    result = simulation.run_case(case, simulation.MODEL)
+    for index, (step, ran) in enumerate(zip(case.steps, result.steps, strict=True)):
+        hpas = _hpas_after(hpas, step)
+        read_again = step.operation is None or index + 1 < len(case.steps)
+        if read_again and (hpa := hpa_controller_rescales(case.kind, case.name, ran.stored, hpas)):
+            return (f"steps[{index}] {step.action}: the HPA {hpa.name} (maxReplicas "
+                    f"{hpa.max_replicas}) targets the object, whose replicas lie outside its range")
+    return None
 
 
 def with_expectations(case: cases.Case) -> tuple[cases.Case, bool]:

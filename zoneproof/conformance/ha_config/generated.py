@@ -529,12 +529,14 @@ def companion_settled(api: client.ApiClient, expected: list[tuple[Stored, list[J
 def scenario_cases(run_seed: int, count: int, *, node_steps: bool,
                    settings: configuration.TolerationDefaults | None = None) -> list[cases.Case]:
     """``count`` generated cases (``generators.scenarios``) whose every step the model decides
-    (``casegen.with_expectations``), each named by its content."""
+    (``casegen.with_expectations``), each named by its content. They run through a real API
+    server, so none leaves its object where the cluster's HPA controller rescales it
+    (``casegen.rescaled_by_the_hpa_controller``: an outcome timed by that controller)."""
     found: list[cases.Case] = []
     for drawn in generators.sample(generators.scenarios(node_steps=node_steps), count * 4, run_seed):
         case = drawn if settings is None else dataclasses.replace(drawn, settings=settings)
         judged, settled = casegen.with_expectations(case)
-        if not settled:
+        if not settled or casegen.rescaled_by_the_hpa_controller(judged) is not None:
             continue
         identifier = casegen.case_id("gen", casegen.case_yaml(judged))
         if any(c.id == identifier for c in found):
