@@ -270,11 +270,32 @@ def _step(record: AuditRecord, scope: Scope) -> Step | None:
     return None
 
 
+def _without_stale_revisions(steps: list[Step]) -> list[Step]:
+    """``steps`` with the revision dropped from each write that wrote nothing: a no-op
+    update or patch (a node's taint removed again) answers with the object's unchanged
+    resourceVersion, a revision no later than one a write completed before it was
+    received already had. Kept, it would place the request back at that old revision,
+    and every read received before it completed with it (a take-over seen seconds late)."""
+    by_completion = sorted((s for s in steps if s.order.revision is not None),
+                           key=lambda s: s.order.completed)
+    latest, index, stale = -1, 0, set()
+    for step in sorted(by_completion, key=lambda s: s.order.received):
+        while index < len(by_completion) and \
+                by_completion[index].order.completed < step.order.received:
+            latest = max(latest, by_completion[index].order.revision or -1)
+            index += 1
+        if step.order.revision is not None and step.order.revision <= latest:
+            stale.add(id(step))
+    return [replace(s, order=replace(s.order, revision=None)) if id(s) in stale else s
+            for s in steps]
+
+
 def _sorted(steps: Iterable[Step]) -> list[Step]:
     """Steps in the API server's order: writes by revision; a request that wrote nothing
-    (a read, a failed request) after the last write that completed before it was received
-    (its exact place among overlapping writes is not known: the checker asks ``before``)."""
-    steps = list(steps)
+    (a read, a failed request, a no-op write) after the last write that completed before
+    it was received (its exact place among overlapping writes is not known: the checker
+    asks ``before``)."""
+    steps = _without_stale_revisions(list(steps))
     writes = sorted((s for s in steps if s.order.revision is not None),
                     key=lambda s: (s.order.revision, s.order.completed))
     others = sorted((s for s in steps if s.order.revision is None),

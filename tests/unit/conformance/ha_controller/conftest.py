@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -43,6 +44,15 @@ class Builder:
         view = NodeView(name, ready, fenced, unschedulable, zone=zone)
         self.nodes[name] = view
         self.steps.append(Step(self._order(), "exec", "node", node=view))
+        return self
+
+    def unchanged(self, name: str) -> Builder:
+        """A patch of node ``name`` that changes nothing (a taint removed again): the API
+        server answers with the node's unchanged resourceVersion, an old revision."""
+        written = next(s for s in reversed(self.steps) if s.kind == "node"
+                       and s.node is not None and s.node.name == name)
+        order = self._order(write=False)
+        self.steps.append(replace(written, order=replace(order, revision=written.order.revision)))
         return self
 
     def pod(self, name: str, node: str, *, namespace: str = "w1",
@@ -99,6 +109,10 @@ class Builder:
 
     def history(self) -> History:
         return History(tuple(self.steps))
+
+    def recorded(self) -> History:
+        """The history as the audit log gives it: steps put in the API server's order."""
+        return History.from_dict(self.history().to_dict())
 
 
 @pytest.fixture

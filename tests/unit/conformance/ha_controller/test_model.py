@@ -300,3 +300,29 @@ def test_any_replica_taking_the_dead_leaders_lease_meets_the_take_over(build: Bu
     build.at(3).attempt("r0").at(7).lease("r0").tries("r1", 20).mark("tick -")
     verdict = check(build.history(), setup)
     assert verdict.passed and verdict.judged["takeover"] == 1, verdict
+
+
+def test_a_no_op_write_does_not_move_a_take_over_out_of_its_bound(build: Builder,
+                                                                  setup: Setup) -> None:
+    """On kind (seed 1260549311): a dead leader's Lease taken 6 s after the standby's first
+    try, then a no-op node patch echoing an old revision pulled 20 s of reads in before the
+    take-over; the model said "no standby held it within 12.4 s"."""
+    def story(*, takes: bool) -> Builder:
+        b = type(build)().node("n1", fenced=True).node("n2").lease("exec", "dead")
+        b.mark("start r1").node("n1").at(2.6).attempt("r1").tries("r1", 8.6, every=1.0)
+        if takes:
+            b.at(8.67).lease("r1").mark("sigstop r1").at(12.2).mark("start r0")
+            b.at(14.2).attempt("r0").tries("r0", 20.2, every=1.0).at(20.27).lease("r0")
+            b.renewals("r0", 24.4).at(24.83).mark("sigcont r1").mark("exited r1 3")
+        else:
+            b.tries("r1", 24.8, every=1.0)
+        return b.at(24.84).unchanged("n1").renewals("r0" if takes else "exec", 29).mark("tick -")
+
+    fair = story(takes=True).recorded()
+    lease = next(i for i, s in enumerate(fair.steps) if s.kind == "lease" and s.actor == "r1")
+    assert all(s.order.received > fair.steps[lease].order.received
+               for s in fair.steps[lease + 1:] if s.kind == "attempt"), "reads after it"
+    verdict = check(fair, setup)
+    assert verdict.passed and verdict.judged["takeover"] >= 1, verdict
+    # a standby that never takes an expired Lease (takes-only-released) is still caught
+    assert check(story(takes=False).recorded(), setup).rules() == {"takeover"}
