@@ -697,14 +697,17 @@ class _Judge:
         return max((i for i, e, w, _ in self.world.markers
                     if w == who and e == "start" and i < index), default=-1)
 
-    def takeover(self, index: int, old: str, seconds: float, what: str) -> None:
+    def takeover(self, index: int, old: str, seconds: float, what: str, *,
+                 thawed: str = "") -> None:
         """After ``old`` left the Lease at step ``index``, a standby that was competing
-        then (it had tried for the Lease since it started) and stays undisturbed holds it
-        within ``seconds``."""
+        then (it had tried for the Lease since it started), running and not frozen, and
+        stays undisturbed holds it within ``seconds``. A frozen standby competes for
+        nothing until it is thawed (``thaws``): from its SIGCONT (step ``index``, its
+        identity ``thawed``) it has the bound again."""
         world = self.world
         window = world.window(index, seconds)
         competing = [s for s in self.setup.replicas if s != old and self.competing(s, index)
-                     and not self.frozen(s, index)]
+                     and (s == thawed or not self.frozen(s, index))]
         if any(world.lease[i].holder in self.setup.replicas and world.lease[i].holder != old
                for i in window):  # a competing standby, or another replica faster than it
             self.required += 1
@@ -712,6 +715,7 @@ class _Judge:
             return
         standbys = [s for s in competing if not world.signalled(s, index, seconds)]
         if not standbys:
+            self.thaws(index, old, what)
             return
         if any(world.steps[i].kind == "marker" and world.steps[i].marker_event[1] == old
                and world.steps[i].marker_event[0] in ("start", "sigcont") for i in window):
@@ -728,6 +732,26 @@ class _Judge:
                   f"{old}, no standby of {standbys} (each competing for the Lease before) "
                   f"held it within {seconds:g}s (holder at the end: "
                   f"{world.lease[-1].holder or '<nobody>'!r})")
+
+    def thaws(self, index: int, old: str, what: str) -> None:
+        """No standby could take over after step ``index`` (each frozen, or stopped within
+        the bound): the first SIGCONT of a frozen standby after it, while nobody else took
+        the Lease and ``old`` did not come back, starts the take-over anew, with the bound
+        after a death (it may have to see the Lease unrenewed for a lease duration first:
+        C7/C8's bounds in ``components.harness.controller``)."""
+        world = self.world
+        for at, event, who, _ in world.markers:
+            if at <= index:
+                continue
+            if who == old and event in ("start", "sigcont"):
+                return  # the old holder came back: it may renew
+            if any(world.lease[i].holder not in ("", old) for i in range(index + 1, at + 1)):
+                return  # someone took (or wrote) the Lease meanwhile
+            if event == "sigcont" and who in self.setup.replicas \
+                    and self.competing(who, at) and self.frozen(who, at):
+                self.takeover(at, old, self.setup.takeover_after_death_s,
+                              f"{what} (counted from the SIGCONT of {who})", thawed=who)
+                return
 
     def competing(self, who: str, index: int) -> bool:
         """``who`` runs (started, not since stopped) and tried for the Lease since it

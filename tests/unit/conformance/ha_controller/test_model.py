@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zoneproof.conformance.ha_controller.model import RULES, Setup, check
+from zoneproof.conformance.ha_controller.model import RULES, Setup, Verdict, check
 
 Builder = Any  # the conftest's history builder
 
@@ -326,3 +326,28 @@ def test_a_no_op_write_does_not_move_a_take_over_out_of_its_bound(build: Builder
     assert verdict.passed and verdict.judged["takeover"] >= 1, verdict
     # a standby that never takes an expired Lease (takes-only-released) is still caught
     assert check(story(takes=False).recorded(), setup).rules() == {"takeover"}
+
+
+def test_a_frozen_standby_competes_from_its_sigcont_on(build: Builder, setup: Setup) -> None:
+    """A standby frozen when the leader died takes nothing while frozen (no requirement);
+    thawed, it has the bound after a death from its SIGCONT (C7/C8)."""
+    def ticks(b: Builder, until: float) -> Builder:
+        while b.now + 1 <= until:
+            b.at(b.now + 1).mark("tick -")
+        return b
+
+    def story(*, thaw_at: float | None, takes_after: float | None) -> Verdict:
+        b = _leading(type(build)()).renewals("r0", 2).mark("sigstop r1")
+        b.at(3).mark("sigkill r0").mark("exited r0 -9")
+        if thaw_at is not None:
+            ticks(b, thaw_at).mark("sigcont r1")
+            if takes_after is not None:
+                ticks(b, thaw_at + takes_after).attempt("r1").lease("r1")
+        return check(ticks(b, 60).history(), setup)
+
+    assert story(thaw_at=None, takes_after=None).passed, "frozen all along: nothing asked"
+    assert story(thaw_at=30, takes_after=7).passed, "in time after its SIGCONT"
+    assert story(thaw_at=30, takes_after=14).rules() == {"takeover"}, "12.4 s from SIGCONT"
+    missed = story(thaw_at=30, takes_after=None)
+    assert missed.rules() == {"takeover"}, "thawed, never took it"
+    assert "counted from the SIGCONT of r1" in missed.violations[0].message, missed
