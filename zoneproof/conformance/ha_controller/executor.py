@@ -193,6 +193,8 @@ class _Run:
         self.taints: dict[int, set[str]] = {i: set() for i in range(len(self.nodes))}
         self.pods: dict[str, PodSpec] = {p.name: p for p in schedule.pods}
         self.frozen: set[str] = set()
+        self.killed: set[str] = set()
+        """Replicas SIGKILLed whose exit the monitor has not seen yet (not running)."""
         self.skipped: list[str] = []
         self.seq = 0
         self.marker_lock = threading.Lock()
@@ -312,7 +314,8 @@ class _Run:
                                        if target == "leader" else 0)
         while True:
             holder = replicas.holder()
-            running = [i for i in identities if replicas.alive(i) and i not in self.frozen]
+            running = [i for i in identities if replicas.alive(i)
+                       and i not in self.frozen and i not in self.killed]
             found = (holder if holder in running else None) if target == "leader" else next(
                 (i for i in running if i != holder), None)
             if found is not None or not running or time.monotonic() >= deadline:
@@ -366,14 +369,15 @@ class _Run:
                                 f"{'none stopped' if identity is None else 'already running'}")
             return
         self.mark(f"start {identity}")
+        self.killed.discard(identity)
         self.slot.replicas.start(identity)
 
     def signal(self, event: Event) -> None:
         identity = self.resolve(event.target)
         sig = signal.Signals[event.signal]
         frozen = identity in self.frozen
-        if identity is None or not self.slot.replicas.alive(identity) or (
-                frozen != (sig is signal.SIGCONT)):
+        if identity is None or not self.slot.replicas.alive(identity) \
+                or identity in self.killed or frozen != (sig is signal.SIGCONT):
             self.skipped.append(f"{event.describe()}: no such replica"
                                 + ("" if identity is None else f" ({identity}, "
                                    f"{'frozen' if frozen else 'running'})"))
@@ -381,6 +385,8 @@ class _Run:
         self.mark(f"{sig.name.lower()} {identity}")
         self.slot.replicas.signal(identity, sig)
         (self.frozen.add if sig is signal.SIGSTOP else self.frozen.discard)(identity)
+        if sig is signal.SIGKILL:
+            self.killed.add(identity)
 
     def intrude(self) -> None:
         """An outsider takes the Lease once its holder left it unrenewed past its duration
@@ -421,6 +427,7 @@ class _Run:
                     continue
                 seen[identity] = record.pid
                 self.frozen.discard(identity)
+                self.killed.discard(identity)
                 code = daemons.exit_code(record, timeout_s=1)
                 self.mark(f"exited {identity} {code if code is not None else ''}".strip())
 

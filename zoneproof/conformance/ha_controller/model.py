@@ -608,8 +608,9 @@ class _Judge:
             if who not in self.setup.replicas:
                 continue
             if event == "sigterm" and world.able(who, index) \
-                    and not self.frozen(who, index):
-                self.release(index, who)
+                    and not self.frozen(who, index) and not world.marker_between(
+                        who, ("sigkill",), self.started(who, index), index):
+                self.release(index, who)  # (a process already SIGKILLed releases nothing)
             elif event == "sigstop" and world.lease[index].holder == who:
                 self.lost(index, who)
 

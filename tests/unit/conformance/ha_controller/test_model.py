@@ -351,3 +351,16 @@ def test_a_frozen_standby_competes_from_its_sigcont_on(build: Builder, setup: Se
     missed = story(thaw_at=30, takes_after=None)
     assert missed.rules() == {"takeover"}, "thawed, never took it"
     assert "counted from the SIGCONT of r1" in missed.violations[0].message, missed
+
+
+def test_a_sigterm_to_a_leader_already_sigkilled_asks_no_release(build: Builder,
+                                                                 setup: Setup) -> None:
+    """On kind (seed 3202973015): "SIGKILL leader" then "SIGTERM leader" reached the killed
+    process before its exit was seen; a dead process releases nothing (the take-over after
+    its death is still asked)."""
+    _leading(build).renewals("r0", 2).mark("sigkill r0").mark("sigterm r0")
+    build.mark("exited r0 -9").tries("r1", 30).mark("tick -")
+    assert _rules(build, setup) == {"takeover"}
+    fair = _leading(type(build)()).renewals("r0", 2).mark("sigkill r0").mark("sigterm r0")
+    fair.mark("exited r0 -9").at(9).attempt("r1").lease("r1").renewals("r1", 30).mark("tick -")
+    assert check(fair.history(), setup).passed
