@@ -29,10 +29,9 @@ browser:
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
-# The JSON Schemas of the files users write, from their pydantic models: shipped in the package
-# and published in the docs (tests/unit/slo/test_schema.py holds them equal to the models).
 # The JSON Schemas of the files zoneproof reads and writes, from their pydantic models: into the
-# package beside each model and into the docs (unit tests hold both equal to the models).
+# package beside each model and into the docs (tests/unit/{slo/test_schema,suites/test_profile_schema,
+# report/test_summary_schema}.py hold both equal to the models).
 schemas: setup
 	$(BIN)/python -c "import pathlib; \
 		from zoneproof.slo import spec; from zoneproof.suites import profile; \
