@@ -29,12 +29,15 @@ browser:
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
-# The JSON Schemas of the files users write, from their pydantic models: shipped in the package
-# and published in the docs (tests/unit/slo/test_schema.py holds them equal to the models).
+# The JSON Schemas of the files zoneproof reads and writes, from their pydantic models: into the
+# package beside each model and into the docs (tests/unit/{slo/test_schema,suites/test_profile_schema,
+# report/test_summary_schema}.py hold both equal to the models).
 schemas: setup
-	$(BIN)/python -c "from zoneproof.slo import spec; import pathlib; \
-		[pathlib.Path(p).write_text(spec.json_schema()) for p in \
-		 (spec.SCHEMA_FILE, 'docs/reference/schemas/slo-file.schema.json')]"
+	$(BIN)/python -c "import pathlib; \
+		from zoneproof.slo import spec; from zoneproof.suites import profile; \
+		from zoneproof.report import summary_file; \
+		[pathlib.Path(p).write_text(m.json_schema()) for m in (spec, profile, summary_file) \
+		 for p in (m.SCHEMA_FILE, 'docs/reference/schemas/' + m.SCHEMA_FILE.name)]"
 
 # The wheel a user installs (pip install dist/zoneproof-*.whl; pipx install . does the same).
 wheel: setup

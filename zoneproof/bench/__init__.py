@@ -1,7 +1,7 @@
 """Benchmarks: commands that measure figures (medians over several runs), never assert them.
 
 Each module is one ``zoneproof bench NAME``; ``BENCHES`` names them all. Figures are
-collected by ``samples`` and printed as min/median/max.
+collected by ``samples``; the command prints min/median/max (``lines``; ``-o json|yaml``).
 """
 
 from collections.abc import Callable
@@ -12,12 +12,13 @@ from zoneproof.bench.chaos import bench_chaos
 from zoneproof.bench.controller import bench_controller
 from zoneproof.bench.kind import bench_kind
 from zoneproof.bench.nodeagent import bench_node_agent
+from zoneproof.bench.samples import lines
 from zoneproof.bench.scale import bench_bed_ceiling, bench_controller_scale, bench_controller_scale_30
 from zoneproof.bench.traffic import bench_traffic_overhead
 from zoneproof.bench.webhook import bench_webhook
 from zoneproof.cluster.interface import Progress
 
-__all__ = ["BENCHES", "Bench"]
+__all__ = ["BENCHES", "Bench", "lines"]
 
 Bench = Callable[[int, Progress, Path | None], dict[str, dict[str, float]]]
 BENCHES: dict[str, Bench] = {"bed": bench_bed, "bed-ceiling": bench_bed_ceiling,

@@ -1,4 +1,5 @@
-"""Benchmark figures: samples → median/min/max, printed and optionally saved as JSON."""
+"""Benchmark figures: samples → median/min/max, printed (text, JSON or YAML) and optionally
+saved with their samples as JSON."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from typing import Protocol, TypeVar
 from zoneproof.cluster.interface import Cluster, Progress
 from zoneproof.cluster.spec import ClusterSpec
 
-__all__ = ["Samples", "Summary", "artefacts_dir", "cpu_seconds", "percentile", "summarize",
-           "timed_bed"]
+__all__ = ["Samples", "Summary", "artefacts_dir", "cpu_seconds", "lines", "percentile",
+           "summarize", "timed_bed"]
 
 Summary = dict[str, dict[str, float]]
 
@@ -59,19 +60,25 @@ def timed_bed(backend: _MakesBeds[C_co], spec: ClusterSpec, samples: Samples,
 
 def summarize(samples: dict[str, list[float]], progress: Progress, out: Path | None = None, *,
               notes: dict[str, str] | None = None) -> Summary:
-    """Median, min and max of each figure; one line each through ``progress``; JSON to ``out``
-    (with ``notes``: how the figures were measured, e.g. the load generator)."""
-    summary = {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
+    """Median, min and max of each figure and its number of samples (``n``), which the
+    command prints (``lines``, or ``-o json|yaml``); JSON to ``out`` (with ``notes``: how the
+    figures were measured, e.g. the load generator)."""
+    summary = {k: {"median": statistics.median(v), "min": min(v), "max": max(v), "n": len(v)}
                for k, v in samples.items()}
-    for key, stats in summary.items():
-        progress(f"{key:36} median {stats['median']:9.3f}  (min {stats['min']:.3f}, "
-                 f"max {stats['max']:.3f}, n={len(samples[key])})")
     if out is not None:
         saved: dict[str, object] = {"figures": summary, "samples": samples}
         if notes:
             saved["notes"] = notes
         out.write_text(json.dumps(saved, indent=2))
+        progress(f"figures and samples written to {out}")
     return summary
+
+
+def lines(summary: Summary) -> Iterator[str]:
+    """The figures as text, one line each (``zoneproof bench``'s default output)."""
+    for key, stats in summary.items():
+        yield (f"{key:36} median {stats['median']:9.3f}  (min {stats['min']:.3f}, "
+               f"max {stats['max']:.3f}, n={stats['n']:.0f})")
 
 
 @contextlib.contextmanager

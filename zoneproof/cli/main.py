@@ -420,7 +420,9 @@ def _parser() -> argparse.ArgumentParser:
     bench_p.add_argument("what", choices=sorted(bench.BENCHES), help="the benchmark")
     bench_p.add_argument("--runs", type=_whole(1, 1000), default=3,
                          help="runs whose median each figure is (default: %(default)s)")
-    bench_p.add_argument("--json", type=_path, help="also write the figures to this file")
+    bench_p.add_argument("--json", type=_path, help="also write the figures and every sample "
+                         "to this file")
+    console.add_output(bench_p)
 
     mutants_p = sub.add_parser("mutants", help="run a conformance suite against each broken variant")
     mutants_p.add_argument("component", choices=sorted(mutants.SUITES),
@@ -536,7 +538,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "bench":
         _reap(runs.reap_dead(_progress))
         with _opened("bench"):
-            bench.BENCHES[args.what](args.runs, _progress, args.json)
+            figures = bench.BENCHES[args.what](args.runs, _progress, args.json)
+        console.emit(figures, args.output, lambda: bench.lines(figures))
         return 0
     traits = cluster.backend_type(args.backend).traits
     if args.kubeconfig is not None and not traits.needs_kubeconfig:

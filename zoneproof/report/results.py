@@ -140,7 +140,7 @@ def _from_bundle(path: Path) -> RunResults:
                                              "certification bundle")
                 return stream.read()
 
-            run = Summary.from_dict(json.loads(member(SUMMARY)))
+            run = Summary.from_dict(json.loads(member(SUMMARY)), f"{path}: {SUMMARY}")
             certification = yaml.safe_load(member(_CERTIFICATION))
     except (OSError, tarfile.TarError, EOFError, ValueError, KeyError, TypeError,
             yaml.YAMLError) as exc:

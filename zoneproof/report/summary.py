@@ -3,7 +3,9 @@ the clusters tested (``zoneproof.runs.identity``: API server, kube-system UID, v
 
 Built from pytest's own test reports: outcomes, durations and the ``slo:<name>``
 properties the chaos tests record (``report.junit``), so it works the same with or
-without xdist. ``load`` reads it back as a typed ``Summary`` (the CLI, benchmarks).
+without xdist. The document's shape is ``summary_file.SummaryFile`` (its JSON Schema ships
+beside it); ``Summary.to_dict`` writes through it and ``load`` reads it back as a typed
+``Summary`` (the CLI, benchmarks).
 Each test's phases are timed (set-up, which makes a bed when the test is the first on its
 worker to need one; start and end on the run's clock; the xdist worker), so the summary
 says where the run's time went: per suite and per chaos experiment (``timing``).
@@ -17,17 +19,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pydantic
+
 from zoneproof import errors
+from zoneproof._util import schemas
 from zoneproof.components.harness import kinds
+from zoneproof.report import summary_file
+from zoneproof.report.summary_file import SCHEMA
 from zoneproof.runs.identity import ClusterIdentity
-from zoneproof.slo.results import SloResult
+from zoneproof.slo.results import SloResult, SloStatus
 from zoneproof.slo.verdict import NotJudged, RunVerdict, judge_run
 
 __all__ = ["GATE_SUITES", "SCHEMA", "SELF_CHECK", "ItemResult", "Summary", "build",
            "experiment_of", "load", "suite_of", "write"]
 
-SCHEMA = "zoneproof.dev/v2/Summary"
-"""v2: an SLO row is ``SloResult.to_dict`` (observed, threshold, message) plus test, pass."""
 FAILING = frozenset({"failed", "error"})
 INTERRUPTED = "interrupted"
 """The outcome of a test a signal ended before its result was known: never passed."""
@@ -91,20 +96,20 @@ class ItemResult:
         """``suite_of`` this test."""
         return suite_of(self.nodeid, self_check=self.self_check)
 
-    def to_dict(self) -> dict[str, Any]:
+    def row(self) -> summary_file.TestRow:
         """Its row of summary.json's ``tests``."""
-        return {"test": self.nodeid, "outcome": self.outcome, "suite": self.suite,
-                "duration_s": round(self.duration_s, 2), "setup_s": round(self.setup_s, 2),
-                "start_s": _rounded(self.start_s), "end_s": _rounded(self.end_s),
-                "worker": self.worker, "self_check": self.self_check}
+        return summary_file.TestRow(
+            test=self.nodeid, outcome=self.outcome, suite=self.suite,  # type: ignore[arg-type]
+            duration_s=round(self.duration_s, 2), setup_s=round(self.setup_s, 2),
+            start_s=_rounded(self.start_s), end_s=_rounded(self.end_s), worker=self.worker,
+            self_check=self.self_check)
 
     @classmethod
-    def from_dict(cls, row: dict[str, Any]) -> ItemResult:
-        """Inverse of ``to_dict`` (without SLOs and message)."""
-        return cls(row["test"], row["outcome"], float(row["duration_s"]),
-                   setup_s=float(row.get("setup_s", 0.0)), start_s=row.get("start_s"),
-                   end_s=row.get("end_s"), worker=str(row.get("worker", "")),
-                   self_check=bool(row.get("self_check", False)))
+    def from_row(cls, row: summary_file.TestRow) -> ItemResult:
+        """Inverse of ``row`` (without SLOs and message)."""
+        return cls(row.test, row.outcome, row.duration_s, setup_s=row.setup_s,
+                   start_s=row.start_s, end_s=row.end_s, worker=row.worker,
+                   self_check=row.self_check)
 
 
 def _rounded(value: float | None) -> float | None:
@@ -184,9 +189,9 @@ class Summary:
                 for o in self.outcomes if (name := experiment_of(o.nodeid)) is not None]
         return sorted(rows, key=lambda r: (r["start_s"] is None, r["start_s"] or 0.0))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document."""
-        return {
+    def document(self) -> summary_file.SummaryFile:
+        """The summary.json document (``summary_file.SummaryFile``)."""
+        return summary_file.SummaryFile.model_validate({
             "schema": SCHEMA, "verdict": self.verdict, "pytest_exit": self.pytest_exit,
             "started": self.started, "finished": self.finished,
             "duration_s": round(self.duration_s, 1),
@@ -194,34 +199,47 @@ class Summary:
             "slo_counts": self.slo_counts,
             "failures": [{"test": o.nodeid, "message": o.message} for o in self.failures],
             "slos": [{"test": test, **r.to_dict(), "pass": r.met} for test, r in self.slos],
-            "tests": [o.to_dict() for o in self.outcomes],
+            "tests": [o.row() for o in self.outcomes],
             "timing": {"suites": self.suite_times(), "experiments": self.experiment_times()},
             "self_check": self.self_check,
             "versions": self.versions,
             "clusters": [c.to_dict() for c in self.clusters],
             "not_judged": [n.to_dict() for n in self.not_judged],
             "interrupted_by": self.interrupted_by,
-        }
+        })
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document."""
+        return self.document().to_json()
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Summary:
-        """The summary ``to_dict`` wrote; ConfigError for another schema."""
-        if data.get("schema") != SCHEMA:
-            raise errors.ConfigError(f"summary schema {data.get('schema')!r} is not {SCHEMA!r}: "
-                                     "written by another zoneproof version")
-        outcomes = {t["test"]: ItemResult.from_dict(t) for t in data["tests"]}
-        for row in data["slos"]:
-            outcomes.setdefault(row["test"], ItemResult(row["test"], "passed")).slos.append(
-                SloResult.from_dict(row))
-        for failure in data["failures"]:
-            outcomes.setdefault(failure["test"], ItemResult(failure["test"], "failed")).message = \
-                failure["message"]
-        return cls(data["verdict"], int(data["pytest_exit"]), data["started"],
-                   data["finished"], float(data["duration_s"]), tuple(outcomes.values()),
-                   dict(data["versions"]),
-                   tuple(ClusterIdentity.from_dict(c) for c in data.get("clusters", ())),
-                   tuple(NotJudged.from_dict(n) for n in data.get("not_judged", ())),
-                   str(data.get("interrupted_by") or ""))
+    def from_dict(cls, data: object, source: str = "summary") -> Summary:
+        """The summary ``to_dict`` wrote (or an earlier v2 writer); ConfigError naming
+        ``source`` for another schema, or one line per problem."""
+        found = data.get("schema") if isinstance(data, dict) else None
+        if found != SCHEMA:
+            raise errors.ConfigError(f"{source}: summary schema {found!r} is not {SCHEMA!r}: "
+                                     "written by another zoneproof version, or not a summary")
+        try:
+            doc = summary_file.SummaryFile.model_validate(data)
+        except pydantic.ValidationError as exc:
+            problems = schemas.problems(exc, summary_file.SummaryFile)
+            raise errors.ConfigError(f"{source} is not a zoneproof summary ({len(problems)} "
+                                     "problem(s)):\n" + "\n".join(f"  - {p}" for p in problems)
+                                     ) from None
+        outcomes = {t.test: ItemResult.from_row(t) for t in doc.tests}
+        for row in doc.slos:
+            outcomes.setdefault(row.test, ItemResult(row.test, "passed")).slos.append(
+                SloResult(row.name, SloStatus(row.status), row.observed, row.threshold, row.unit,
+                          row.message))
+        for failure in doc.failures:
+            outcomes.setdefault(failure.test, ItemResult(failure.test, "failed")).message = \
+                failure.message
+        return cls(doc.verdict, doc.pytest_exit, doc.started, doc.finished, doc.duration_s,
+                   tuple(outcomes.values()), dict(doc.versions),
+                   tuple(ClusterIdentity(**c.model_dump()) for c in doc.clusters),
+                   tuple(NotJudged(n.test, n.reason, n.asked) for n in doc.not_judged),
+                   doc.interrupted_by)
 
 
 def build(outcomes: list[ItemResult], *, started: str, finished: str, duration_s: float,
@@ -249,12 +267,9 @@ def write(path: Path, summary: Summary) -> Path:
 
 
 def load(path: Path) -> Summary:
-    """Read a summary.json; ConfigError if it is missing, not JSON or of another schema."""
+    """Read a summary.json; ConfigError if it is missing, not JSON or not a summary."""
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise errors.ConfigError(f"cannot read the summary {path}: {exc}") from None
-    try:
-        return Summary.from_dict(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise errors.ConfigError(f"{path} is not a zoneproof summary: {exc!r}") from None
+    return Summary.from_dict(data, str(path))

@@ -22,7 +22,6 @@ chaos control and ``zoneproof qualify`` all call it and pass the ``SloSet`` on.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from typing import Any, Literal
 import pydantic
 
 from zoneproof import errors
-from zoneproof._util import userfiles
+from zoneproof._util import schemas, userfiles
 
 __all__ = ["DEFAULTS", "SCHEMA_VERSION", "Slo", "SloEntry", "SloFile", "SloSet", "known_metrics",
            "load_slos"]
@@ -109,9 +108,7 @@ SCHEMA_FILE = Path(__file__).with_name("slo-file.schema.json")
 
 def json_schema() -> str:
     """``SloFile``'s JSON Schema as ``SCHEMA_FILE`` holds it (what ``make schemas`` writes)."""
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-              **SloFile.model_json_schema(by_alias=True)}
-    return json.dumps(schema, indent=2) + "\n"
+    return schemas.json_schema(SloFile)
 
 
 def _problems(error: pydantic.ValidationError, where: str) -> list[str]:

@@ -137,7 +137,7 @@ PROFILES: dict[str, tuple[str | bytes, str, int]] = {
     "api-version": (_profile("apiVersion: zoneproof.dev/v1", "apiVersion: v2"),
                     r"apiVersion: 'v2' is not supported: write zoneproof.dev/v1", 2),
     "kind": (_profile("kind: CertificationProfile", "kind: Profile"),
-             r"kind: 'Profile': write CertificationProfile", 2),
+             r"kind: 'Profile' is not supported: write CertificationProfile", 2),
     "no-components": (_PROFILE_OK.split("components:", maxsplit=1)[0] + "backend: {name: local}\n",
                       r"components: missing", 4),
     "backend-unknown": (_profile("backend: {name: local}", "backend: {name: vmware}"),

@@ -8,11 +8,14 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
+from zoneproof import bench
+from zoneproof.bench import samples
 from zoneproof.binaries import BINARIES, PINS
 from zoneproof.cli import main
 from zoneproof.cluster.interface import ClusterStatus
@@ -134,9 +137,33 @@ def test_status_text_and_data_say_the_same() -> None:
     assert lines[-2:] == ["  zone-a: n1 Ready", "  zone-b: n2 NotReady"]
 
 
-@pytest.mark.parametrize("command", ["results", "compare", "version", "list", "status", "verify"])
+@pytest.mark.parametrize("command", ["results", "compare", "version", "list", "status", "verify",
+                                     "bench"])
 def test_every_printing_command_takes_o_text_json_yaml(command: str) -> None:
     parser = _parsers()[f"zoneproof {command}"]
     (output,) = [a for a in parser._actions if "--output" in a.option_strings]
     assert output.option_strings == ["-o", "--output"]
     assert tuple(output.choices or ()) == ("text", "json", "yaml")
+
+
+def _fake_bench(runs: int, progress: Callable[[str], None], out: Path | None
+                ) -> dict[str, dict[str, float]]:
+    return samples.summarize({"up_seconds": [3.0, 1.0, 2.0][:runs]}, progress, out)
+
+
+@pytest.mark.parametrize("output", ["text", "json", "yaml"])
+def test_bench_prints_its_figures_as_asked(output: str, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("ZONEPROOF_STATE", str(tmp_path / "state"))
+    monkeypatch.setitem(bench.BENCHES, "bed", _fake_bench)
+    saved = tmp_path / "figures.json"
+    assert main.main(["bench", "bed", "--runs", "3", "--json", str(saved), "-o", output]) == 0
+    printed = capsys.readouterr().out
+    figures = {"up_seconds": {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}}
+    if output == "text":
+        assert printed.splitlines() == [f"{'up_seconds':36} median     2.000  (min 1.000, "
+                                        "max 3.000, n=3)"]
+    else:
+        assert (json.loads(printed) if output == "json" else yaml.safe_load(printed)) == figures
+    assert json.loads(saved.read_text())["figures"] == figures

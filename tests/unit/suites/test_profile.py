@@ -69,7 +69,7 @@ def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
     del data["contact"]
     data["apiVersion"] = "zoneproof.dev/v0"
     data["components"] = {
-        "webhook": {"source": "in-cluster", "manifests": ["a.yaml"], "image_archive": "a.tar"},
+        "webhook": {"source": "in-cluster", "manifests": "a", "image_archive": "a.tar"},
         "controller": {"source": "command", "command": "./bin/ctl --kubeconfig {kubeconfig} "
                        "--id {identity} --lease {leas}", "lease": "no-slash", "namespaces": "a,b"}}
     data["slo"] = "missing-slo.yaml"
@@ -96,13 +96,13 @@ def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda d: d.update(kind="Profile"), "kind: 'Profile': write CertificationProfile"),
+    (lambda d: d.update(kind="Profile"), "kind: 'Profile' is not supported: write CertificationProfile"),
     (lambda d: d.update(components={}), "components: name at least one component under test"),
     (lambda d: d.update(components={**d["components"], "gateway": {}}),
      "components: unknown key 'gateway'"),
     (lambda d: d["components"]["webhook"].update(variant="nope"), "unknown webhook variant 'nope'"),
     (lambda d: d["components"]["webhook"].update(selector="x"),
-     "unknown key(s) selector of a registered component"),
+     "components.webhook: unknown key 'selector'; valid keys: source"),
     (lambda d: d["components"].update(controller={"source": "url", "url": "https://x",
                                                   "ca_bundle": "/dev/null"}),
      "a controller cannot be reached by URL"),
