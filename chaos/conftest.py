@@ -1,7 +1,11 @@
-"""Chaos experiments on a private bed: after each one every kubelet runs and etcd is healthy.
+"""Chaos experiments on private beds: after each one every kubelet runs and etcd is healthy.
 
 An experiment tagged ``zones`` runs on a bed whose zones are failure domains (``zoned_bed``:
-the run's backend under its ``Traits.zoned_options``); the others on the module's bed.
+the run's backend under its ``Traits.zoned_options``), all of them in one xdist group
+(``ZONED_GROUP``) so one such bed serves them in turn. The others run on their worker's bed
+(``worker_bed``) in no group: xdist hands each to whichever worker is free, so with several
+workers several beds run experiments at once and the experiments' waits (node-monitor grace,
+Lease durations, tolerations) overlap.
 ``--zp-experiments`` / ``--zp-skip-experiments`` (file stems) select which ones run.
 """
 
@@ -57,28 +61,36 @@ def _progress(message: str) -> None:
     print(f"zoneproof: {message}", flush=True)
 
 
+#: The xdist group of the experiments on the zoned bed: one worker runs them in turn on one.
+ZONED_GROUP = "chaos-zones"
+
+
+def _on_zoned_bed(name: str | None, backend: Backend) -> bool:
+    """Experiment ``name`` is tagged ``zones`` and the backend's plain beds do not take its
+    faults: it runs on ``zoned_bed``."""
+    return name in catalog.zoned_only(Path(__file__).parent) and not (
+        catalog.fault_needs(Path(__file__).parent, name) <= backend.traits.plain_capabilities)
+
+
 @pytest.fixture
 def experiment_bed(request: pytest.FixtureRequest, zp_backend: Backend) -> Cluster:
     """The bed the test's experiment runs on: ``zoned_bed`` for one tagged ``zones`` whose
-    faults the backend's plain beds do not take, else the module's."""
-    name = experiment_of(request.node)
-    zoned = name in catalog.zoned_only(Path(__file__).parent) and not (
-        catalog.fault_needs(Path(__file__).parent, name)
-        <= zp_backend.traits.plain_capabilities)
-    bed: Cluster = request.getfixturevalue("zoned_bed" if zoned else "module_bed")
+    faults the backend's plain beds do not take, else its worker's."""
+    zoned = _on_zoned_bed(experiment_of(request.node), zp_backend)
+    bed: Cluster = request.getfixturevalue("zoned_bed" if zoned else "worker_bed")
     return bed
 
 
 @pytest.fixture(autouse=True)
 def restore_bed(experiment_bed: Cluster) -> Iterator[None]:
-    """Whatever an experiment left: kubelets started, nodes Ready, etcd healthy."""
-    module_bed = experiment_bed
+    """Whatever an experiment left: kubelets started, nodes Ready, etcd healthy (the next
+    test on the bed, of this worker, finds it as the first did)."""
     yield
-    faults.restore_nodes(module_bed, timeout_s=_RESTORE_TIMEOUT_S)
-    if Capability.ETCD_MEMBERS in module_bed.capabilities:  # not on a user's cluster
-        facets.facet(module_bed, Capability.ETCD_MEMBERS).wait_etcd_healthy(
+    faults.restore_nodes(experiment_bed, timeout_s=_RESTORE_TIMEOUT_S)
+    if Capability.ETCD_MEMBERS in experiment_bed.capabilities:  # not on a user's cluster
+        facets.facet(experiment_bed, Capability.ETCD_MEMBERS).wait_etcd_healthy(
             timeout_s=_RESTORE_TIMEOUT_S)
-    with kube.api_client(module_bed.kubeconfig) as api:
+    with kube.api_client(experiment_bed.kubeconfig) as api:
         core = client.CoreV1Api(api)
 
         def gone() -> tuple[bool, list[str]]:
@@ -138,6 +150,8 @@ def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
     for item in items:
         if experiment_of(item) in zoned:  # a zoned bed each: `make test-zones`, not `make test`
             item.add_marker(pytest.mark.zones)
+        if _on_zoned_bed(experiment_of(item), backend):  # one zoned bed serves them in turn
+            item.add_marker(pytest.mark.xdist_group(ZONED_GROUP))
         if (name := experiment_of(item)) in excluded:
             how = ("" if name in zoned else f": run it with --zp-backend kind "
                    f"--zp-components {source.IN_CLUSTER}")

@@ -1,4 +1,4 @@
-"""Every experiment in chaos/*.yaml, run in-process by chaoslib against the module's bed.
+"""Every experiment in chaos/*.yaml, run in-process by chaoslib against its worker's bed.
 
 The run passes only on the strict verdict (``slo.judge``, judged once by the zoneproof
 control and read from the journal: not interrupted, completed, steady state met
@@ -32,11 +32,10 @@ from zoneproof.report import journal as journal_
 from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, load_slos
 from zoneproof.slo.verdict import not_applicable
 
+#: No xdist group: each test runs on its worker's bed (``worker_bed``, restored after each
+#: test), so the experiments spread over the workers' beds; those on the zoned bed share one
+#: group (chaos/conftest.py).
 pytestmark = [pytest.mark.destructive]
-#: Two xdist groups, each on one worker with its module bed: the experiments, and the runs
-#: that must fail (broken twins, the informer and ineffective-fault runs) beside them.
-EXPERIMENTS_GROUP = pytest.mark.xdist_group("chaos")
-TWINS_GROUP = pytest.mark.xdist_group("chaos-twins")
 #: The runs that must fail prove the experiments' sensitivity, a property of zoneproof: they
 #: are its self-check (``make test``; the gate with ``--self-check``), not the gate's judges.
 SELF_CHECK = getattr(pytest.mark, summary.SELF_CHECK)
@@ -137,7 +136,6 @@ def _run(path: Path | dict[str, Any], bed: Cluster, *, webhook: Component,
                    list(recorded.get("problems", [])), list(recorded.get("unfenced_deletes", [])))
 
 
-@EXPERIMENTS_GROUP
 @pytest.mark.parametrize("path", EXPERIMENTS)
 def test_experiment(path: Path, experiment_bed: Cluster, zp_settings: Settings,
                     experiment_workdir: Path, record_property: Callable[[str, object], None]
@@ -221,7 +219,6 @@ CAUGHT = [
 _AUDITED = frozenset({"concurrent-actors", "lease-fenced-actions"})
 
 
-@TWINS_GROUP
 @SELF_CHECK
 @pytest.mark.parametrize("case", CAUGHT)
 def test_experiment_catches_a_broken_controller(
@@ -247,19 +244,18 @@ def test_experiment_catches_a_broken_controller(
     assert not run.problems, f"rollback/cleanup failed: {run.problems}"
 
 
-@TWINS_GROUP
 @SELF_CHECK
 @pytest.mark.parametrize("case", [pytest.param(("apiserver-restart", "informer"),
                                                id="apiserver-restart-informer-reads")])
 def test_informer_reads_are_judged_non_linearizable(
-        case: tuple[str, str], module_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
+        case: tuple[str, str], worker_bed: Cluster, zp_settings: Settings, tmp_path: Path) -> None:
     """The apiserver-restart experiment with the traffic's reads from a client-side informer
     cache (stale while its watch is cut) fails on history-linearizable alone, naming the
     operations, while its quorum-read original passes (test_experiment)."""
     experiment, mode = case
     twin = _with_arguments(_load(experiment),
                            {"start-history-traffic": {"read_mode": mode}})
-    run = _run(twin, module_bed, webhook=zp_settings.components.webhook,
+    run = _run(twin, worker_bed, webhook=zp_settings.components.webhook,
                controller=zp_settings.controller, workdir=tmp_path, slos=load_slos(),
                record_property=lambda *_: None)
     assert {(f.kind, f.subject) for f in run.verdict.findings} == {
@@ -295,12 +291,11 @@ INEFFECTIVE = {
 }
 
 
-@TWINS_GROUP
 @SELF_CHECK
-def test_a_fault_that_did_not_take_effect_fails(module_bed: Cluster, zp_settings: Settings,
+def test_a_fault_that_did_not_take_effect_fails(worker_bed: Cluster, zp_settings: Settings,
                                                  tmp_path: Path) -> None:
     """Only the effect check catches a fault that never took effect: everything else holds."""
-    run = _run(copy.deepcopy(INEFFECTIVE), module_bed, webhook=zp_settings.components.webhook,
+    run = _run(copy.deepcopy(INEFFECTIVE), worker_bed, webhook=zp_settings.components.webhook,
                controller=zp_settings.controller, workdir=tmp_path, slos=load_slos(),
                record_property=lambda *_: None)
     assert not run.verdict.passed, "a fault that never took effect passed"

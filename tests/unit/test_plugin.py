@@ -412,3 +412,55 @@ def test_the_self_check_is_recorded_and_leaving_it_out_is_no_gap(
     doc = json.loads((reports / "summary.json").read_text())
     assert doc["verdict"] == "PASS" and doc["not_judged"] == []
     assert doc["self_check"] == {"ran": False, "counts": {}, "failed": []}
+
+
+def test_loadgroup_hands_out_a_group_before_lone_tests_of_its_size(pytester: pytest.Pytester
+                                                                   ) -> None:
+    """A group of one test (a bed of its own, long) goes out before lone tests collected ahead
+    of it; lone tests go in collection order."""
+    pytester.makepyfile(test_a_lone="""
+        def test_first(): pass
+        def test_second(): pass
+    """, test_b_grouped="""
+        import pytest
+
+        @pytest.mark.xdist_group("own-bed")
+        def test_grouped(): pass
+    """)
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess("-n", "1", "--dist", "loadgroup", f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()
+    ran = [case.get("name") for case in ElementTree.parse(junit).getroot().iter("testcase")]
+    assert ran == ["test_grouped", "test_first", "test_second"], ran
+
+
+def test_chaos_experiments_spread_over_the_workers_but_the_zoned_bed_ones(
+        pytester: pytest.Pytester) -> None:
+    """chaos/conftest.py puts the experiments that run on the zoned bed in one xdist group
+    (one zoned bed serves them in turn) and leaves the others in none: each runs on its
+    worker's bed, so several run at once."""
+    root = Path(__file__).parents[2] / "chaos"
+    chaos = pytester.path / "chaos"
+    chaos.mkdir()
+    for name in ("conftest.py", "two-zones-down.yaml", "zone-outage-full.yaml",
+                 "zone-outage.yaml", "etcd-kill-leader.yaml"):
+        (chaos / name).write_text((root / name).read_text())
+    (chaos / "test_experiments.py").write_text(
+        "import pytest\nfrom pathlib import Path\n\n"
+        "@pytest.fixture(autouse=True)\n"
+        "def restore_bed():  # overrides the conftest's: no bed here\n    yield\n\n"
+        "@pytest.mark.parametrize('path', sorted(Path(__file__).parent.glob('*.yaml')),\n"
+        "                         ids=lambda p: p.stem)\n"
+        "def test_experiment(path, request, record_property):\n"
+        "    marks = [m.args[0] for m in request.node.iter_markers('xdist_group')]\n"
+        "    record_property('groups', ','.join(marks))\n")
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess("chaos", "-p", "no:xdist", "--zp-backend", "local",
+                                           f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()
+    groups = {case.get("name"): case.find("properties/property[@name='groups']").get("value")
+              for case in ElementTree.parse(junit).getroot().iter("testcase")}
+    assert groups == {"test_experiment[etcd-kill-leader]": "",
+                      "test_experiment[two-zones-down]": "chaos-zones",
+                      "test_experiment[zone-outage-full]": "chaos-zones",
+                      "test_experiment[zone-outage]": ""}, groups
