@@ -65,13 +65,16 @@ class RunningWebhook:
     def __init__(self, cluster: Cluster, component: Component, workdir: Path, *,
                  extra_args: tuple[str, ...] = (),
                  configuration_name: str = config.DEFAULT_CONFIGURATION_NAME,
-                 patch: in_cluster.Patch | None = None) -> None:
+                 patch: in_cluster.Patch | None = None,
+                 ready_timeout_s: float = _READY_TIMEOUT_S) -> None:
         if component.kind != Kind.WEBHOOK:
             raise errors.ConfigError(f"RunningWebhook needs a webhook, got the {component.label()}")
         component.validate()
         self.cluster, self.component, self.workdir = cluster, component, workdir
         self.extra_args, self.configuration_name = extra_args, configuration_name
         self.patch = patch
+        self.ready_timeout_s = ready_timeout_s
+        """How long ``start`` waits for the API server to call the webhook."""
         """What changes an in-cluster webhook's rendered objects before they are applied."""
         self.api = kube.api_client(cluster.kubeconfig)
         self.record: daemons.DaemonRecord | None = None
@@ -207,7 +210,18 @@ class RunningWebhook:
         return found
 
     def start(self) -> RunningWebhook:
-        """Serve (unless external), register, and wait until admissions really go through it."""
+        """Serve (unless external), register, and wait until admissions really go through it.
+
+        A start that fails undoes what it did (process, registration, in-cluster objects):
+        a registration left behind would send every later object of the cluster through a
+        webhook that never came up."""
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> RunningWebhook:
         core = client.CoreV1Api(self.api)
         try:
             core.create_namespace(sweep.labelled({"metadata": {
@@ -225,7 +239,7 @@ class RunningWebhook:
         waiting.wait_for(mutating, what=f"the API server to call the {self.component.label()} "
                          f"for a Deployment in namespace {PROBE_NAMESPACE} (labelled consider=true; "
                          "if the registration is the vendor's, check its rules and selectors)",
-                         timeout_s=_READY_TIMEOUT_S, ignore=(client.ApiException,))
+                         timeout_s=self.ready_timeout_s, ignore=(client.ApiException,))
         return self
 
     # -- the ways a source starts it (``source.Launcher``) ------------------------------------
