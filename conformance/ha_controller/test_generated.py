@@ -12,6 +12,7 @@ cannot decide is no verdict (NO_DATA, a fail of the strict verdict), never a pas
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from zoneproof_fixtures import settings as zp
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.components.harness.controller import ControllerSettings
+from zoneproof.components.harness.kinds import Kind
 from zoneproof.components.harness.source import IN_CLUSTER
 from zoneproof.conformance.ha_controller import coverage, executor, labels, suite
 from zoneproof.conformance.ha_controller.executor import ModelBed, Outcome
@@ -51,6 +53,15 @@ def _schedules(settings: zp.Settings, budget: suite.Budget, run_seed: int) -> li
     if settings.controller_schedule is not None:
         return [Schedule.load(settings.controller_schedule)]
     return budget.draw(run_seed)
+
+
+def _with_selector(settings: ControllerSettings, run_seed: int) -> ControllerSettings:
+    """``settings`` with a selector of ``labels.SHAPES`` drawn for the batch, unless the
+    run names one or the component fixes its own."""
+    told = next(o for o in Kind.CONTROLLER.spec.settings if o.key == "selector")
+    if told.given(settings.selector) or "selector" in settings.component.fixed():
+        return settings
+    return dataclasses.replace(settings, selector=labels.drawn(run_seed))
 
 
 def _save(outcome: Outcome, where: Path, stem: str) -> tuple[Path, Path]:
@@ -117,6 +128,9 @@ def test_generated_schedules(
     print(f"seed = {run_seed} (replay: --zp-seed {run_seed}"
           f"{' --zp-thorough' if zp_settings.thorough else ''})")
     schedules = _schedules(zp_settings, budget, run_seed)
+    controller_settings = _with_selector(controller_settings, run_seed)
+    print(f"selector = {controller_settings.selector!r}")
+    record_property("selector", controller_settings.selector)
     selector = labels.parse(controller_settings.selector)
     bed = ModelBed(module_bed, controller_settings, tmp_path / "bed", slots=budget.slots).open()
     try:

@@ -9,13 +9,14 @@ miss it in one requirement, each way it can be missed.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from zoneproof import errors
 
-__all__ = ["Requirement", "Selector", "parse"]
+__all__ = ["SHAPES", "Requirement", "Selector", "drawn", "parse"]
 
 _SET = re.compile(r"^\s*(?P<key>[^\s!=,()]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)\s*$")
 _EQUALITY = re.compile(r"^\s*(?P<key>[^\s!=,()]+)\s*(?P<op>==|!=|=)\s*(?P<value>[^\s,()]*)\s*$")
@@ -112,3 +113,14 @@ def parse(text: str) -> Selector:
     if not text.strip():
         return Selector(())
     return Selector(tuple(_requirement(p) for p in _split(text)))
+
+
+SHAPES = ("app=noobaa", "app in (noobaa,noobaa-db)", "app==noobaa,tier!=db",
+          "app notin (web,legacy),app", "app=noobaa,!legacy")
+"""Selectors of every shape the grammar has (equality, set, inequality, existence), one drawn
+per batch when the run names none: the controller is told a label selector, not only ``k=v``."""
+
+
+def drawn(seed: int) -> str:
+    """The selector of ``SHAPES`` a batch of seed ``seed`` tells the controller."""
+    return random.Random(seed).choice(SHAPES)

@@ -39,3 +39,24 @@ def test_equality_is_missed_every_way_and_a_bad_requirement_is_named() -> None:
         {}, {"app": "noobaa-x"}, {"app": "NOOBAA"}, {"APP": "noobaa"}]
     with pytest.raises(errors.ConfigError, match="'app in'"):
         labels.parse("app in")
+
+
+@pytest.mark.parametrize("shape", labels.SHAPES)
+def test_every_drawn_selector_has_pods_to_act_on_and_pods_to_leave(shape: str) -> None:
+    selector = labels.parse(shape)
+    assert selector.matches(selector.satisfying())
+    assert selector.misses() and not any(selector.matches(m) for m in selector.misses())
+
+
+def _equality_only(text: str) -> labels.Selector:
+    """A controller that reads only ``k=v`` terms and ignores the others (a blind bug)."""
+    return labels.Selector(tuple(r for r in labels.parse(text).requirements if r.op == "="))
+
+
+def test_a_controller_that_reads_only_equality_terms_deletes_a_pod_the_model_forbids() -> None:
+    """Each shape but plain ``k=v`` has a pod the model leaves alone that such a controller
+    would select; and the batches draw those shapes (not only ``app=noobaa``)."""
+    wider = [s for s in labels.SHAPES if any(_equality_only(s).matches(m) for m in labels.parse(s).misses())]
+    assert set(wider) == set(labels.SHAPES) - {"app=noobaa"}
+    drawn = {labels.drawn(seed) for seed in range(50)}
+    assert drawn == set(labels.SHAPES)
