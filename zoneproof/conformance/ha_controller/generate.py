@@ -238,18 +238,36 @@ def _freeze(draw: st.DrawFn, misses: int) -> Schedule:
 @st.composite
 def _standby(draw: st.DrawFn, misses: int) -> Schedule:
     """C8 (standby), C6 (steal): a standby beside a healthy leader for longer than its
-    longest allowed gap between attempts, transitions meanwhile."""
+    longest allowed gap between attempts, transitions meanwhile; then the standby is asked
+    to stop (only the holder releases: the Lease stays the leader's)."""
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
     pods = (_chosen(draw, "p0", 0, watched), _chosen(draw, "p1", 1, watched),
             PodSpec("p2", 1, "w1", draw(st.integers(0, max(0, misses - 1))), "Running"))
     events = [*_START, Event("wait", seconds=draw(_SETTLE)), Event("wait", seconds=7.0),
               Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=4.5),
-              Event("ready", node=1, status=draw(_DOWN)), Event("wait", seconds=7.0)]
+              Event("ready", node=1, status=draw(_DOWN)), Event("wait", seconds=7.0),
+              Event("signal", target="standby", signal="SIGTERM"), Event("wait", seconds=2.0)]
     return Schedule(nodes, pods, tuple(events), watched=watched)
 
 
+@st.composite
+def _again(draw: st.DrawFn, misses: int) -> Schedule:
+    """C1 (transition): every Ready -> NotReady transition counts, not only a node's first:
+    a node fails, recovers, gets a new chosen pod, and fails again."""
+    del misses
+    nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    events = [*_START, Event("wait", seconds=2.0),
+              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=5.0),
+              Event("ready", node=0, status="True"),
+              Event("wait", seconds=draw(st.sampled_from((1.0, 2.0)))),
+              Event("pod", pod=_chosen(draw, "p1", 0, watched)), Event("wait", seconds=2.0),
+              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=11.0)]
+    return Schedule(nodes, (_chosen(draw, "p0", 0, watched),), tuple(events),
+                    watched=watched)
+
+
 FAMILIES = {"scope": _scope, "late": _late, "catch-up": _catch_up, "handover": _handover,
-            "freeze": _freeze, "standby": _standby}
+            "freeze": _freeze, "standby": _standby, "again": _again}
 """One template per concern, in the order a batch runs them."""
 
 

@@ -113,7 +113,8 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          f'{_002}: "The components that fail to become the master should not perform any '
          'tasks" "Upon losing master status, such components should exit instantly"'),
     Rule("steal", "C6", False,
-         "taking the Lease from a holder before its lease duration passed unrenewed",
+         "taking the Lease from a holder, or clearing it (only the holder releases), before "
+         "its lease duration passed unrenewed",
          f'{_002}: "All other components of that type will fail until the current leader '
          'releases the lease, or fails to renew the lease within the expiration time."'),
 )}
@@ -495,11 +496,12 @@ class _Judge:
     def steals(self) -> None:
         world = self.world
         for index, step in enumerate(world.steps):
-            if step.kind != "lease" or step.actor not in self.setup.replicas \
-                    or world.lease[index].holder != step.actor or index == 0:
+            if step.kind != "lease" or step.actor not in self.setup.replicas or index == 0:
                 continue
-            before = world.lease[index - 1]
-            if before.holder in ("", step.actor) or before.last_write < 0:
+            before, after = world.lease[index - 1], world.lease[index]
+            # taking it, or clearing it (only its holder releases it), from another holder
+            if before.holder in ("", step.actor) or before.last_write < 0 \
+                    or after.holder == before.holder:
                 continue
             self.judged["steal"] += 1
             duration = before.duration_s or self.setup.lease_duration_s
@@ -507,7 +509,9 @@ class _Judge:
             last = min(written.order.received, written.renewed_at or written.order.received)
             if step.order.received <= last + dt.timedelta(seconds=duration):
                 waited = (step.order.received - last).total_seconds()
-                self.fail("steal", index, f"{self.describe(index)}: took the Lease from "
+                took = "took the Lease from" if after.holder == step.actor else \
+                    f"wrote holder {after.holder!r} over"
+                self.fail("steal", index, f"{self.describe(index)}: {took} "
                           f"{before.holder!r} {waited:.2f}s after its last write "
                           f"({self.describe(before.last_write)}), within its lease duration "
                           f"{duration:g}s")

@@ -26,6 +26,21 @@ def test_every_batch_opens_with_a_schedule_exposing_each_rule(run_seed: int) -> 
     assert all(s.seconds <= 24.0 for s in head), "within the default budget's waits"
 
 
+def test_the_families_ask_for_a_second_outage_and_a_standby_asked_to_stop() -> None:
+    """A node's second Ready -> NotReady with a pod bound after its recovery (C1: every
+    transition counts); a standby SIGTERMed beside a live leader (C6: only the holder
+    releases)."""
+    again, standby = (generate.draw_batch(len(generate.FAMILIES) + 1, 0)[
+        list(generate.FAMILIES).index(name)] for name in ("again", "standby"))
+    kinds = [(e.kind, e.node, e.status) for e in again.events if e.kind in ("ready", "pod")]
+    downs = [i for i, (kind, node, status) in enumerate(kinds)
+             if kind == "ready" and node == 0 and status != "True"]
+    assert len(downs) == 2 and ("ready", 0, "True") in kinds[downs[0]:downs[1]]
+    assert any(kind == "pod" for kind, _, _ in kinds[downs[0]:downs[1]])
+    assert any(e.kind == "signal" and e.target == "standby" and e.signal == "SIGTERM"
+               for e in standby.events)
+
+
 def test_another_seed_draws_other_details_of_the_families() -> None:
     first = generate.draw_batch(len(generate.FAMILIES) + 1, 0)
     assert first != generate.draw_batch(len(generate.FAMILIES) + 1, 5)

@@ -181,6 +181,18 @@ def test_taking_a_lease_before_its_duration_passed_is_a_steal(build: Builder,
     assert _rules(fair.renewals("r1", 25).mark("tick -"), setup) == set()
 
 
+def test_a_standby_that_clears_a_live_holders_lease_steals_it(build: Builder,
+                                                              setup: Setup) -> None:
+    """Only the holder releases: a standby asked to stop that writes the Lease free while
+    the leader renews it breaks the steal rule (002: "until the current leader releases")."""
+    _leading(build).renewals("r0", 3).mark("sigterm r1").lease("r1", "").mark("exited r1 0")
+    verdict = check(build.renewals("r0", 12).mark("tick -").history(), setup)
+    assert "steal" in verdict.rules(), verdict
+    assert "wrote holder ''" in verdict.violations[0].message
+    quiet = _leading(type(build)()).renewals("r0", 3).mark("sigterm r1").mark("exited r1 0")
+    assert _rules(quiet.renewals("r0", 12).mark("tick -"), setup) == set()
+
+
 def test_a_leader_asked_to_stop_releases_and_a_standby_takes_over(build: Builder,
                                                                   setup: Setup) -> None:
     def story(*, release: bool, takeover: bool) -> set[str]:
