@@ -29,7 +29,7 @@ from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
 __all__ = ["PROBES", "SYNC_HPA", "SYNC_NAME", "SYNC_PROBE", "Pending", "Post", "answer_of", "called",
            "created",
-           "facts_changed", "hpas_changed", "probe_request", "sees_sync_hpa", "wait"]
+           "facts_changed", "hpas_changed", "probe_request", "sees_sync_hpa", "unshowable", "wait"]
 
 Post = Callable[[str, JsonObject], JsonValue]
 """Posts a probe Deployment (CREATE) in a namespace; ``answer_of`` what came back, or None
@@ -153,12 +153,22 @@ def created(namespace: str, *, shows: bool = True) -> Pending:
                    lambda _probe, seen: seen is not None)
 
 
+def unshowable(answer: JsonValue) -> bool:
+    """The API server refused the webhook's own output for the probe as invalid (e.g. the
+    namespace names a zone that is no valid label value, §2: entries are not trimmed, so
+    every workload there is refused): no answer in this namespace can show an HPA, and no
+    workload step's outcome there depends on one."""
+    refused = answer.get("refused") if isinstance(answer, dict) else None
+    return isinstance(refused, str) and " is invalid: " in refused
+
+
 def hpas_changed(namespace: str, sync_present: bool, *, shows: bool = True) -> Pending:
     """HPAs changed, then the sync HPA created (``sync_present``) or deleted last."""
     state = "created" if sync_present else "deleted"
     return Pending(namespace, f"its HPA changes (sync HPA {SYNC_NAME} {state} last)",
                    [SYNC_PROBE] if shows else [],
-                   lambda _probe, seen: seen is not None and sees_sync_hpa(seen) == sync_present)
+                   lambda _probe, seen: seen is not None and (
+                       sees_sync_hpa(seen) == sync_present or unshowable(seen)))
 
 
 def facts_changed(namespace: str, old: model.Facts, new: model.Facts, before: Post, *, what: str,

@@ -91,3 +91,16 @@ def test_stored_hpas_target_nothing_a_run_uses() -> None:
     aside = generated._aside(request)
     for obj in (aside.obj, aside.old):
         assert json.dumps(obj).count(generated.UNTARGETED) == 1
+
+
+def test_an_hpa_change_needs_no_wait_where_the_api_server_refuses_every_probe() -> None:
+    """A zone ' 000' (entries are not trimmed) makes the webhook's correct answer invalid for
+    the API server: the sync probe can show no HPA there, so the barrier does not wait for
+    it (a false failure of the reference on seed 933965199); a webhook refusal or an answer
+    without the sync HPA still waits."""
+    invalid = {"refused": 'Deployment.apps "zoneproof-sync" is invalid: spec.template.spec.'
+                          'affinity...values[0]: Invalid value: " 000"'}
+    pending = barrier.hpas_changed("ns", True)
+    assert pending.check(barrier.SYNC_PROBE, invalid)
+    assert not pending.check(barrier.SYNC_PROBE, {"refused": "admission webhook denied the request"})
+    assert not pending.check(barrier.SYNC_PROBE, {"replicas": 2, "tsc": []})
