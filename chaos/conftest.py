@@ -68,7 +68,7 @@ ZONED_GROUP = "chaos-zones"
 def _on_zoned_bed(name: str | None, backend: Backend) -> bool:
     """Experiment ``name`` is tagged ``zones`` and the backend's plain beds do not take its
     faults: it runs on ``zoned_bed``."""
-    return name in catalog.zoned_only(Path(__file__).parent) and not (
+    return name is not None and name in catalog.zoned_only(Path(__file__).parent) and not (
         catalog.fault_needs(Path(__file__).parent, name) <= backend.traits.plain_capabilities)
 
 
