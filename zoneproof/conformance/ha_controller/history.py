@@ -210,8 +210,14 @@ def _grace(record: AuditRecord) -> tuple[int | None, bool, str]:
     if body.get("gracePeriodSeconds") is not None:
         grace = int(body["gracePeriodSeconds"])
     uid = str((body.get("preconditions") or {}).get("uid") or "")
-    return grace, record.level in ("Request", "RequestResponse") or "gracePeriodSeconds" in \
-        query, uid
+    # The API server logs the DeleteOptions as it decodes a body; a DELETE without a body
+    # logs none, and its absence says "no grace asked". A request refused before its body was
+    # read (an API server answering 5xx or 429 while etcd is down, the handler timed out)
+    # logs none either: there its absence says nothing.
+    unread = record.request is None and (record.code >= 500 or record.code == 429)
+    known = "gracePeriodSeconds" in query or (
+        record.level in ("Request", "RequestResponse") and not unread)
+    return grace, known, uid
 
 
 def _delete_step(record: AuditRecord) -> Step:

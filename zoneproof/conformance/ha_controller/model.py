@@ -394,7 +394,8 @@ class _Judge:
     def delete(self, index: int, step: Step) -> None:
         who, where = step.actor, self.describe(index)
         if not step.grace_known:
-            self.undecided.append(f"{where}: the record does not say the grace period asked")
+            if step.succeeded:  # a refused delete removed nothing: its grace does not matter
+                self.undecided.append(f"{where}: the record does not say the grace period asked")
         elif step.grace == 0:
             self.judged["force"] += 1
         else:

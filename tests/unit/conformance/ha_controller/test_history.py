@@ -49,3 +49,24 @@ def test_lease_writes_carry_their_holder_and_reads_are_attempts() -> None:
 def test_a_history_round_trips_through_json(tmp_path: Path) -> None:
     history = _history()
     assert History.load(history.save(tmp_path / "h.json")).steps == history.steps
+
+
+def _delete(code: int, request: dict[str, object] | None, uri: str = "") -> tuple[object, bool]:
+    from dataclasses import replace
+
+    from zoneproof.conformance.ha_controller.history import _grace
+    record = next(r for r in read_records(SAMPLE)[0] if r.verb == "delete")
+    grace, known, _ = _grace(replace(record, code=code, request=request,
+                                     uri=uri or "/api/v1/namespaces/n/pods/p"))
+    return grace, known
+
+
+def test_a_delete_the_api_server_refused_unread_does_not_say_its_grace() -> None:
+    """A 5xx (etcd down) or 429 with no DeleteOptions logged: the body may never have been
+    read, so no grace is judged; answered otherwise, no options logged means none asked."""
+    assert _delete(503, None) == (None, False)
+    assert _delete(429, None) == (None, False)
+    assert _delete(200, None) == (None, True)  # no body sent: the pod's own grace
+    assert _delete(404, None) == (None, True)
+    assert _delete(503, {"gracePeriodSeconds": 30}) == (30, True)  # read before it failed
+    assert _delete(503, None, "/api/v1/namespaces/n/pods/p?gracePeriodSeconds=0") == (0, True)

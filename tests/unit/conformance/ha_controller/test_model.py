@@ -239,6 +239,22 @@ def test_what_the_record_cannot_say_is_undecided_never_passed(build: Builder,
     assert not verdict.violations and not verdict.passed and verdict.undecided
 
 
+def test_a_refused_delete_whose_grace_is_unknown_is_not_judged_on_grace(
+        build: Builder, setup: Setup) -> None:
+    """etcd down: the API server answers 503 before it reads the body; the retry that
+    succeeds is what removes the pod and is judged (a graceful retry still fails)."""
+    def story(retry_grace: int) -> Verdict:
+        b = type(build)()
+        _leading(b).at(1).node("n1", "Unknown")
+        b.delete("r0", "p0", code=503, grace=None, grace_known=False)
+        b.delete("r0", "p0", grace=retry_grace).renewals("r0", 12).mark("tick -")
+        return check(b.history(), setup)
+
+    verdict = story(0)
+    assert verdict.passed, verdict
+    assert "force" in {v.rule.id for v in story(30).violations}
+
+
 def test_every_rule_cites_a_seed_sentence() -> None:
     for rule in RULES.values():
         assert rule.seed.startswith("seed 00") and '"' in rule.seed, rule.id
