@@ -132,3 +132,27 @@ def test_a_signal_mid_test_makes_the_run_interrupted(pytester: pytest.Pytester,
     outcomes = {t["test"]: t["outcome"] for t in doc["tests"]}
     assert outcomes["test_slow.py::test_cut_short"] == "interrupted", outcomes
     assert "Traceback" not in text, text
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["no-xdist", "xdist"])
+def test_an_interrupted_run_names_every_selected_test_that_did_not_report(
+        pytester: pytest.Pytester, workers: list[str]) -> None:
+    """A Ctrl-C in the first test: the tests never reached are listed as interrupted, not
+    left out (a signal that ended a worker before its test reported was a missing test)."""
+    pytester.makepyfile(test_cut='''
+        def test_first():
+            raise KeyboardInterrupt
+
+        def test_never_reached():
+            pass
+    ''')
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_subprocess(*workers, "-p", "no:randomly",
+                                           f"--zp-report-dir={reports}")
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    doc = _summary(reports)
+    outcomes = {t["test"]: t["outcome"] for t in doc["tests"]}
+    assert doc["verdict"] == "INTERRUPTED"
+    assert outcomes.get("test_cut.py::test_never_reached") == "interrupted", outcomes
+    # xdist reports the test whose worker the interrupt ended as that worker's crash
+    assert outcomes.get("test_cut.py::test_first") in ("interrupted", "error"), outcomes
