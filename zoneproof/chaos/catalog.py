@@ -52,9 +52,14 @@ def _parsed(path: Path, stamp: tuple[int, int]) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _stamp(path: Path) -> tuple[int, int]:
+    """What tells an edited file apart: (mtime, size)."""
     st = path.stat()
-    return _parsed(path, (st.st_mtime_ns, st.st_size))
+    return st.st_mtime_ns, st.st_size
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return _parsed(path, _stamp(path))
 
 
 def _tagged(directory: Path, tag: str) -> set[str]:
@@ -74,8 +79,7 @@ def zoned_only(directory: Path) -> set[str]:
 def fault_needs(directory: Path, name: str) -> frozenset[Capability]:
     """What the faults experiment ``name`` injects need of a cluster (DESTRUCTIVE among it)."""
     path = directory / f"{name}.yaml"
-    st = path.stat()
-    return _needs(path, (st.st_mtime_ns, st.st_size))
+    return _needs(path, _stamp(path))
 
 
 @lru_cache(maxsize=256)

@@ -3,9 +3,10 @@ with its revision and what it left."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from zoneproof.conformance.ha_controller.history import History, Scope, from_records
+from zoneproof.conformance.ha_controller.history import History, Scope, _grace, from_records
 from zoneproof.measure.audit import read_records
 
 SAMPLE = Path(__file__).parents[3] / "data" / "controller-histories" / "audit-sample.jsonl"
@@ -52,9 +53,6 @@ def test_a_history_round_trips_through_json(tmp_path: Path) -> None:
 
 
 def _delete(code: int, request: dict[str, object] | None, uri: str = "") -> tuple[object, bool]:
-    from dataclasses import replace
-
-    from zoneproof.conformance.ha_controller.history import _grace
     record = next(r for r in read_records(SAMPLE)[0] if r.verb == "delete")
     grace, known, _ = _grace(replace(record, code=code, request=request,
                                      uri=uri or "/api/v1/namespaces/n/pods/p"))
