@@ -11,12 +11,18 @@ from kubernetes import client, config
 
 from zoneproof import errors
 
-__all__ = ["api_client", "default_kubeconfig", "get_path"]
+__all__ = ["TEARDOWN_REQUEST_TIMEOUT_S", "api_client", "default_kubeconfig", "get_path",
+           "teardown_client"]
+
+#: Seconds a request of a run's teardown (sweeping its objects, keeping a bed's Events)
+#: waits for an answer: an API server that stopped answering must not hold the run's end.
+TEARDOWN_REQUEST_TIMEOUT_S = 30.0
 
 
 def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
                retries: int | None = None, temp_dir: Path | None = None,
-               pool_maxsize: int | None = None) -> client.ApiClient:
+               pool_maxsize: int | None = None,
+               request_timeout_s: float | None = None) -> client.ApiClient:
     """An ApiClient for ``kubeconfig`` (None: $KUBECONFIG / ~/.kube/config, or in-cluster).
 
     ``retries`` bounds urllib3's connection retries (0 for health probes that must answer
@@ -25,7 +31,8 @@ def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
     only by an atexit hook, which ``os._exit`` and signals skip). ``pool_maxsize``: HTTP
     connections kept per host; size it to the threads that use the client at once (the
     default, 5 per CPU, makes urllib3 drop and reopen connections, warning "Connection pool
-    is full").
+    is full"). ``request_timeout_s``: the timeout of every request that names none (without
+    it such a request waits for an answer forever).
     """
     configuration = client.Configuration()
     if kubeconfig is None:
@@ -41,7 +48,28 @@ def api_client(kubeconfig: Path | None = None, *, context: str | None = None,
         configuration.retries = retries
     if pool_maxsize is not None:
         configuration.connection_pool_maxsize = pool_maxsize
-    return client.ApiClient(configuration)
+    api = client.ApiClient(configuration)
+    if request_timeout_s is not None:
+        _bound_requests(api, request_timeout_s)
+    return api
+
+
+def teardown_client(kubeconfig: Path) -> client.ApiClient:
+    """A client for a run's teardown: one connection retry, every request bounded by
+    ``TEARDOWN_REQUEST_TIMEOUT_S``."""
+    return api_client(kubeconfig, retries=1, request_timeout_s=TEARDOWN_REQUEST_TIMEOUT_S)
+
+
+def _bound_requests(api: client.ApiClient, timeout_s: float) -> None:
+    """Give each request of ``api`` that names no ``_request_timeout`` ``timeout_s``."""
+    unbounded = api.rest_client.request
+
+    def request(method: str, url: str, *args: Any, _request_timeout: Any = None,
+                **kwargs: Any) -> Any:
+        return unbounded(method, url, *args, _request_timeout=_request_timeout or timeout_s,
+                         **kwargs)
+
+    api.rest_client.request = request
 
 
 def _temp_path(temp_dir: Path | None) -> str | None:

@@ -115,7 +115,7 @@ def reap_held(holding: dict[str, Any], progress: Progress) -> None:
     if not kubeconfig.is_file():
         raise errors.BackendError(f"cannot remove the node agent: kubeconfig {kubeconfig} is "
                                   f"gone; `kubectl delete namespace {NAMESPACE}` removes it")
-    with kube.api_client(kubeconfig, retries=1) as api:
+    with kube.teardown_client(kubeconfig) as api:
         if installed(api):
             remove(api, progress=progress)
 

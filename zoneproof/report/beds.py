@@ -27,14 +27,12 @@ BEDS = "beds"
 EVENTS = "events.json"
 _AUDIT = "audit.log"
 _LOGS = "logs"
-_EVENTS_TIMEOUT_S = 30
 
 
 def _events(cluster: Cluster) -> list[dict[str, Any]]:
-    api = kube.api_client(cluster.kubeconfig, retries=1)
+    api = kube.teardown_client(cluster.kubeconfig)
     try:
-        listed = client.CoreV1Api(api).list_event_for_all_namespaces(
-            _request_timeout=_EVENTS_TIMEOUT_S)
+        listed = client.CoreV1Api(api).list_event_for_all_namespaces()
         rows: list[dict[str, Any]] = api.sanitize_for_serialization(listed.items)
     finally:
         api.close()

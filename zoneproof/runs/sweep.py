@@ -10,15 +10,17 @@ label — the Lease the controller under test creates — by name (``track_named
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import urllib3
 from kubernetes import client
 
-from zoneproof import runs
+from zoneproof import errors, runs
 from zoneproof._util import kube, waiting
 from zoneproof._util.progress import Progress
 
@@ -113,7 +115,20 @@ def _api(kubeconfig: Path) -> client.ApiClient | None:
     if not kubeconfig.is_file():  # a bed deleted with its state: nothing left to clean
         log.debug("kubeconfig %s is gone: its cluster went with it", kubeconfig)
         return None
-    return kube.api_client(kubeconfig, retries=1)
+    return kube.teardown_client(kubeconfig)
+
+
+@contextlib.contextmanager
+def _answered(kubeconfig: Path, doing: str, undo: str) -> Iterator[None]:
+    """A request that got no answer (connection refused, timed out) as a BackendError naming
+    the cluster, what was left undone and the kubectl command (``undo``) that does it."""
+    try:
+        yield
+    except urllib3.exceptions.HTTPError as exc:
+        raise errors.BackendError(
+            f"the API server of the cluster of {kubeconfig} did not answer while {doing} "
+            f"({type(exc).__name__}: {str(exc)[:200]}); once it answers: "
+            f"kubectl --kubeconfig {kubeconfig} {undo}") from None
 
 
 def remove_labelled(kubeconfig: Path, run_id: str, progress: Progress) -> list[str]:
@@ -124,7 +139,9 @@ def remove_labelled(kubeconfig: Path, run_id: str, progress: Progress) -> list[s
         return []
     selector = f"{RUN_LABEL}={run_id}"
     removed: list[str] = []
-    with api:
+    with api, _answered(
+            kubeconfig, f"removing the objects labelled {selector}",
+            f"delete {','.join(k.name.lower() for k in KINDS)} -l {selector}"):
         for kind in KINDS:
             resource = kind.api(api)
             for item in getattr(resource, kind.list)(label_selector=selector).items:
@@ -140,7 +157,8 @@ def remove_labelled(kubeconfig: Path, run_id: str, progress: Progress) -> list[s
             return not left, left
 
         waiting.wait_for(namespaces_gone, what=f"namespaces of run {run_id} deleted",
-                         timeout_s=_GONE_TIMEOUT_S, interval_s=0.5)
+                         timeout_s=_GONE_TIMEOUT_S, interval_s=0.5,
+                         ignore=(urllib3.exceptions.HTTPError,))
     if removed:
         progress(f"run {run_id}: removed {len(removed)} object(s) from the cluster of "
                  f"{kubeconfig}: {', '.join(removed)}")
@@ -164,7 +182,9 @@ def remove_named(kubeconfig: Path, obj: dict[str, str], progress: Progress) -> N
     api = _api(kubeconfig)
     if api is None:
         return
-    with api:
+    with api, _answered(
+            kubeconfig, f"removing Lease {obj['namespace']}/{obj['name']}",
+            f"delete lease -n {obj['namespace']} {obj['name']}"):
         _delete(client.CoordinationV1Api(api).delete_namespaced_lease, obj["name"],
                 obj["namespace"])
     progress(f"removed Lease {obj['namespace']}/{obj['name']} from the cluster of {kubeconfig}")
@@ -175,7 +195,9 @@ def uncordon(kubeconfig: Path, label_selector: str, progress: Progress) -> None:
     api = _api(kubeconfig)
     if api is None:
         return
-    with api:
+    with api, _answered(
+            kubeconfig, f"uncordoning the nodes of {label_selector}",
+            f"uncordon -l {label_selector}"):
         core = client.CoreV1Api(api)
         nodes = [n.metadata.name for n in core.list_node(label_selector=label_selector).items]
         for node in nodes:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 from kubernetes import client
 
-from zoneproof import runs
-from zoneproof._util import reaping
+from zoneproof import errors, runs
+from zoneproof._util import kube, reaping
 from zoneproof.runs import sweep
 
 
@@ -102,3 +104,43 @@ def test_a_conflict_deleting_anything_but_a_namespace_is_an_error() -> None:
     with pytest.raises(client.ApiException):
         sweep._delete(delete, "a-cluster-role")
     sweep._delete(delete, "a-namespace", going=True)
+
+
+@pytest.fixture
+def silent_api_server(tmp_path: Path) -> Iterator[Path]:
+    """A kubeconfig of an API server that accepts connections and never answers (one that
+    stopped answering mid-run); its path."""
+    server = socket.create_server(("127.0.0.1", 0), backlog=16)
+    port = server.getsockname()[1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: silent\n"
+        f"clusters: [{{name: silent, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+        "contexts: [{name: silent, context: {cluster: silent, user: nobody}}]\n"
+        "users: [{name: nobody, user: {token: x}}]\n")
+    yield kubeconfig
+    server.close()
+
+
+@pytest.mark.parametrize("step", ["objects", "lease", "uncordon"])
+def test_a_cluster_that_stops_answering_ends_the_sweep_with_an_error_naming_it(
+        step: str, silent_api_server: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's end never waits forever on its cluster: each request is bounded, and the error
+    names the cluster and the kubectl command that finishes the job (it hung, once, for 25
+    minutes until CI's SIGTERM)."""
+    monkeypatch.setattr(kube, "TEARDOWN_REQUEST_TIMEOUT_S", 0.5)
+    sweeps = {"objects": lambda: sweep.remove_labelled(silent_api_server, "r1", print),
+              "lease": lambda: sweep.remove_named(
+                  silent_api_server, {"kind": "Lease", "namespace": "default", "name": "l"},
+                  print),
+              "uncordon": lambda: sweep.uncordon(silent_api_server, "zone=a", print)}
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        with pytest.raises(errors.BackendError) as raised:
+            pool.submit(sweeps[step]).result(timeout=30)
+    except concurrent.futures.TimeoutError:
+        pytest.fail(f"the {step} sweep still waits on a cluster that does not answer")
+    finally:
+        pool.shutdown(wait=False)  # a hung sweep ends when the server's socket closes
+    assert str(silent_api_server) in str(raised.value)
+    assert "did not answer" in str(raised.value) and "kubectl --kubeconfig" in str(raised.value)
