@@ -201,6 +201,12 @@ class _Run:
         self.records: list[Any] = []
         self.offset = 0
         self.stop_monitor = threading.Event()
+        self.incarnations = threading.Lock()
+        """Held while a replica's exit or start is marked: an incarnation's exit is marked
+        before the next one's start (else the model reads the new one as gone)."""
+        self.exits_marked: dict[str, int] = {}
+        """The pid of each replica's incarnation whose exit is marked (or that was gone
+        before this schedule began: none of its business)."""
 
     # -- markers and the record ------------------------------------------------------------
 
@@ -368,9 +374,11 @@ class _Run:
             self.skipped.append(f"{event.describe()}: "
                                 f"{'none stopped' if identity is None else 'already running'}")
             return
-        self.mark(f"start {identity}")
-        self.killed.discard(identity)
-        self.slot.replicas.start(identity)
+        with self.incarnations:
+            self.mark_exit(identity)
+            self.mark(f"start {identity}")
+            self.killed.discard(identity)
+            self.slot.replicas.start(identity)
 
     def signal(self, event: Event) -> None:
         identity = self.resolve(event.target)
@@ -416,23 +424,31 @@ class _Run:
 
     # -- processes -------------------------------------------------------------------------
 
+    def mark_exit(self, identity: str) -> None:
+        """Marker ``exited <identity> <code>`` once per incarnation, once it is gone (the
+        caller holds ``incarnations``)."""
+        record = self.slot.replicas.records.get(identity)
+        if record is None or self.exits_marked.get(identity) == record.pid \
+                or daemons.alive(record):
+            return
+        self.exits_marked[identity] = record.pid
+        self.frozen.discard(identity)
+        self.killed.discard(identity)
+        code = daemons.exit_code(record, timeout_s=1)
+        self.mark(f"exited {identity} {code if code is not None else ''}".strip())
+
     def monitor(self) -> None:
-        """Marker ``exited <identity> <code>`` once a replica is seen gone (a process of the
-        slot's previous schedule, gone before this one began, is none of its business)."""
-        seen = {identity: record.pid for identity, record in
-                list(self.slot.replicas.records.items()) if not daemons.alive(record)}
+        """Mark each replica's exit once it is seen gone."""
         while not self.stop_monitor.wait(_POLL_S):
-            for identity, record in list(self.slot.replicas.records.items()):
-                if seen.get(identity) == record.pid or daemons.alive(record):
-                    continue
-                seen[identity] = record.pid
-                self.frozen.discard(identity)
-                self.killed.discard(identity)
-                code = daemons.exit_code(record, timeout_s=1)
-                self.mark(f"exited {identity} {code if code is not None else ''}".strip())
+            with self.incarnations:
+                for identity in list(self.slot.replicas.records):
+                    self.mark_exit(identity)
 
     @contextlib.contextmanager
     def monitoring(self) -> Iterator[None]:
+        self.exits_marked = {identity: record.pid for identity, record in
+                             list(self.slot.replicas.records.items())
+                             if not daemons.alive(record)}
         thread = threading.Thread(target=self.monitor, name=f"monitor-{self.sid}", daemon=True)
         thread.start()
         try:
