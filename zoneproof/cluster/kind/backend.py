@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
+
+import tenacity
 
 from zoneproof import errors
 from zoneproof._util import files, processes
@@ -26,6 +29,12 @@ from zoneproof.runs import ownership, state
 __all__ = ["KindBackend"]
 
 _CREATE_TIMEOUT_S = 900.0
+#: ``kind delete cluster`` tries: docker sometimes cannot kill a node container at once
+#: ("tried to kill container, but did not receive an exit event": slow to exit under load).
+#: A node whose nested ``runc init`` hangs in uninterruptible sleep is never killed: the
+#: last failure then names it.
+_DELETE_TRIES = 3
+_DELETE_PAUSE_S = 5.0
 
 
 def _missing_images(spec: ClusterSpec, image: str) -> list[str]:
@@ -180,11 +189,21 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         with no_interrupts():
             started = time.monotonic()
             kind_name = config.cluster_name(paths.root.name)
-            processes.run([str(tools.kind_binary(progress)), "delete", "cluster", "--name", kind_name,
-                           "--kubeconfig", str(paths.kubeconfig)], env=tools.kind_env(),
-                          timeout_s=_CREATE_TIMEOUT_S)
+            kind_delete([str(tools.kind_binary(progress)), "delete", "cluster", "--name", kind_name,
+                         "--kubeconfig", str(paths.kubeconfig)])
             if docker.remove_network_if_unused():
                 progress(f"removed docker network {docker.NETWORK} (no cluster uses it)")
             shutil.rmtree(paths.root, ignore_errors=True)
             ownership.unclaim(self.name, paths.root.name)
             progress(f"deleted kind cluster {kind_name} in {time.monotonic() - started:.1f}s")
+
+
+def kind_delete(argv: Sequence[str]) -> None:
+    """Run ``kind delete cluster`` (idempotent), again after a pause when it fails, up to
+    ``_DELETE_TRIES`` times; the last failure is raised."""
+    for attempt in tenacity.Retrying(stop=tenacity.stop_after_attempt(_DELETE_TRIES),
+                                     wait=tenacity.wait_fixed(_DELETE_PAUSE_S),
+                                     retry=tenacity.retry_if_exception_type(
+                                         processes.CommandError), reraise=True):
+        with attempt:
+            processes.run(argv, env=tools.kind_env(), timeout_s=_CREATE_TIMEOUT_S)
