@@ -462,12 +462,45 @@ def store(api: client.ApiClient, worlds: list[model.Facts], *, count: int, run_s
     return kept
 
 
+def _recomputed(world: model.Facts, kind: str, current: JsonObject) -> list[JsonObject]:
+    """What the webhook may make of ``current`` on the companion's ``{}`` patch (an UPDATE,
+    §4 to §9) that the API server keeps; none when it refuses every outcome."""
+    meta = current.get("metadata")
+    assert isinstance(meta, dict) and world.namespace is not None
+    request = model.Request("UPDATE", "apps", "v1", kind, world.namespace.name, str(meta.get("name")),
+                            current, current)
+    return [o.obj for o in model.admit(request, world) if o.allowed and o.obj is not None
+            and validation.refusal(kind, o.obj) is None]
+
+
+def _a_patch_fails(api: client.ApiClient, worlds: list[model.Facts], node_count: int) -> bool:
+    """Whether the companion's reconcile meets a ``{}`` patch the API server refuses (a target
+    whose every recomputation is invalid) in the worlds' namespaces. Upstream's reconcile then
+    stops: the error ends it and, having recorded the Node count first, it does not come back
+    (gardener pkg/resourcemanager/controller/node/highavailabilityconfig, reconciler.go), and
+    its cached lists have no order, so any other target may be left unpatched."""
+    apps = client.AppsV1Api(api)
+    for world in worlds:
+        if world.namespace is None:
+            continue
+        facts = dataclasses.replace(world, nodes=node_count)
+        for kind, listing in (("Deployment", apps.list_namespaced_deployment),
+                              ("StatefulSet", apps.list_namespaced_stateful_set)):
+            for obj in api.sanitize_for_serialization(listing(world.namespace.name).items):
+                current = {**obj, "apiVersion": "apps/v1", "kind": kind}
+                if model.companion_targets([model.StoredObject(world.namespace.labels, kind, current)],
+                                           node_count) and not _recomputed(facts, kind, current):
+                    return True
+    return False
+
+
 def companion_expected(api: client.ApiClient, worlds: list[model.Facts], stored: list[Stored],
                        node_count: int) -> list[tuple[Stored, list[JsonObject], str]]:
-    """Each stored object and what it must become once the Node count is ``node_count``
-    (§11: re-patched through the webhook when its first hostname constraint disagrees),
-    with why."""
+    """Each stored object and what it may become once the Node count is ``node_count``
+    (§11: re-patched through the webhook when its first hostname constraint disagrees; left
+    as it is too when another target's patch fails, ``_a_patch_fails``), with why."""
     by_namespace = {w.namespace.name: w for w in worlds if w.namespace is not None}
+    unreached_too = _a_patch_fails(api, worlds, node_count)
     found = []
     for item in stored:
         current = live.Objects(api, item.kind, item.namespace).read(item.name)
@@ -478,12 +511,12 @@ def companion_expected(api: client.ApiClient, worlds: list[model.Facts], stored:
             found.append((item, [_project(item.kind, current)], "§11: not patched (its first hostname "
                           "constraint agrees with the Node count, or it has none, or it is not selected)"))
             continue
-        request = model.Request("UPDATE", "apps", "v1", item.kind, item.namespace, item.name, current,
-                                current)
-        objects = [o.obj for o in model.admit(request, world) if o.allowed and o.obj is not None
-                   and validation.refusal(item.kind, o.obj) is None] or [current]
-        found.append((item, [_project(item.kind, o) for o in objects],
-                      "§11: re-patched with {} (an UPDATE: the webhook recomputes it, §4 to §9)"))
+        objects = _recomputed(world, item.kind, current) or [current]
+        why = "§11: re-patched with {} (an UPDATE: the webhook recomputes it, §4 to §9)"
+        if unreached_too and current not in objects:
+            objects.append(current)
+            why += ", or not reached (another target's patch is refused: upstream stops there)"
+        found.append((item, [_project(item.kind, o) for o in objects], why))
     return found
 
 
