@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client
-from zoneproof_fixtures import settings
+from zoneproof_fixtures import reporting, settings
 
 from zoneproof import cluster as clusters
 from zoneproof import faults
@@ -169,6 +169,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     _skip_in_cluster_experiments(s, settings.make_backend(config, s.backend), items)
     opt_in = catalog.opt_in(Path(__file__).parent) - set(s.experiments)
     if left_out := [i for i in items if experiment_of(i) in opt_in]:  # named only
+        for item in left_out:
+            name = experiment_of(item)
+            item.stash[reporting.DESELECTED_WHY] = (
+                f"opt-in: {name} runs only when named (zoneproof qualify --experiments {name}; "
+                f"pytest --zp-experiments {name}; docs/zones.md)")
         config.hook.pytest_deselected(items=left_out)
         items[:] = [i for i in items if i not in left_out]
     if not s.experiments and not s.skip_experiments:

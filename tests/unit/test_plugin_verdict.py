@@ -56,6 +56,28 @@ def test_skipped_and_unselected_tests_make_the_run_partial(pytester: pytest.Pyte
     result.stdout.fnmatch_lines(["*zoneproof: summary PARTIAL*"])
 
 
+def test_a_plugins_deselection_says_why(pytester: pytest.Pytester) -> None:
+    """An item a plugin leaves out with its reason (chaos/conftest.py: the opt-in experiments)
+    is not judged for that reason, not for options the user never gave."""
+    pytester.makeconftest('''
+        from zoneproof_fixtures import reporting
+
+        def pytest_collection_modifyitems(config, items):
+            left_out = [i for i in items if i.name == "test_opt_in"]
+            for item in left_out:
+                item.stash[reporting.DESELECTED_WHY] = "opt-in: runs only when named"
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [i for i in items if i not in left_out]
+    ''')
+    pytester.makepyfile(test_some="def test_fine():\n    pass\n\ndef test_opt_in():\n    pass\n")
+    reports = pytester.path / "reports"
+    for xdist in ((), ("-n", "2")):
+        pytester.runpytest_subprocess(*xdist, f"--zp-report-dir={reports}")
+        assert _summary(reports)["not_judged"] == [
+            {"test": "test_some.py::test_opt_in", "reason": "opt-in: runs only when named",
+             "asked": True}], xdist
+
+
 def test_skips_that_cannot_apply_leave_a_pass(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_some=_TESTS.split("def test_skipped_for", maxsplit=1)[0]
                         + "def test_cannot" + _TESTS.split("def test_cannot")[1])
