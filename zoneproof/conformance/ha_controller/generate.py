@@ -172,14 +172,18 @@ def _scope(draw: st.DrawFn, misses: int) -> Schedule:
 
 @st.composite
 def _late(draw: st.DrawFn, misses: int) -> Schedule:
-    """C3 (trigger): a node goes NotReady and stays so past the reaction bound while one
+    """C3 (trigger), C1: a node goes NotReady and stays so past the reaction bound while one
     leader keeps renewing; then a chosen pod is bound to it (no trigger explains acting on
-    it: no periodic sweep), time passes, and the node may recover (nothing to do then)."""
+    it: no periodic sweep), its NotReady status changes (False <-> Unknown: no Ready ->
+    NotReady transition either), time passes, and the node may recover (nothing to do
+    then)."""
     del misses
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    down = draw(_DOWN)
     events = [*_START, Event("wait", seconds=draw(_SETTLE)),
-              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=11.0),
-              Event("pod", pod=_chosen(draw, "p1", 0, watched)),
+              Event("ready", node=0, status=down), Event("wait", seconds=11.0),
+              Event("pod", pod=_chosen(draw, "p1", 0, watched)), Event("wait", seconds=1.0),
+              Event("ready", node=0, status="Unknown" if down == "False" else "False"),
               Event("wait", seconds=draw(st.sampled_from((3.5, 4.5, 7.0))))]
     if draw(st.booleans()):
         events += [Event("ready", node=0, status="True"), Event("wait", seconds=2.0)]

@@ -128,6 +128,15 @@ def test_a_pod_bound_long_after_the_transition_may_not_be_deleted_on_recovery(
     assert verdict.rules() == {"trigger"}, verdict
 
 
+def test_not_ready_to_not_ready_is_no_transition(build: Builder, setup: Setup) -> None:
+    """C1/C3: False -> Unknown (or back) is no Ready -> NotReady transition: a pod bound past
+    the first transition's bound may not be deleted on it."""
+    _leading(build).at(1).node("n1", "False").delete("r0", "p0")
+    build.at(13).pod("late", "n1").at(14).node("n1", "Unknown").delete("r0", "late")
+    build.renewals("r0", 16).mark("tick -")
+    assert check(build.history(), setup).rules() == {"trigger"}
+
+
 def test_a_pod_bound_soon_after_the_transition_or_before_the_fence_may_go(
         build: Builder, setup: Setup) -> None:
     _leading(build).at(1).node("n1", "Unknown").delete("r0", "p0")

@@ -84,3 +84,13 @@ def test_a_batch_stops_at_its_first_failure_and_keeps_what_ran() -> None:
     outcomes = suite.run_batch(batch, lambda s, slot: _outcome(s, s.notes["index"] == 2),
                                slots=1, seconds=60)
     assert [o.schedule.notes["index"] for o in outcomes] == [0, 1, 2]
+
+
+def test_the_late_family_changes_a_not_ready_status() -> None:
+    """C1/C3: False <-> Unknown is no Ready -> NotReady transition; the late family makes that
+    change after a pod was bound past the bound (a controller that reads any change to a
+    not-True status as a transition deletes that pod), every batch."""
+    for run_seed in range(6):
+        (late,) = [s for s in generate.draw_batch(8, run_seed) if s.notes.get("family") == "late"]
+        statuses = [e.status for e in late.events if e.kind == "ready"]
+        assert statuses[:2] in (["False", "Unknown"], ["Unknown", "False"]), run_seed
