@@ -34,6 +34,7 @@ from zoneproof.traffic.registers import RegisterTraffic, TrafficSettings
 pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("history")]
 
 BEFORE_S, HOLD_S, BETWEEN_S = 6.0, 3.0, 4.0
+INFORMER_ATTEMPTS = 3
 SLO = load_slos().get("history-linearizable")
 
 
@@ -54,11 +55,12 @@ def bed(module_private_bed: Callable[..., Cluster]) -> Cluster:
     return module_private_bed(zones=("zone-a",), nodes_per_zone=1, etcd_members=3)
 
 
-def _across_faults(bed: Cluster, mode: ReadMode, workdir: Path) -> Run:
+def _across_faults(bed: Cluster, mode: ReadMode, workdir: Path, attempt: int = 1) -> Run:
     timeline = Timeline()
     injector = Injector(bed, timeline)
+    workdir.mkdir(parents=True, exist_ok=True)
     traffic = RegisterTraffic(bed.kubeconfig, timeline, TrafficSettings(
-        namespace=f"zp-history-{mode}", read_mode=mode,
+        namespace=f"zp-history-{mode}-{attempt}", read_mode=mode,
         min_rate_ops_s=clusters.backend_type(bed.backend).traits.history_min_rate_ops_s)).start()
     victim = bed.etcd_leader()
     try:
@@ -102,8 +104,16 @@ def test_quorum_reads_are_linearizable_across_an_etcd_leader_kill_and_an_apiserv
 
 def test_informer_reads_are_not_linearizable_across_the_same_faults(
         bed: Cluster, tmp_path: Path) -> None:
-    run = _across_faults(bed, ReadMode.INFORMER, tmp_path)
-    assert (run.report.non_linearizable_keys or 0.0) >= 1.0, run.report
+    """Stale reads need a read of a key in the informer's blind window after a write to it;
+    that window is as long as the jittered backoff happens to leave (4 of 5 keys stale in most
+    runs; once, on a loaded machine, none): up to INFORMER_ATTEMPTS runs across the faults,
+    the first with a stale read is judged."""
+    runs = []
+    for attempt in range(1, INFORMER_ATTEMPTS + 1):
+        runs.append(run := _across_faults(bed, ReadMode.INFORMER, tmp_path / str(attempt), attempt))
+        if run.report.non_linearizable_keys:
+            break
+    assert (run.report.non_linearizable_keys or 0.0) >= 1.0, [r.report for r in runs]
     assert run.result.status is SloStatus.FAIL, run.result.message  # and not void
     assert "none of the next fits" in run.result.message and "get()" in run.result.message
     illegal = run.report.of(lin.KeyResult.ILLEGAL)

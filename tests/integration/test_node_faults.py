@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +14,8 @@ from kubernetes import client, watch
 from zoneproof._util import kube, waiting
 from zoneproof.cluster._common import node_ready
 from zoneproof.cluster.interface import WORKLOAD_IMAGE, Capability, Cluster
+from zoneproof.cluster.local import pod_resync
+from zoneproof.cluster.local.cluster import LocalCluster
 
 pytestmark = pytest.mark.destructive
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -116,3 +119,31 @@ def test_running_pod_is_unready_while_its_kubelet_is_gone_and_ready_again_after(
     bed.start_kubelet(victim)
     waiting.wait_for(lambda: _pod_ready(core, "stays"), what="pod Ready again",
                      timeout_s=MARGIN_S)
+
+
+def test_pods_a_restarted_fake_kubelet_dropped_are_reported_ready(bed: Cluster) -> None:
+    """kwok#1464: a restarted kwok may drop its pods (its Lease cache lagging its take of the
+    Lease); the local bed's resync reports them Ready once the new kwok holds the Lease. Here
+    the dropping kwok is a stopped one: the Lease changes hands and the pod is unready, as after
+    such a restart, and only the resync can make it Ready."""
+    if not isinstance(bed, LocalCluster):
+        pytest.skip(f"the resync is the local bed's (kwok); this bed is {bed.backend}'s")
+    victim = bed.nodes_by_zone()["zone-a"][0]
+    api = kube.api_client(bed.kubeconfig)
+    core, coordination = client.CoreV1Api(api), client.CoordinationV1Api(api)
+    core.create_namespaced_pod("default", {
+        "metadata": {"name": "dropped"},
+        "spec": {"nodeName": victim, "containers": [{"name": "c", "image": WORKLOAD_IMAGE}]}})
+    waiting.wait_for(lambda: _pod_ready(core, "dropped"), what="pod Ready", timeout_s=30)
+    before = pod_resync.holders(api, [victim])
+    assert before and before[victim], before
+    bed.stop_kubelet(victim)
+    core.patch_namespaced_pod_status("dropped", "default", {"status": {"conditions": [
+        {"type": "Ready", "status": "False"}, {"type": "ContainersReady", "status": "False"}]}})
+    now = datetime.datetime.now(datetime.UTC)
+    coordination.patch_namespaced_lease(victim, "kube-node-lease", {"spec": {
+        "holderIdentity": "the-restarted-kwok", "renewTime": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}})
+    assert _pod_ready(core, "dropped") == (False, "False")
+    pod_resync.start(api, before, timeout_s=6.0)
+    waiting.wait_for(lambda: _pod_ready(core, "dropped"), what="the resync to report it Ready",
+                     timeout_s=pod_resync.SETTLE_S + 4.0)

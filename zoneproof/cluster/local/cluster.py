@@ -35,7 +35,7 @@ from zoneproof.cluster.interface import (
     Progress,
 )
 from zoneproof.cluster.local import options as options_
-from zoneproof.cluster.local import ports, render
+from zoneproof.cluster.local import pod_resync, ports, render
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.runs import ownership, state
 
@@ -53,6 +53,7 @@ _CAPABILITIES = frozenset({Capability.STOP_KUBELET, Capability.ETCD_MEMBERS,
 ZONED_CAPABILITIES = frozenset({Capability.ZONES, Capability.KUBELET_LINKS})
 
 _STOP_TIMEOUT_S = 10.0
+_RESYNC_S = 30.0  # a restarted kwok's pods are watched over this long after its Lease can be taken
 _START_TIMEOUT_S = {"etcd": 30.0, "kube-apiserver": 120.0, "components": 60.0, "nodes": 60.0}
 _NODE_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "250"}
 _insecure = urllib3.PoolManager(cert_reqs="CERT_NONE", retries=False,
@@ -165,7 +166,13 @@ class LocalCluster(ApiCluster):
         old = self._record(name)
         if daemons.alive(old):
             return old
-        return self.start_process(name, list(old.argv))
+        if not name.startswith("kwok-"):
+            return self.start_process(name, list(old.argv))
+        nodes = self.kwok_groups()[name.removeprefix("kwok-")]
+        before = pod_resync.holders(self._probe_api, nodes)
+        record = self.start_process(name, list(old.argv))
+        pod_resync.start(self.api, before, self.spec.timings.node_lease_duration_s + _RESYNC_S)
+        return record
 
     def _check_alive(self, record: daemons.DaemonRecord) -> None:
         if not daemons.alive(record):
