@@ -5,7 +5,7 @@ break it: a Ready -> NotReady transition of a node with matching pods while a re
 runs (``transition``, ``force``), other pods it must leave then (``selector``,
 ``namespace``, ``node``), a second replica running then (``leader``), a matching pod on a
 NotReady node bound past the reaction bound after its last trigger, or there when the
-node recovers then (``trigger``), a transition
+node recovers then or is made again not Ready (``trigger``), a transition
 while no replica runs and a replica started after (``new-leader``), the leader SIGTERMed
 (``release``), frozen while another takes over (``exit-on-loss``), killed, released or
 its Lease left by a dead leader while another replica competes (``takeover``), two
@@ -104,6 +104,17 @@ class _State:
         elif event.kind == "fence" and event.on and self.ready[node] != "True":
             self.trigger[node] = self.now
 
+    def renode(self, event: Event) -> None:
+        """Node ``event.node`` made again: no transition, whatever its first status; a
+        controller that compares it with the node it replaced deletes its pods for none."""
+        node = event.node
+        self.ready[node] = event.status
+        self.trigger.pop(node, None)
+        self.missed.discard(node)
+        if self.active and event.status != "True" and any(
+                self.chosen(p) and p.node == node for p in self.pods.values()):
+            self.found.add("trigger")
+
     def transition(self, node: int) -> None:
         on_it = [p for p in self.pods.values() if p.node == node]
         if not self.active:
@@ -199,6 +210,8 @@ def exposed(schedule: Schedule, setup: Setup) -> frozenset[str]:
             state.elapse(event.seconds)
         elif event.kind in ("ready", "fence"):
             state.node_event(event)
+        elif event.kind == "renode":
+            state.renode(event)
         elif event.kind == "pod" and event.pod is not None:
             state.bind(event.pod)
         elif event.kind == "recreate" and event.name in state.pods:

@@ -235,16 +235,27 @@ class _Run:
             if key == "w1":
                 self.core.create_namespaced_config_map(name, {"metadata": {"name": _MARKER}})
         for index, spec in enumerate(self.schedule.nodes):
-            self.core.create_node({"metadata": {"name": self.nodes[index], "labels": {
-                _ZONE: f"zpm-{spec.zone}", "kubernetes.io/hostname": self.nodes[index],
-                **sweep.labels()}}})
-            if spec.reported:
-                self.ready(index, "True")
+            self.create_node(index, "True" if spec.reported else "")
         if self.schedule.dead_leader:
             self.write_lease(_DEAD_LEADER)
         for pod in self.schedule.pods:
             self.create_pod(pod)
         self.slot.replicas.settings = self.settings
+
+    def create_node(self, index: int, status: str) -> None:
+        """Node ``index`` made, with Ready ``status`` posted (none if '')."""
+        self.core.create_node({"metadata": {"name": self.nodes[index], "labels": {
+            _ZONE: f"zpm-{self.schedule.nodes[index].zone}",
+            "kubernetes.io/hostname": self.nodes[index], **sweep.labels()}}})
+        if status:
+            self.ready(index, status)
+
+    def renode(self, index: int, status: str) -> None:
+        """Node ``index`` deleted (no finalizer keeps it; its pods stay bound to its name:
+        kcm's pod GC is not running) and made again, new, under its name."""
+        self.core.delete_node(self.nodes[index])
+        self.taints[index] = set()
+        self.create_node(index, status)
 
     def write_lease(self, holder: str, current: Any = None) -> None:
         now = _now()
@@ -352,6 +363,7 @@ class _Run:
             "terminate": lambda e: self.terminate(e.name),
             "recreate": lambda e: self.create_pod(
                 replace(self.pods[e.name], phase="Running", terminating=False), node=e.node),
+            "renode": lambda e: self.renode(e.node, e.status),
             "start": self.start,
             "signal": self.signal,
             "intrude": lambda e: self.intrude(),

@@ -15,9 +15,9 @@ watched namespaces and an unwatched one, pods on them whose labels match the sel
 miss it each way it can be missed, in every phase, some already terminating; optionally a
 dead leader's Lease; then events: Ready flips to False and Unknown and back, flaps shorter
 and longer than the reaction bound, fences (kcm's not-ready/unreachable NoSchedule taint),
-cordons and unrelated taints, pods bound after a transition, phase changes, graceful
-deletes, a pod re-created under a deleted one's name, replicas started, SIGTERMed,
-SIGKILLed, frozen and thawed (by role: the leader or a standby of that moment), an
+cordons and unrelated taints, nodes deleted and made again, pods bound after a transition,
+phase changes, graceful deletes, a pod re-created under a deleted one's name, replicas
+started, SIGTERMed, SIGKILLed, frozen and thawed (by role: the leader or a standby of that moment), an
 outsider taking an expired Lease; and waits of the lengths that matter (just under and
 over the renew deadline, the lease duration and the reaction bound).
 """
@@ -102,6 +102,8 @@ def schedules(draw: st.DrawFn, *, misses: int = 3, max_events: int = 14,
         st.builds(lambda n: [Event("terminate", name=n)], st.sampled_from(names)),
         st.builds(lambda n, at: [Event("recreate", name=n, node=at)], st.sampled_from(names),
                   node),
+        st.builds(lambda n, s: [Event("renode", node=n, status=s)], node,
+                  st.sampled_from(("False", "Unknown", "", "True"))),
         # a replica stopped for a while, then thawed or restarted (or not, if the wait is 0)
         st.builds(lambda t, s, w, back: [
             Event("signal", target=t, signal=s), *([Event("wait", seconds=w)] if w else []),
@@ -158,13 +160,14 @@ def _scope(draw: st.DrawFn, misses: int) -> Schedule:
     """C1/C2 (transition, force, selector, namespace, node, leader): a node with chosen
     pods and pods the controller must leave (each way of missing the selector, the
     unwatched namespace) goes NotReady under a sitting leader with a standby running; the
-    chosen pods of another node (cordoned or tainted, maybe the same zone) stay."""
+    chosen pods of another node (cordoned and tainted, maybe the same zone) stay."""
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
     pods = [_chosen(draw, "p0", 0, watched), _chosen(draw, "p1", 1, watched),
             PodSpec("p2", 0, "u", -1, draw(st.sampled_from(_PHASES))),
             *(PodSpec(f"p{3 + i}", 0, "w1", i, "Running") for i in range(misses))]
-    aside = draw(st.sampled_from(("cordon", "taint")))
-    events = [*_START, Event("wait", seconds=draw(_SETTLE)), Event(aside, node=1),
+    aside = draw(st.permutations(("cordon", "taint")))
+    events = [*_START, Event("wait", seconds=draw(_SETTLE)),
+              *(Event(kind, node=1) for kind in aside),
               Event("ready", node=0, status=draw(_DOWN)),
               Event("wait", seconds=draw(st.sampled_from((7.0, 11.0))))]
     return Schedule(nodes, tuple(pods), tuple(events), watched=watched)
@@ -175,8 +178,9 @@ def _late(draw: st.DrawFn, misses: int) -> Schedule:
     """C3 (trigger), C1: a node goes NotReady and stays so past the reaction bound while one
     leader keeps renewing; then a chosen pod is bound to it (no trigger explains acting on
     it: no periodic sweep), its NotReady status changes (False <-> Unknown: no Ready ->
-    NotReady transition either), time passes, and the node may recover (nothing to do
-    then)."""
+    NotReady transition either), time passes (8 s or more: a controller re-listing at such
+    a period reads a relist as no transition either), and the node may recover (nothing to
+    do then)."""
     del misses
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
     down = draw(_DOWN)
@@ -184,7 +188,7 @@ def _late(draw: st.DrawFn, misses: int) -> Schedule:
               Event("ready", node=0, status=down), Event("wait", seconds=11.0),
               Event("pod", pod=_chosen(draw, "p1", 0, watched)), Event("wait", seconds=1.0),
               Event("ready", node=0, status="Unknown" if down == "False" else "False"),
-              Event("wait", seconds=draw(st.sampled_from((3.5, 4.5, 7.0))))]
+              Event("wait", seconds=draw(st.sampled_from((7.0, 9.0, 11.0))))]
     if draw(st.booleans()):
         events += [Event("ready", node=0, status="True"), Event("wait", seconds=2.0)]
     return Schedule(nodes, (_chosen(draw, "p0", 0, watched),), tuple(events),
@@ -270,8 +274,26 @@ def _again(draw: st.DrawFn, misses: int) -> Schedule:
                     watched=watched)
 
 
+@st.composite
+def _renode(draw: st.DrawFn, misses: int) -> Schedule:
+    """C3 (trigger), C1: a node with a chosen pod is deleted and made again under its name,
+    not Ready or never reported, the pod still bound to it: no Ready -> NotReady transition
+    (001: an update whose old state is Ready; the new node has none), so the pod stays
+    (past the bound of the leader's acquisition, which may explain acting on any NotReady
+    node); once the new node was Ready and fails, that transition counts."""
+    del misses
+    nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
+    events = [*_START, Event("wait", seconds=11.0),  # past the bound of the acquisition
+              Event("renode", node=0, status=draw(st.sampled_from(("False", "Unknown", "")))),
+              Event("wait", seconds=draw(st.sampled_from((2.0, 3.5)))),
+              Event("ready", node=0, status="True"), Event("wait", seconds=1.0),
+              Event("ready", node=0, status=draw(_DOWN)), Event("wait", seconds=4.5)]
+    return Schedule(nodes, (_chosen(draw, "p0", 0, watched),), tuple(events),
+                    watched=watched)
+
+
 FAMILIES = {"scope": _scope, "late": _late, "catch-up": _catch_up, "handover": _handover,
-            "freeze": _freeze, "standby": _standby, "again": _again}
+            "freeze": _freeze, "standby": _standby, "again": _again, "renode": _renode}
 """One template per concern, in the order a batch runs them."""
 
 

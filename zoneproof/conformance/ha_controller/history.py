@@ -37,7 +37,7 @@ MARKER_ANNOTATION = "zoneproof.dev/marker"
 
 @dataclass(frozen=True, slots=True)
 class NodeView:
-    """A node as a write left it."""
+    """A node as a write left it (``exists`` False: deleted)."""
 
     name: str
     ready: str = ""
@@ -245,6 +245,10 @@ def _step(record: AuditRecord, scope: Scope) -> Step | None:
         node = node_view(response)
         return Step(record.order, record.user, "node", record.code, node=node) \
             if node.name in scope.nodes else None
+    if record.resource == "nodes" and record.verb == "delete" and not record.subresource \
+            and record.succeeded and record.name in scope.nodes:
+        return Step(record.order, record.user, "node", record.code,
+                    node=NodeView(record.name, exists=False))
     if record.resource == "pods" and record.verb == "delete" and not record.subresource:
         if record.namespace in scope.namespaces or record.user.startswith(scope.replica_prefix):
             return _delete_step(record)

@@ -373,7 +373,8 @@ class _Judge:
         if step.kind == "node" and step.node is not None:
             n = step.node
             what = (f"node {n.name} Ready={n.ready or '<none>'}"
-                    f"{' fenced' if n.fenced else ''}{' cordoned' if n.unschedulable else ''}")
+                    f"{' fenced' if n.fenced else ''}{' cordoned' if n.unschedulable else ''}"
+                    if n.exists else f"node {n.name} deleted")
         if step.kind == "pod" and step.pod is not None:
             p = step.pod
             what = (f"pod {p.key} on {p.node or '<unbound>'} {p.phase}"

@@ -1,11 +1,11 @@
 """A schedule of cluster events for the generated controller suite: plain data.
 
 A schedule names its nodes (by index), its pods (by name) and, in order, what happens to
-them and to the controller's replicas: Ready flips, fences, cordons and taints, pods
-bound, their phases, replicas started and signalled, waits. ``describe`` prints it one
-event a line (a failure shows it shrunk); ``to_dict``/``from_dict`` keep it as JSON (a
-case file a vendor can replay); ``without`` drops events for shrinking, and what they
-introduced with them (a pod never created takes its later events along).
+them and to the controller's replicas: Ready flips, fences, cordons and taints, nodes
+deleted and re-created, pods bound, their phases, replicas started and signalled, waits.
+``describe`` prints it one event a line (a failure shows it shrunk); ``to_dict``/``from_dict``
+keep it as JSON (a case file a vendor can replay); ``without`` drops events for shrinking,
+and what they introduced with them (a pod never created takes its later events along).
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ class Event:
     not-ready or unreachable taint; ``key``) · ``cordon`` node on · ``taint`` node on (an
     unrelated NoSchedule taint) · ``pod`` pod (bound now) · ``phase`` pod phase ·
     ``terminate`` pod (a graceful delete) · ``recreate`` pod node (a new pod of that name,
-    once the old one is gone) · ``start`` target · ``signal`` target signal · ``intrude``
+    once the old one is gone) · ``renode`` node status (the Node object deleted and made
+    again under its name, its pods left bound to it; Ready ``status`` posted, or none
+    if '') · ``start`` target · ``signal`` target signal · ``intrude``
     (an outsider takes the Lease once it expired) · ``leader`` (until a replica leads) ·
     ``wait`` seconds.
     """
@@ -92,6 +94,9 @@ class Event:
             return f"pod {self.name} deleted gracefully (terminating)"
         if self.kind == "recreate":
             return f"pod {self.name} re-created on node {self.node}"
+        if self.kind == "renode":
+            return (f"node {self.node} deleted and re-created, "
+                    f"{f'Ready={self.status}' if self.status else 'never reported'}")
         if self.kind == "start":
             return f"start replica {self.target}"
         if self.kind == "signal":
@@ -166,7 +171,7 @@ class Schedule(casefile.CaseFile):
             i for i in range(len(self.nodes)) if i not in gone_nodes)}
 
         def keep(event: Event) -> bool:
-            if event.kind in ("ready", "fence", "cordon", "taint", "recreate") \
+            if event.kind in ("ready", "fence", "cordon", "taint", "recreate", "renode") \
                     and event.node in gone_nodes:
                 return False
             return not (event.kind in ("phase", "terminate", "recreate")

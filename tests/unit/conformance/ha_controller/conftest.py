@@ -46,6 +46,13 @@ class Builder:
         self.steps.append(Step(self._order(), "exec", "node", node=view))
         return self
 
+    def gone(self, name: str) -> Builder:
+        """Node ``name`` deleted (its pods stay bound to its name)."""
+        view = NodeView(name, exists=False)
+        self.nodes[name] = view
+        self.steps.append(Step(self._order(), "exec", "node", node=view))
+        return self
+
     def unchanged(self, name: str) -> Builder:
         """A patch of node ``name`` that changes nothing (a taint removed again): the API
         server answers with the node's unchanged resourceVersion, an old revision."""

@@ -89,3 +89,11 @@ def test_the_report_has_a_line_per_rule_with_what_was_decided() -> None:
     text = coverage.format_report(dict.fromkeys(RULES, 1), 3, {"trigger": 2})
     assert len(text.splitlines()) == len(RULES)
     assert "trigger       C3        exposed by   1/3, decided in   2 run(s)" in text
+
+
+def test_a_node_made_again_not_ready_exposes_a_trigger_and_no_transition() -> None:
+    schedule = Schedule((NodeSpec("a"),), (PodSpec("p0", 0),),
+                        (*START, Event("renode", node=0, status="Unknown"),
+                         Event("wait", seconds=3.0)))
+    assert coverage.exposed(schedule, SETUP) >= {"trigger"}
+    assert "transition" not in coverage.exposed(schedule, SETUP)

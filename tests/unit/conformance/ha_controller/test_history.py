@@ -26,8 +26,9 @@ def test_the_record_holds_the_schedule_in_revision_order() -> None:
     assert kinds[:5] == ["marker", "node", "node", "pod", "pod"]
     revisions = [s.order.revision for s in steps if s.order.revision is not None]
     assert revisions == sorted(revisions)
-    ready = [s.node.ready for s in steps if s.node is not None]
-    assert ready == ["", "True", "Unknown"]
+    nodes = [(s.node.ready, s.node.exists) for s in steps if s.node is not None]
+    assert nodes == [("", True), ("True", True), ("Unknown", True), ("", False)], \
+        "made, Ready, failed, deleted (the executor's clean-up)"
 
 
 def test_a_force_delete_names_the_pod_it_removed_and_how_it_was_asked() -> None:

@@ -137,6 +137,26 @@ def test_not_ready_to_not_ready_is_no_transition(build: Builder, setup: Setup) -
     assert check(build.history(), setup).rules() == {"trigger"}
 
 
+def test_a_node_made_again_not_ready_is_no_transition(build: Builder, setup: Setup) -> None:
+    """C1/C3: a Node deleted and made again under its name starts with no old state (001: an
+    update whose old state is Ready): its first NotReady explains no delete of the pods
+    still bound to the name; a Ready -> NotReady of the new node does."""
+    _leading(build).renewals("r0", 11).at(11.5).gone("n1").node("n1", "").node("n1", "False")
+    build.delete("r0", "p0").renewals("r0", 14).mark("tick -")
+    assert _rules(build, setup) == {"trigger"}
+
+
+def test_a_node_made_again_then_failing_must_be_acted_on(build: Builder, setup: Setup) -> None:
+    _leading(build).at(1).gone("n1").node("n1", "Unknown").renewals("r0", 3)
+    assert not check(build.history(), setup).violations, "no transition: nothing due"
+    build.node("n1", "True").at(4).node("n1", "False").renewals("r0", 16).mark("tick -")
+    assert _rules(build, setup) == {"transition"}
+    _leading(fresh := type(build)()).at(1).gone("n1").node("n1", "Unknown").renewals("r0", 3)
+    fresh.node("n1", "True").at(4).node("n1", "False").delete("r0", "p0")
+    fresh.renewals("r0", 16).mark("tick -")
+    assert check(fresh.history(), setup).passed
+
+
 def test_a_pod_bound_soon_after_the_transition_or_before_the_fence_may_go(
         build: Builder, setup: Setup) -> None:
     _leading(build).at(1).node("n1", "Unknown").delete("r0", "p0")

@@ -91,6 +91,32 @@ def test_the_late_family_changes_a_not_ready_status() -> None:
     change after a pod was bound past the bound (a controller that reads any change to a
     not-True status as a transition deletes that pod), every batch."""
     for run_seed in range(6):
-        (late,) = [s for s in generate.draw_batch(8, run_seed) if s.notes.get("family") == "late"]
+        (late,) = [s for s in generate.draw_batch(len(generate.FAMILIES) + 1, run_seed)
+                   if s.notes.get("family") == "late"]
         statuses = [e.status for e in late.events if e.kind == "ready"]
         assert statuses[:2] in (["False", "Unknown"], ["Unknown", "False"]), run_seed
+
+
+def test_a_node_made_again_is_an_event_of_that_node() -> None:
+    schedule = Schedule((NodeSpec("a"), NodeSpec("b")), (PodSpec("p0", 1),),
+                        (Event("renode", node=1, status=""), Event("renode", node=0,
+                                                                   status="False")))
+    assert "node 1 deleted and re-created, never reported" in schedule.describe()
+    assert "node 0 deleted and re-created, Ready=False" in schedule.describe()
+    cut = schedule.without(nodes=[0])
+    assert [(e.kind, e.node) for e in cut.events] == [("renode", 0)]
+
+
+def test_the_scope_and_renode_families_leave_nothing_to_chance() -> None:
+    """Every batch: the scope family's other node is cordoned and tainted (a controller that
+    reads either as NotReady deletes its pod); the renode family makes its node again not
+    Ready with a chosen pod bound to it (one that compares it with the node it replaced
+    deletes the pod)."""
+    for run_seed in range(6):
+        batch = generate.draw_batch(len(generate.FAMILIES) + 1, run_seed)
+        scope, renode = (next(s for s in batch if s.notes.get("family") == name)
+                         for name in ("scope", "renode"))
+        assert {("cordon", 1), ("taint", 1)} <= {(e.kind, e.node) for e in scope.events}
+        remade = [e for e in renode.events if e.kind == "renode"]
+        assert [(e.node, e.status != "True") for e in remade] == [(0, True)], run_seed
+        assert renode.pods[0].node == 0 and renode.pods[0].labels < 0
