@@ -31,6 +31,7 @@ from zoneproof.components.harness.controller import (
     ControllerReplicas,
     ControllerSettings,
 )
+from zoneproof.conformance.ha_controller import labels as selectors
 from zoneproof.faults import FaultRecord, Injector, StopKubelets
 from zoneproof.faults.kubelet_report import NOT_READY_REASON, ready_condition, reporting_not_ready
 from zoneproof.measure import (
@@ -296,6 +297,11 @@ def test_not_ready_node_loses_only_matching_pods(
     doomed = {(ns, f"match-{i}"): _bare_pod(bed_core, ns, f"match-{i}", victim, match)
               for i, ns in ((1, watched), (2, watched_too))}
     spared = {(watched, "other-labels"): _bare_pod(bed_core, watched, "other-labels", victim, miss),
+              # every way of missing the selector: key absent, other value, the value or the
+              # key in another case (a case-insensitive match deletes those)
+              **{(watched_too, f"miss-{i}"): _bare_pod(bed_core, watched_too, f"miss-{i}",
+                                                       victim, way)
+                 for i, way in enumerate(selectors.parse(hac_settings.selector).misses())},
               (unwatched, "other-ns"): _bare_pod(bed_core, unwatched, "other-ns", victim, match),
               (watched_too, "same-zone-node"): _bare_pod(bed_core, watched_too, "same-zone-node",
                                                          neighbour, match),
