@@ -442,8 +442,8 @@ class _Judge:
             if then is not None and then.ready == "True" and self.world.steps[index].kind \
                     == "node":
                 found.append((index, "transition"))
-            elif then is not None and now.fenced and not then.fenced:
-                found.append((index, "fence"))
+            elif then is not None and then.exists and now.fenced and not then.fenced:
+                found.append((index, "fence"))  # not a node made anew: admission taints it
         found += [(i, "acquisition") for i, holder in self.world.acquisitions
                   if holder == who and i < before]
         return sorted(found)
@@ -790,7 +790,7 @@ class _Judge:
             if step.kind == "node" and step.node is not None and step.node.not_ready:
                 before = world.node_at(index - 1, step.node.name)
                 if before is not None and (before.ready == "True" or (
-                        step.node.fenced and not before.fenced)):
+                        step.node.fenced and before.exists and not before.fenced)):
                     triggered[step.node.name] = index
                     if before.ready == "True" and lease.holder in self.setup.replicas \
                             and world.able(lease.holder, index):

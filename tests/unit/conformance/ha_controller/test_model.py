@@ -141,7 +141,10 @@ def test_a_node_made_again_not_ready_is_no_transition(build: Builder, setup: Set
     """C1/C3: a Node deleted and made again under its name starts with no old state (001: an
     update whose old state is Ready): its first NotReady explains no delete of the pods
     still bound to the name; a Ready -> NotReady of the new node does."""
-    _leading(build).renewals("r0", 11).at(11.5).gone("n1").node("n1", "").node("n1", "False")
+    _leading(build).renewals("r0", 11).at(11.5).gone("n1")
+    # made anew, the API server's admission (TaintNodesByCondition) taints it not-ready:
+    # that is no fence landing on a node it knew
+    build.node("n1", "", fenced=True).node("n1", "False", fenced=True)
     build.delete("r0", "p0").renewals("r0", 14).mark("tick -")
     assert _rules(build, setup) == {"trigger"}
 
