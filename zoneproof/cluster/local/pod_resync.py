@@ -57,12 +57,10 @@ def _holder(coordination: client.CoordinationV1Api, node: str) -> str | None:
 
 
 def stuck_unready(pods: list[Any]) -> list[Any]:
-    """The pods a kubelet reports Ready: Running, not being deleted, Ready not True."""
-    def ready(pod: Any) -> bool:
-        return any(c.type == "Ready" and c.status == "True"
-                   for c in pod.status.conditions or [])
+    """The pods a kubelet reports Ready: Running, not being deleted, Ready not True (the
+    condition ``node_ready`` reads, a pod's like a node's)."""
     return [p for p in pods if p.status.phase == "Running"
-            and p.metadata.deletion_timestamp is None and not ready(p)]
+            and p.metadata.deletion_timestamp is None and not node_ready(p)]
 
 
 def ready_again_patch(pod: Any, now: datetime.datetime) -> dict[str, Any]:
