@@ -347,6 +347,12 @@ class _World:
         return next((i for i, pods in enumerate(self.pods) if uid in pods), None)
 
 
+def _fence_landed(before: NodeView, now: NodeView) -> bool:
+    """kcm's fence put on a node that had none (not a node made anew: the API server's
+    admission taints every new Node not-ready)."""
+    return before.exists and now.fenced and not before.fenced
+
+
 # -- the checker ---------------------------------------------------------------------
 
 
@@ -442,8 +448,8 @@ class _Judge:
             if then is not None and then.ready == "True" and self.world.steps[index].kind \
                     == "node":
                 found.append((index, "transition"))
-            elif then is not None and then.exists and now.fenced and not then.fenced:
-                found.append((index, "fence"))  # not a node made anew: admission taints it
+            elif then is not None and _fence_landed(then, now):
+                found.append((index, "fence"))
         found += [(i, "acquisition") for i, holder in self.world.acquisitions
                   if holder == who and i < before]
         return sorted(found)
@@ -789,8 +795,8 @@ class _Judge:
                 self.judged["steal"] += 1
             if step.kind == "node" and step.node is not None and step.node.not_ready:
                 before = world.node_at(index - 1, step.node.name)
-                if before is not None and (before.ready == "True" or (
-                        step.node.fenced and before.exists and not before.fenced)):
+                if before is not None and (before.ready == "True"
+                                           or _fence_landed(before, step.node)):
                     triggered[step.node.name] = index
                     if before.ready == "True" and lease.holder in self.setup.replicas \
                             and world.able(lease.holder, index):
