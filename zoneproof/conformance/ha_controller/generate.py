@@ -17,8 +17,8 @@ dead leader's Lease; then events: Ready flips to False and Unknown and back, fla
 and longer than the reaction bound, fences (kcm's not-ready/unreachable NoSchedule taint),
 cordons and unrelated taints, nodes deleted and made again, pods bound after a transition,
 phase changes, graceful deletes, a pod re-created under a deleted one's name, replicas
-started, SIGTERMed, SIGKILLed, frozen and thawed (by role: the leader or a standby of that moment), an
-outsider taking an expired Lease; and waits of the lengths that matter (just under and
+started, SIGTERMed, SIGKILLed, frozen and thawed (by role: the leader or a standby of that
+moment), an outsider taking an expired Lease; and waits of the lengths that matter (just under and
 over the renew deadline, the lease duration and the reaction bound).
 """
 
