@@ -1,4 +1,5 @@
-"""The one Kubernetes client factory, and raw GETs of non-resource paths through it."""
+"""The one Kubernetes client factory, raw GETs of non-resource paths through it, and the
+reads every part of zoneproof makes the same way (a Lease's holder)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from kubernetes import client, config
 from zoneproof import errors
 
 __all__ = ["TEARDOWN_REQUEST_TIMEOUT_S", "api_client", "default_kubeconfig", "get_path",
-           "teardown_client"]
+           "lease_holder", "teardown_client"]
 
 #: Seconds a request of a run's teardown (sweeping its objects, keeping a bed's Events)
 #: waits for an answer: an API server that stopped answering must not hold the run's end.
@@ -83,6 +84,19 @@ def get_path(api: client.ApiClient, path: str, *, timeout_s: float) -> Any:
     response = api.call_api(*request, _request_timeout=timeout_s)
     response.read()
     return response
+
+
+def lease_holder(api: client.ApiClient, namespace: str, name: str, *,
+                 timeout_s: float | None = None) -> str:
+    """holderIdentity of Lease ``namespace/name`` now ('' if free or absent)."""
+    try:
+        lease = client.CoordinationV1Api(api).read_namespaced_lease(
+            name, namespace, _request_timeout=timeout_s)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return ""
+        raise
+    return str(lease.spec.holder_identity or "")
 
 
 def delete_namespace(core: client.CoreV1Api, name: str) -> None:

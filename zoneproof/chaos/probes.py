@@ -13,7 +13,6 @@ from zoneproof._util import kube
 from zoneproof.chaos import k8s, session
 from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability
-from zoneproof.components.harness import controller as controllers
 from zoneproof.traffic import workloads
 
 __all__ = [
@@ -75,4 +74,4 @@ def workloads_running(replicas: int = 3) -> bool:
 def controller_leader() -> str:
     """The controller Lease's holder ('' when free or absent)."""
     run = session.current()
-    return controllers.lease_holder(run.api, run.config.lease_namespace, run.config.lease_name)
+    return kube.lease_holder(run.api, run.config.lease_namespace, run.config.lease_name)

@@ -182,8 +182,7 @@ def _serving(d: Deployed) -> str:
 
 def _lease_holder(d: Deployed) -> str:
     namespace, name = manifests.CONTROLLER_LEASE
-    api = client.CoordinationV1Api(kube.api_client(d.cluster.kubeconfig))
-    return str(api.read_namespaced_lease(name, namespace).spec.holder_identity or "")
+    return kube.lease_holder(kube.api_client(d.cluster.kubeconfig), namespace, name)
 
 
 def _audited_deletes(log: Path, pod: str) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from typing import Any
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import waiting
+from zoneproof._util import kube, waiting
 from zoneproof.chaos import session
 from zoneproof.chaos.experiment import ExperimentRun
 from zoneproof.cluster import facets
@@ -37,9 +37,7 @@ def place_leaders(zone: str = "zone-a") -> dict[str, str]:
 
 
 def _holders(run: ExperimentRun) -> dict[str, str]:
-    api = client.CoordinationV1Api(run.api)
-    return {name: str(api.read_namespaced_lease(name, "kube-system").spec.holder_identity or "")
-            for name in CONTROL_PLANE_LEASES}
+    return {name: kube.lease_holder(run.api, "kube-system", name) for name in CONTROL_PLANE_LEASES}
 
 
 def wait_control_plane_leaders(avoid_zone: str, timeout_s: float = 30.0) -> dict[str, str]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from kubernetes import client
 
+from zoneproof._util import kube
 from zoneproof.cluster._common import node_ready
 
 __all__ = ["SETTLE_S", "holders", "ready_again_patch", "start", "stuck_unready"]
@@ -33,27 +34,18 @@ _REQUEST_TIMEOUT_S = 5.0
 _LEASE_NAMESPACE = "kube-node-lease"
 
 
-def holders(api: client.ApiClient, nodes: list[str]) -> dict[str, str | None] | None:
-    """Node → holder of its Lease now (None if it has none); None if the API server does not
-    answer (then there is nothing to watch over: the restart goes on without)."""
-    coordination = client.CoordinationV1Api(api)
+def holders(api: client.ApiClient, nodes: list[str]) -> dict[str, str] | None:
+    """Node → holder of its Lease now ('' if free or absent); None if the API server does not
+    answer (then no resync is watched)."""
     try:
-        return {node: _holder(coordination, node) for node in nodes}
+        return {node: _holder(api, node) for node in nodes}
     except Exception as exc:
         log.debug("no pod resync for %s: %s", nodes, exc)
         return None
 
 
-def _holder(coordination: client.CoordinationV1Api, node: str) -> str | None:
-    try:
-        lease = coordination.read_namespaced_lease(node, _LEASE_NAMESPACE,
-                                                   _request_timeout=_REQUEST_TIMEOUT_S)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
-    holder: str | None = lease.spec.holder_identity
-    return holder
+def _holder(api: client.ApiClient, node: str) -> str:
+    return kube.lease_holder(api, _LEASE_NAMESPACE, node, timeout_s=_REQUEST_TIMEOUT_S)
 
 
 def stuck_unready(pods: list[Any]) -> list[Any]:
@@ -73,7 +65,7 @@ def ready_again_patch(pod: Any, now: datetime.datetime) -> dict[str, Any]:
         {"type": kind, "status": "True", "lastTransitionTime": stamp} for kind in kinds]}}
 
 
-def start(api: client.ApiClient, before: dict[str, str | None] | None, timeout_s: float
+def start(api: client.ApiClient, before: dict[str, str] | None, timeout_s: float
           ) -> threading.Thread | None:
     """Watch over the Nodes of ``before`` (node → Lease holder before the restart, from
     ``holders``) for ``timeout_s`` in a daemon thread."""
@@ -85,16 +77,16 @@ def start(api: client.ApiClient, before: dict[str, str | None] | None, timeout_s
     return thread
 
 
-def _run(api: client.ApiClient, before: dict[str, str | None], timeout_s: float) -> None:
+def _run(api: client.ApiClient, before: dict[str, str], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    coordination, core = client.CoordinationV1Api(api), client.CoreV1Api(api)
+    core = client.CoreV1Api(api)
     taken: dict[str, float] = {}  # node → when its new kwok was first seen holding the Lease
     pending = set(before)
     while pending and time.monotonic() < deadline:
         for node in sorted(pending):
             try:
                 if node not in taken:
-                    if _holder(coordination, node) not in (None, before[node]):
+                    if _holder(api, node) not in ("", before[node]):
                         taken[node] = time.monotonic()
                 elif time.monotonic() - taken[node] >= SETTLE_S and _resynced(core, node):
                     pending.discard(node)

@@ -37,7 +37,7 @@ from kubernetes import client
 
 from zoneproof import binaries as binaries_
 from zoneproof import errors
-from zoneproof._util import daemons, files, waiting
+from zoneproof._util import daemons, files, kube, waiting
 from zoneproof.binaries import resolve
 from zoneproof.cluster import _etcd as etcd
 from zoneproof.cluster._common import Step
@@ -478,8 +478,7 @@ class ZonedLocalCluster(LocalCluster):
                          what=f"{member} etcd leader", timeout_s=10, ignore=(errors.FaultError,))
 
     def _lease_holder(self, name: str) -> str:
-        lease = client.CoordinationV1Api(self.api).read_namespaced_lease(name, "kube-system")
-        return str(lease.spec.holder_identity or "")
+        return kube.lease_holder(self.api, "kube-system", name)
 
     def _lead(self, role: str, zone: str) -> str:
         """Make ``zone``'s replica of ``role`` hold its Lease: the others stopped meanwhile."""

@@ -28,7 +28,7 @@ from zoneproof.components.harness.kinds import Kind
 from zoneproof.runs import sweep
 
 __all__ = ["GROUP", "REPLICA_JITTER", "REPLICA_PREFIX", "TAKEOVER_MARGIN_S", "VERBS",
-           "ControllerReplicas", "ControllerSettings", "Limit", "lease_holder", "max_retry_wait_s",
+           "ControllerReplicas", "ControllerSettings", "Limit", "max_retry_wait_s",
            "standby_gap_s", "takeover_after_kill_s", "takeover_after_release_s"]
 
 #: Group of every controller identity; RBAC is bound to it (and its Lease writes audited).
@@ -81,17 +81,6 @@ class Limit:
 
     seconds: float
     derivation: str
-
-
-def lease_holder(api: client.ApiClient, namespace: str, name: str) -> str:
-    """holderIdentity of Lease ``namespace/name`` now ('' if free or absent)."""
-    try:
-        lease = client.CoordinationV1Api(api).read_namespaced_lease(name, namespace)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return ""
-        raise
-    return str(lease.spec.holder_identity or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +247,7 @@ class ControllerReplicas:
 
     def holder(self) -> str:
         """The Lease's holderIdentity now ('' if free or absent)."""
-        return lease_holder(self.api, self.settings.lease_namespace, self.settings.lease_name)
+        return kube.lease_holder(self.api, self.settings.lease_namespace, self.settings.lease_name)
 
     def wait_leader(self, timeout_s: float, *, not_: str = "") -> str:
         """Wait until one of the replicas (other than ``not_``) holds the Lease."""
