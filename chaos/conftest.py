@@ -12,7 +12,7 @@ Lease durations, tolerations) overlap.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -86,11 +86,20 @@ def restore_bed(experiment_bed: Cluster) -> Iterator[None]:
     """Whatever an experiment left: kubelets started, nodes Ready, etcd healthy (the next
     test on the bed, of this worker, finds it as the first did)."""
     yield
-    faults.restore_nodes(experiment_bed, timeout_s=_RESTORE_TIMEOUT_S)
-    if Capability.ETCD_MEMBERS in experiment_bed.capabilities:  # not on a user's cluster
-        facets.facet(experiment_bed, Capability.ETCD_MEMBERS).wait_etcd_healthy(
-            timeout_s=_RESTORE_TIMEOUT_S)
-    with kube.api_client(experiment_bed.kubeconfig) as api:
+    _restore(experiment_bed)
+
+
+@pytest.fixture
+def restore(experiment_bed: Cluster) -> Callable[[], None]:
+    """Restores the experiment's bed now (``restore_bed`` between two runs in one test)."""
+    return lambda: _restore(experiment_bed)
+
+
+def _restore(bed: Cluster) -> None:
+    faults.restore_nodes(bed, timeout_s=_RESTORE_TIMEOUT_S)
+    if Capability.ETCD_MEMBERS in bed.capabilities:  # not on a user's cluster
+        facets.facet(bed, Capability.ETCD_MEMBERS).wait_etcd_healthy(timeout_s=_RESTORE_TIMEOUT_S)
+    with kube.api_client(bed.kubeconfig) as api:
         core = client.CoreV1Api(api)
 
         def gone() -> tuple[bool, list[str]]:

@@ -85,6 +85,8 @@ class ItemResult:
     """The xdist worker that ran it (``gw0``...; empty without xdist)."""
     self_check: bool = False
     """A self-check test (marked ``SELF_CHECK``)."""
+    void_runs: int = 0
+    """Runs of its experiment that judged nothing before the one its verdict is of."""
 
     @property
     def failed(self) -> bool:
@@ -102,14 +104,14 @@ class ItemResult:
             test=self.nodeid, outcome=self.outcome, suite=self.suite,  # type: ignore[arg-type]
             duration_s=round(self.duration_s, 2), setup_s=round(self.setup_s, 2),
             start_s=_rounded(self.start_s), end_s=_rounded(self.end_s), worker=self.worker,
-            self_check=self.self_check)
+            self_check=self.self_check, void_runs=self.void_runs)
 
     @classmethod
     def from_row(cls, row: summary_file.TestRow) -> ItemResult:
         """Inverse of ``row`` (without SLOs and message)."""
         return cls(row.test, row.outcome, row.duration_s, setup_s=row.setup_s,
                    start_s=row.start_s, end_s=row.end_s, worker=row.worker,
-                   self_check=row.self_check)
+                   self_check=row.self_check, void_runs=row.void_runs)
 
 
 def _rounded(value: float | None) -> float | None:

@@ -50,6 +50,9 @@ class TestRow(_Row):
     end_s: float | None = pydantic.Field(default=None, description="when its teardown ended")
     worker: str = pydantic.Field(default="", description="the xdist worker (gw0...)")
     self_check: bool = pydantic.Field(default=False, description="a self-check test")
+    void_runs: int = pydantic.Field(default=0, description="runs of its chaos experiment that "
+                                    "judged nothing (only VOID SLOs) before the run its verdict "
+                                    "is of")
 
 
 class SloRow(_Row):

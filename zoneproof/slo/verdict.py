@@ -68,6 +68,12 @@ class Verdict:
         return not self.findings
 
     @property
+    def only_void(self) -> bool:
+        """Found nothing but VOID SLOs: the run could not judge, nothing was found wrong
+        (another run may judge; this one is no pass)."""
+        return bool(self.findings) and all(f.kind is FindingKind.VOID for f in self.findings)
+
+    @property
     def interrupted(self) -> bool:
         """True if a signal interrupted the run (its results are incomplete)."""
         return any(f.kind is FindingKind.INTERRUPTED for f in self.findings)

@@ -113,18 +113,19 @@ def test_figure_property() -> None:
 
 
 def test_each_tests_timing_and_suite_are_written_and_load_back(tmp_path: Path) -> None:
-    """Set-up share, start and end on the run's clock, worker, suite: summary.json says where
+    """Set-up share, start and end on the run's clock, worker, suite, void runs: summary.json says where
     the time went (``timing``: per suite and per experiment) and reads back the same."""
     experiment = summary.ItemResult("chaos/test_experiments.py::test_experiment[zone-outage]",
                                     "passed", 60.0, setup_s=25.0, start_s=3.0, end_s=63.0,
-                                    worker="gw1")
+                                    worker="gw1", void_runs=1)
     case = summary.ItemResult("conformance/ha_config/test_cases.py::test_case[a]", "passed",
                               1.5, start_s=0.5, end_s=2.0, worker="gw0")
     built = _build([experiment, case])
     doc = built.to_dict()
     assert doc["tests"][0] == {"test": experiment.nodeid, "outcome": "passed", "suite": "chaos",
                                "duration_s": 60.0, "setup_s": 25.0, "start_s": 3.0,
-                               "end_s": 63.0, "worker": "gw1", "self_check": False}
+                               "end_s": 63.0, "worker": "gw1", "self_check": False,
+                               "void_runs": 1}
     assert [r["suite"] for r in doc["timing"]["suites"]] == ["conformance/ha_config", "chaos"]
     assert doc["timing"]["experiments"] == [{"experiment": "zone-outage", "outcome": "passed",
                                              "duration_s": 60.0, "setup_s": 25.0,

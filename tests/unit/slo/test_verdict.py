@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from chaoslib.experiment import run_experiment
 
-from zoneproof.slo import FindingKind, Slo, Verdict, evaluate, judge
+from zoneproof.slo import Finding, FindingKind, Slo, Verdict, evaluate, judge
 from zoneproof.slo.verdict import (
     NOT_APPLICABLE,
     PARTIAL_EXIT,
@@ -149,3 +149,17 @@ def test_an_interruption_recorded_in_the_journal_is_judged_interrupted() -> None
 def test_not_applicable_marks_a_skip_reason_once() -> None:
     once = not_applicable("the scale profile runs only when asked")
     assert once.startswith(NOT_APPLICABLE) and not_applicable(once) == once
+
+
+@pytest.mark.parametrize(("kinds", "only_void"), [
+    ((), False),
+    ((FindingKind.VOID,), True),
+    ((FindingKind.VOID, FindingKind.VOID), True),
+    ((FindingKind.VOID, FindingKind.SLO), False),
+    ((FindingKind.SLO,), False),
+])
+def test_only_void_means_nothing_but_void_was_found(kinds: tuple[FindingKind, ...],
+                                                    only_void: bool) -> None:
+    verdict = Verdict(tuple(Finding(k, "history-linearizable", "void: ...") for k in kinds))
+    assert verdict.only_void is only_void
+    assert verdict.passed is (not kinds)
