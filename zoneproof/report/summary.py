@@ -184,10 +184,12 @@ class Summary:
 
     def experiment_times(self) -> list[dict[str, Any]]:
         """Per chaos experiment run: outcome, time (set-up included, which is a bed's making
-        when it was the first on its worker), start and end on the run's clock, worker."""
+        when it was the first on its worker), start and end on the run's clock, worker, void
+        runs before the judged one (their time included)."""
         rows = [{"experiment": name, "outcome": o.outcome,
                  "duration_s": round(o.duration_s, 1), "setup_s": round(o.setup_s, 1),
-                 "start_s": _rounded(o.start_s), "end_s": _rounded(o.end_s), "worker": o.worker}
+                 "start_s": _rounded(o.start_s), "end_s": _rounded(o.end_s), "worker": o.worker,
+                 "void_runs": o.void_runs}
                 for o in self.outcomes if (name := experiment_of(o.nodeid)) is not None]
         return sorted(rows, key=lambda r: (r["start_s"] is None, r["start_s"] or 0.0))
 

@@ -117,6 +117,8 @@ class ExperimentTime(_Row):
     start_s: float | None
     end_s: float | None
     worker: str
+    void_runs: int = pydantic.Field(default=0, description="runs that judged nothing (only "
+                                    "VOID SLOs) before the judged one; their time is included")
 
 
 class Timing(_Row):

@@ -210,6 +210,8 @@ def describe(run: summary.Summary) -> list[str]:
         lines.append(f"VOID: {counts['VOID']} SLO result(s) could not judge their run (e.g. "
                      "too little traffic before the fault): not passed")
     lines += time_table(run)
+    lines += [f"RAN AGAIN {o.nodeid}: {o.void_runs} run(s) of it judged nothing (VOID) first"
+              for o in run.outcomes if o.void_runs]
     lines.append(_self_check_line(run))
     lines += [f"FAILED {o.nodeid}" for o in run.failures]
     lines += [f"INTERRUPTED {o.nodeid}" for o in run.outcomes if o.outcome == summary.INTERRUPTED]

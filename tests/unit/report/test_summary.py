@@ -129,7 +129,8 @@ def test_each_tests_timing_and_suite_are_written_and_load_back(tmp_path: Path) -
     assert [r["suite"] for r in doc["timing"]["suites"]] == ["conformance/ha_config", "chaos"]
     assert doc["timing"]["experiments"] == [{"experiment": "zone-outage", "outcome": "passed",
                                              "duration_s": 60.0, "setup_s": 25.0,
-                                             "start_s": 3.0, "end_s": 63.0, "worker": "gw1"}]
+                                             "start_s": 3.0, "end_s": 63.0, "worker": "gw1",
+                                             "void_runs": 1}]
     loaded = summary.load(summary.write(tmp_path / "summary.json", built))
     assert loaded.outcomes[0] == experiment and loaded.to_dict()["timing"] == doc["timing"]
 

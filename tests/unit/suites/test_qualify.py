@@ -228,3 +228,13 @@ def test_bench_chaos_samples_every_measured_slo_and_wall_time() -> None:
             _result("concurrent-actors", SloStatus.NO_DATA, None)]),
         summary.ItemResult("conformance/x.py::test_y", "passed", 1.0)))
     assert samples == {"zone-outage lease-failover": [6.5], "zone-outage wall s": [20.5]}
+
+
+def test_describe_says_which_experiments_ran_again_after_a_void_run() -> None:
+    again = summary.ItemResult("chaos/test_experiments.py::test_experiment[etcd-kill-leader]",
+                               "passed", 80.0, void_runs=1)
+    once = summary.ItemResult("chaos/test_experiments.py::test_experiment[zone-drain]",
+                              "passed", 40.0)
+    lines = qualify.describe(_summary(again, once))
+    assert [line for line in lines if line.startswith("RAN AGAIN")] == [
+        f"RAN AGAIN {again.nodeid}: 1 run(s) of it judged nothing (VOID) first"]
