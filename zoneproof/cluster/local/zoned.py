@@ -1,7 +1,7 @@
 """The zoned local bed (``--layout zones``): each zone a failure domain with its own control plane.
 
-Per zone (seed 003's failure tolerance ``zone``): one etcd member, one kube-apiserver (all
-the members as its etcd), one kube-controller-manager and one kube-scheduler (leader
+Per zone (seed 003's failure tolerance ``zone``): one etcd member, one kube-apiserver (its
+zone's member as its only etcd, kubeadm's stacked topology), one kube-controller-manager and one kube-scheduler (leader
 election on, each talking to its zone's API server), the zone's kwok nodes, and a
 toxiproxy carrying its links to the other zones; each zone in network namespaces of its
 own (``netns``). Clients outside the zones (the suite, components under test, users) reach
@@ -174,10 +174,12 @@ class ZonedLocalCluster(LocalCluster):
     def _apiserver_argv(self, binary: Path, zone: str) -> list[str]:
         n = self.network
         argv = render.apiserver_argv(binary, self.spec, self._no_ports, self.paths)
-        etcd_servers = ",".join(f"https://{n.name(z)}:{toxiproxy.ETCD_PORTS['etcd-client']}"
-                                for z in self.spec.zones)
+        # its own zone's member only, as kubeadm's stacked control plane does: with every
+        # member listed, an API server of the majority kept requests on its gRPC connection to
+        # a partitioned member until the client's keepalive (30 s + 10 s) gave up
+        etcd_server = f"https://{n.name(zone)}:{toxiproxy.ETCD_PORTS['etcd-client']}"
         return self._in(n.namespace(zone), _set_flags(argv, {
-            "--etcd-servers": etcd_servers, "--bind-address": "0.0.0.0",
+            "--etcd-servers": etcd_server, "--bind-address": "0.0.0.0",
             "--secure-port": str(APISERVER_PORT), "--advertise-address": n.wire(zone)}), zone)
 
     def _controller_argv(self, role: str, binary: Path, zone: str) -> list[str]:
