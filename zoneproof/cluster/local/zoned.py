@@ -1,9 +1,9 @@
 """The zoned local bed (``--layout zones``): each zone a failure domain with its own control plane.
 
 Per zone (seed 003's failure tolerance ``zone``): one etcd member, one kube-apiserver (its
-zone's member as its only etcd, kubeadm's stacked topology), one kube-controller-manager and one kube-scheduler (leader
-election on, each talking to its zone's API server), the zone's kwok nodes, and a
-toxiproxy carrying its links to the other zones; each zone in network namespaces of its
+zone's member as its only etcd, kubeadm's stacked topology), one kube-controller-manager and
+one kube-scheduler (leader election on, each talking to its zone's API server), the zone's
+kwok nodes, and a toxiproxy carrying its links to the other zones; each zone in network namespaces of its
 own (``netns``). Clients outside the zones (the suite, components under test, users) reach
 the API servers through ``tcplb`` (round robin, /healthz checks) in the wan namespace; each
 zone's own clients use their zone's API server, as kubeadm's control-plane components do.
