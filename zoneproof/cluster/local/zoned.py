@@ -3,11 +3,11 @@
 Per zone (seed 003's failure tolerance ``zone``): one etcd member, one kube-apiserver (its
 zone's member as its only etcd, kubeadm's stacked topology), one kube-controller-manager and
 one kube-scheduler (leader election on, each talking to its zone's API server), the zone's
-kwok nodes, and a toxiproxy carrying its links to the other zones; each zone in network namespaces of its
-own (``netns``). Clients outside the zones (the suite, components under test, users) reach
-the API servers through ``tcplb`` (round robin, /healthz checks) in the wan namespace; each
-zone's own clients use their zone's API server, as kubeadm's control-plane components do.
-All API servers write one audit log (appending lines).
+kwok nodes, and a toxiproxy carrying its links to the other zones; each zone in network
+namespaces of its own (``netns``). Clients outside the zones (the suite, components under
+test, users) reach the API servers through ``tcplb`` (round robin, /healthz checks) in the
+wan namespace; each zone's own clients use their zone's API server, as kubeadm's
+control-plane components do. All API servers write one audit log (appending lines).
 
 kcm and the scheduler run under a supervisor that restarts them when they exit (they do when
 they lose their Lease), as the kubelet restarts static pods; faults kill the whole process
