@@ -12,7 +12,10 @@ tokens for the SLOs and plots):
 - ``handovers``: for each change of holder, the gap from the previous holder's last sign of
   life (its release, else its last renewal) to the next acquire, and the slack from the end
   of its ability to that acquire (negative: an overlap).
-- ``token_regressions``: a new tenure whose fencing token (leaseTransitions) did not grow.
+- ``token_regressions``: a new tenure whose fencing token (leaseTransitions) did not grow,
+  or that dropped the token a tenure before it kept. A Lease that never carries one
+  (``tokens_kept`` False: a client that leaves leaseTransitions unwritten, as the Python
+  client's leader election does) has nothing to regress.
 
 Who held the Lease when a delete was made, and whether a take-over came too early, is not
 asked of this watcher's view (its receive times lag the writes): ``attribution`` answers
@@ -154,10 +157,16 @@ class LeaseHistory:
         self.tenures = _tenures(sorted(seen, key=lambda o: o.at))
 
     def token_regressions(self) -> list[tuple[Tenure, Tenure]]:
-        """Consecutive tenures whose fencing token (leaseTransitions) did not grow."""
+        """Consecutive tenures whose fencing token (leaseTransitions) did not grow, or was
+        dropped after the earlier one kept it."""
         return [(a, b) for a, b in zip(self.tenures, self.tenures[1:], strict=False)
-                if a.transitions is not None and b.transitions is not None
-                and b.transitions <= a.transitions]
+                if a.transitions is not None
+                and (b.transitions is None or b.transitions <= a.transitions)]
+
+    @property
+    def tokens_kept(self) -> bool:
+        """Some tenure's Lease carried a fencing token (leaseTransitions)."""
+        return any(t.transitions is not None for t in self.tenures)
 
     def handovers(self) -> list[Handover]:
         """Every change from one holder to another (through a free Lease or not)."""

@@ -222,7 +222,8 @@ class LeaseRecorder(_WatchRecorder):
         holder = "" if event_type == "DELETED" else (spec.holder_identity or "")
         renewed = None if event_type == "DELETED" else spec.renew_time
         detail = {"holder": holder, "duration_s": str(spec.lease_duration_seconds or ""),
-                  "transitions": str(spec.lease_transitions or 0)}
+                  "transitions": "" if spec.lease_transitions is None
+                  else str(spec.lease_transitions)}
         subject = f"{self.namespace}/{self.name}"
         if holder != self._holder:
             self.timeline.add("lease_holder", subject, **detail, **{lease.RENEWALS: lease.RECORDED})

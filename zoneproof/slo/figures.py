@@ -15,6 +15,7 @@ what the judged SLOs' figures counted against them (a figure that can: ``Figure.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -165,6 +166,17 @@ def _lease_tokens(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return metrics.lease_token_regressions(ev.timeline)
 
 
+def _judge_tokens(slo: Slo, ev: Evidence, faults: Sequence[FaultRecord]) -> SloResult:
+    """The regressions' count; a Lease that never carried a token is said so (seed 002
+    proposes the sequence number for later, contract C6 does not ask one: nothing regressed)."""
+    result = evaluate(slo, _lease_tokens(ev, faults))
+    if metrics.lease_tokens_kept(ev.timeline) is False:
+        return dataclasses.replace(result, message=(
+            f"{result.message}: no fencing token kept (leaseTransitions never written by the "
+            "controller; seed 002 proposes a sequence number for later, not asked)"))
+    return result
+
+
 def _handover_gap(ev: Evidence, faults: Sequence[FaultRecord]) -> float | None:
     return _worst(metrics.lease_handover_gap(ev.timeline, r) for r in faults)
 
@@ -239,7 +251,7 @@ FIGURES: dict[str, Figure] = {
     "deletes_outside_lease": Figure(_NONE, _audited_deletes(metrics.deletes_outside_lease),
                                     offenders=functools.partial(unfenced, expiry=True)),
     "lease_overlaps": Figure(_NONE, _lease_overlaps),
-    "lease_token_regressions": Figure(_NONE, _lease_tokens),
+    "lease_token_regressions": Figure(_NONE, _lease_tokens, _judge_tokens),
     "lease_handover_gap": Figure(frozenset({Effect.CONTROLLER_LEADER_LOST}), _handover_gap),
     # the register history of the run's traffic, checked by porcupine
     "non_linearizable_keys": Figure(_NONE, _non_linearizable, _judge_history),

@@ -30,6 +30,7 @@ __all__ = [
     "lease_handover_gap",
     "lease_overlaps",
     "lease_token_regressions",
+    "lease_tokens_kept",
     "lost_acknowledged_writes",
     "not_ready_detection",
     "pdb_budget_exceeded",
@@ -208,6 +209,13 @@ def lease_token_regressions(timeline: Timeline) -> float | None:
     ``lease_holder`` events."""
     history = _lease(timeline)
     return None if history is None else float(len(history.token_regressions()))
+
+
+def lease_tokens_kept(timeline: Timeline) -> bool | None:
+    """Whether the Lease ever carried a fencing token (leaseTransitions); None without
+    ``lease_holder`` events."""
+    history = _lease(timeline)
+    return None if history is None else history.tokens_kept
 
 
 def _wall(timeline: Timeline, t: float) -> dt.datetime:

@@ -17,7 +17,7 @@ T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 API = client.ApiClient()
 
 
-def _lease(name: str, holder: str, renewed_s: float, token: int = 0) -> Any:
+def _lease(name: str, holder: str, renewed_s: float, token: int | None = 0) -> Any:
     return SimpleNamespace(
         metadata=SimpleNamespace(name=name),
         spec=SimpleNamespace(holder_identity=holder, lease_duration_seconds=6,
@@ -35,7 +35,8 @@ def test_the_lease_recorder_writes_changes_of_holder_and_renewals() -> None:
     for obj, kind in ((_lease("l", "a", 0), "ADDED"), (_lease("l", "a", 0), "MODIFIED"),
                       (_lease("l", "a", 1), "MODIFIED"), (_lease("l", "", 1.5), "MODIFIED"),
                       (_lease("l", "b", 2, token=1), "MODIFIED"),
-                      (_lease("l", "b", 2, token=1), "DELETED")):
+                      (_lease("l", "b", 2, token=1), "DELETED"),
+                      (_lease("l", "c", 3, token=None), "ADDED")):
         recorder._observe(obj, kind, initial=kind == "ADDED")
     detail, recorded = {"duration_s": "6"}, {"renewals": "recorded"}  # no renewal: none made
     assert _kinds(recorder.timeline) == [
@@ -43,7 +44,9 @@ def test_the_lease_recorder_writes_changes_of_holder_and_renewals() -> None:
         ("lease_renewed", {"holder": "a", **detail, "transitions": "0"}),
         ("lease_holder", {"holder": "", **detail, "transitions": "0", **recorded}),
         ("lease_holder", {"holder": "b", **detail, "transitions": "1", **recorded}),
-        ("lease_holder", {"holder": "", **detail, "transitions": "1", **recorded})]
+        ("lease_holder", {"holder": "", **detail, "transitions": "1", **recorded}),
+        # a Lease without leaseTransitions (the Python client writes none): no token, not 0
+        ("lease_holder", {"holder": "c", **detail, "transitions": "", **recorded})]
 
 
 def test_the_heartbeat_recorder_writes_each_renewal_not_the_initial_list() -> None:

@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 from zoneproof.faults import Effect, FaultRecord
 from zoneproof.measure import ApiOrder, LeaseRequest, PodDeletion, Timeline
-from zoneproof.slo import metrics
+from zoneproof.slo import SloStatus, figures, metrics
+from zoneproof.slo.spec import Slo
 
 TimelineOf = Callable[[list[tuple[float, str, str, dict[str, str]]]], Timeline]
 
@@ -94,9 +95,10 @@ def test_failed_admissions_outside_fault_windows(timeline_of: TimelineOf) -> Non
     assert metrics.failed_admissions(timeline, [still_down]) == 0.0
 
 
-def _lease(t: float, holder: str, kind: str = "lease_holder", token: int = 0
+def _lease(t: float, holder: str, kind: str = "lease_holder", token: int | None = 0
            ) -> tuple[float, str, str, dict[str, str]]:
-    return (t, kind, "default/l", {"holder": holder, "duration_s": "6", "transitions": str(token)})
+    return (t, kind, "default/l", {"holder": holder, "duration_s": "6",
+                                   "transitions": "" if token is None else str(token)})
 
 
 def _renewals(holder: str, *times: float, token: int = 0) -> list[tuple[float, str, str,
@@ -111,6 +113,26 @@ def test_fencing_tokens(timeline_of: TimelineOf) -> None:
     same_token = timeline_of([_lease(1, "zp-hac-0"), _lease(9.3, "zp-hac-1", token=0)])
     assert metrics.lease_token_regressions(same_token) == 1.0
     assert metrics.lease_token_regressions(timeline_of([])) is None
+    dropped = timeline_of([_lease(1, "zp-hac-0", token=2), _lease(9.3, "zp-hac-1", token=None)])
+    assert metrics.lease_token_regressions(dropped) == 1.0
+    assert metrics.lease_tokens_kept(dropped) is True
+
+
+def test_a_lease_that_never_carries_a_token_regresses_nothing_and_is_said_so(
+        timeline_of: TimelineOf) -> None:
+    """The Python client's leader election leaves leaseTransitions unwritten (seed 002
+    proposes the sequence number for later; contract C6 does not ask it)."""
+    untokened = timeline_of([_lease(1, "zp-hac-0", token=None), _lease(5, "", token=None),
+                             _lease(6, "zp-hac-1", token=None)])
+    assert metrics.lease_token_regressions(untokened) == 0.0
+    assert metrics.lease_tokens_kept(untokened) is False
+    assert metrics.lease_tokens_kept(timeline_of([])) is None
+    slo = Slo("lease-fencing-token", "lease_token_regressions", 0, "count", "")
+    result = figures.result(slo, figures.Evidence(untokened, (), "ns"))
+    assert result.status is SloStatus.PASS and "no fencing token kept" in result.message
+    kept = timeline_of([_lease(1, "zp-hac-0", token=0), _lease(6, "zp-hac-1", token=0)])
+    failed = figures.result(slo, figures.Evidence(kept, (), "ns"))
+    assert failed.status is SloStatus.FAIL and "no fencing token" not in failed.message
 
 
 def test_handover_gap_after_the_fault(timeline_of: TimelineOf) -> None:

@@ -621,8 +621,12 @@ class _Judge:
                 continue
             if event == "sigterm" and world.able(who, index) \
                     and not self.frozen(who, index) and not world.marker_between(
-                        who, ("sigkill",), self.started(who, index), index):
-                self.release(index, who)  # (a process already SIGKILLed releases nothing)
+                        who, ("sigkill",), self.started(who, index), index) \
+                    and self.wrote_lease(who, index):
+                # (a process already SIGKILLed releases nothing; nor does one restarted under
+                # the holder's identity that has not written the Lease yet: it holds nothing
+                # it knows of, and may not even have its signal handler yet)
+                self.release(index, who)
             elif event == "sigstop" and world.lease[index].holder == who:
                 self.lost(index, who)
 
@@ -704,6 +708,13 @@ class _Judge:
             if event == "sigkill" or (event == "exited" and not self.world.marker_between(
                     who, ("sigterm", "sigkill"), self.started(who, index), index)):
                 self.takeover(index, who, self.setup.takeover_after_death_s, event)
+
+    def wrote_lease(self, who: str, index: int) -> bool:
+        """``who``'s current process (since its latest start) wrote the Lease before
+        step ``index``."""
+        steps = self.world.steps
+        return any(steps[i].kind == "lease" and steps[i].actor == who
+                   for i in range(self.started(who, index) + 1, index))
 
     def started(self, who: str, index: int) -> int:
         """Index of ``who``'s latest start marker before ``index`` (-1: none)."""

@@ -413,6 +413,22 @@ def test_a_frozen_standby_competes_from_its_sigcont_on(build: Builder, setup: Se
     assert "counted from the SIGCONT of r1" in missed.violations[0].message, missed
 
 
+def test_a_restarted_holder_asked_to_stop_before_it_wrote_the_lease_owes_no_release(
+        build: Builder, setup: Setup) -> None:
+    """Certify (seed 774187364): the leader SIGKILLed and started again under its identity,
+    the Lease still naming it; SIGTERM came before the new process wrote the Lease (still
+    starting: killed by the signal, -15). It held nothing it knew of; once it has renewed,
+    a SIGTERM asks the release again."""
+    _leading(build).renewals("r0", 2).mark("sigkill r0").mark("exited r0 -9")
+    build.mark("start r0").mark("sigterm r0").mark("exited r0 -15")
+    build.at(9).attempt("r1").lease("r1").renewals("r1", 30).mark("tick -")
+    assert check(build.history(), setup).passed
+    renewed = _leading(type(build)()).renewals("r0", 2).mark("sigkill r0").mark("exited r0 -9")
+    renewed.mark("start r0").lease("r0").mark("sigterm r0").mark("exited r0 0")
+    renewed.at(9).attempt("r1").lease("r1").renewals("r1", 30).mark("tick -")
+    assert _rules(renewed, setup) == {"release"}
+
+
 def test_a_sigterm_to_a_leader_already_sigkilled_asks_no_release(build: Builder,
                                                                  setup: Setup) -> None:
     """On kind (seed 3202973015): "SIGKILL leader" then "SIGTERM leader" reached the killed
