@@ -169,6 +169,36 @@ def test_a_failing_run_certifies_fail(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert cli.main(["verify", str(done.bundle), "--key", str(keys.public)]) == 1
 
 
+OPT_IN = sorted(catalog.opt_in(qualify.repo_root() / "chaos"))
+
+
+def _partial(*, asked: bool) -> dict[str, Any]:
+    """A run that judged everything of the default set and left the opt-in experiments out,
+    as asked (their default) or not."""
+    run = {**_summary(), "verdict": "PARTIAL", "not_judged": [
+        {"test": f"chaos/test_experiments.py::test_experiment[{name}]",
+         "reason": f"opt-in: {name} runs only when named", "asked": asked} for name in OPT_IN]}
+    return run
+
+
+def test_a_run_partial_only_by_what_was_asked_certifies(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path, keys: KeyPair) -> None:
+    """The default set leaves the opt-in experiments out (PARTIAL, exit 0): the bundle lists
+    them as not certified and passes; a gap nobody asked for still fails it."""
+    assert OPT_IN, "the checkout has opt-in experiments: this test needs one"
+    _fake_qualify(monkeypatch, tmp_path, _partial(asked=True))
+    done = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    document = _certification(done.bundle)
+    assert (done.verdict, document["problems"]) == ("PASS", [])
+    assert {f"chaos/test_experiments.py::test_experiment[{n}]" for n in OPT_IN} <= set(
+        document["not_certified"])
+    _fake_qualify(monkeypatch, tmp_path / "unasked", _partial(asked=False))
+    failed = certify.certify(profile.load(SAMPLE), keys.private, progress=print)
+    assert failed.verdict == "FAIL"
+    assert "the run's verdict (summary.json) is PARTIAL" in _certification(failed.bundle)[
+        "problems"]
+
+
 def test_missing_evidence_fails_the_certification(monkeypatch: pytest.MonkeyPatch,
                                                   tmp_path: Path, keys: KeyPair) -> None:
     _fake_qualify(monkeypatch, tmp_path, _summary(), registration=False)
