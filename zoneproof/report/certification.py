@@ -21,8 +21,9 @@ from typing import Any
 import yaml
 
 from zoneproof.binaries import PINS
+from zoneproof.exit_codes import ExitCode
 from zoneproof.report.summary import GATE_SUITES, Summary, experiment_of
-from zoneproof.slo.verdict import RunVerdict
+from zoneproof.slo.verdict import exit_code
 
 __all__ = ["API_VERSION", "KIND", "NOT_APPLICABLE", "NOT_CERTIFIED", "SUITES", "Vendor", "document",
            "experiment_verdicts", "load_json", "predicate", "slo_verdicts", "suite_verdicts",
@@ -127,11 +128,10 @@ def document(vendor: Vendor, *, summary: Summary | None, experiments: Sequence[s
     experiment_rows = experiment_verdicts(summary, experiments, not_applicable)
     slos = slo_verdicts(summary)
     asked = {n.test: n.reason for n in summary.not_judged if n.asked}
-    # a PARTIAL whose every gap was asked (an opt-in experiment, a stood-in kind's suite) is
-    # no problem of itself: each gap is listed under not_certified, and every experiment and
-    # suite that applies must still pass by its own row below
-    if summary.outcomes and not summary.passed and not (
-            summary.verdict == RunVerdict.PARTIAL and len(asked) == len(summary.not_judged)):
+    # the run's own exit rule: a PARTIAL whose every gap was asked (an opt-in experiment, a
+    # stood-in kind's suite) is no problem of itself; each gap is listed under not_certified,
+    # and every experiment and suite that applies must still pass by its own row below
+    if summary.outcomes and exit_code(summary.verdict, summary.not_judged) != ExitCode.PASS:
         found.append(f"the run's verdict (summary.json) is {summary.verdict}")
     found += [f"suite {name}: {s['verdict']}" for name, s in suites.items()
               if s["verdict"] not in ("PASS", NOT_APPLICABLE)]
