@@ -89,7 +89,7 @@ test-kind: setup
 	$(BIN)/zoneproof build --images
 	$(BIN)/pytest -p no:xdist -m kind tests/integration/kind
 	$(BIN)/pytest -p no:xdist -m "not mutants" --zp-backend kind conformance \
-		chaos/test_experiments.py --zp-experiments zone-outage
+		chaos/test_experiments.py --zp-experiments zone-outage,dns-outage
 	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-etcd-members 3 --zp-nodes-per-zone 1 \
 		chaos/test_experiments.py --zp-experiments $(ETCD_EXPERIMENTS)
 	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-components in-cluster --zp-nodes-per-zone 1 \

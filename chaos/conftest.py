@@ -24,7 +24,7 @@ from zoneproof import faults
 from zoneproof._util import kube, waiting
 from zoneproof.chaos import catalog, experiment
 from zoneproof.chaos.configuration import ExperimentConfig
-from zoneproof.cluster import facets
+from zoneproof.cluster import cluster_dns, facets
 from zoneproof.cluster.interface import Backend, Capability, Cluster
 from zoneproof.components.harness import source
 from zoneproof.runs import identity
@@ -83,7 +83,8 @@ def experiment_bed(request: pytest.FixtureRequest, zp_backend: Backend) -> Clust
 
 @pytest.fixture(autouse=True)
 def restore_bed(experiment_bed: Cluster) -> Iterator[None]:
-    """Whatever an experiment left: kubelets started, nodes Ready, etcd healthy (the next
+    """Whatever an experiment left: kubelets started, nodes Ready, etcd healthy, CoreDNS
+    scaled back (the next
     test on the bed, of this worker, finds it as the first did)."""
     yield
     _restore(experiment_bed)
@@ -100,6 +101,8 @@ def _restore(bed: Cluster) -> None:
     if Capability.ETCD_MEMBERS in bed.capabilities:  # not on a user's cluster
         facets.facet(bed, Capability.ETCD_MEMBERS).wait_etcd_healthy(timeout_s=_RESTORE_TIMEOUT_S)
     with kube.api_client(bed.kubeconfig) as api:
+        if Capability.CLUSTER_DNS in bed.capabilities:  # a DNS outage a run left in force
+            cluster_dns.restore(api)
         core = client.CoreV1Api(api)
 
         def gone() -> tuple[bool, list[str]]:
@@ -151,19 +154,22 @@ def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
                                  items: list[pytest.Item]) -> None:
     """An experiment that does not apply to the run (``catalog``: tagged ``in-cluster`` and
     the components do not both run in the cluster; tagged ``zones`` and the backend makes no
-    beds with failure-domain zones) is skipped, saying why."""
+    beds with failure-domain zones; its faults need what the backend's beds lack) is
+    skipped, saying why."""
     zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
     excluded = catalog.not_applicable(Path(__file__).parent, s.components, zones=zones,
-                                      capabilities=backend.traits.plain_capabilities)
+                                      capabilities=backend.traits.plain_capabilities,
+                                      beds_known=backend.traits.makes_clusters)
     zoned = catalog.zoned_only(Path(__file__).parent)
+    in_cluster = catalog.in_cluster_only(Path(__file__).parent)
     for item in items:
         if experiment_of(item) in zoned:  # a zoned bed each: `make test-zones`, not `make test`
             item.add_marker(pytest.mark.zones)
         if _on_zoned_bed(experiment_of(item), backend):  # one zoned bed serves them in turn
             item.add_marker(pytest.mark.xdist_group(ZONED_GROUP))
         if (name := experiment_of(item)) in excluded:
-            how = ("" if name in zoned else f": run it with --zp-backend kind "
-                   f"--zp-components {source.IN_CLUSTER}")
+            how = (f": run it with --zp-backend kind --zp-components {source.IN_CLUSTER}"
+                   if name in in_cluster else "")
             item.add_marker(pytest.mark.skip(reason=not_applicable(
                 f"{name} {excluded[name]}{how}")))
 

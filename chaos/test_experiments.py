@@ -247,6 +247,9 @@ CAUGHT = [
     pytest.param(Twin("two-zones-down", "reference", "quorum-recovery",
                       {"start-writer": {"zone": "zone-c"}}),
                  id="two-zones-down-writer-pinned-to-a-zone-still-down"),
+    # kind only (the cluster DNS down meanwhile): the same graceful deletes, the same breach
+    pytest.param(Twin("dns-outage", "graceful-delete", "statefulset-pod-ready-elsewhere",
+                      GRACEFUL_DELETE_BREACHED), id="dns-outage-graceful-delete"),
     # graceful deletes of pods whose node is merely unreachable: they stay Terminating
     pytest.param(Twin("kubelet-apiserver-cut", "graceful-delete", "statefulset-pod-ready-elsewhere",
                       {"workloads-ready-in-other-zones": {"timeout_s": 30}}),

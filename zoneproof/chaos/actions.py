@@ -28,9 +28,11 @@ from zoneproof.chaos.activities.webhook import (
     stop_admission_traffic,
 )
 from zoneproof.chaos.activities.workloads import (
+    deploy_resolver,
     deploy_workloads,
     expect_workloads_running,
     remove_workloads,
+    wait_resolver,
     wait_workloads_ready,
 )
 from zoneproof.chaos.activities.writes import (
@@ -50,6 +52,7 @@ from zoneproof.chaos.activities.zones import (
 __all__ = [
     "deploy_ha_controller",
     "deploy_webhook",
+    "deploy_resolver",
     "deploy_workloads",
     "deploy_zone_tolerant_workload",
     "expect_admissions",
@@ -76,6 +79,7 @@ __all__ = [
     "wait_control_plane_leaders",
     "wait_controller_leader",
     "wait_nodes",
+    "wait_resolver",
     "wait_workloads_ready",
     "zone_returns",
 ]

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from zoneproof.chaos import guard
+from zoneproof.cluster import facets, registry
 from zoneproof.cluster.interface import Capability
 from zoneproof.components.harness.component import Components
 from zoneproof.components.harness.source import IN_CLUSTER, Where
@@ -94,16 +95,23 @@ def opt_in(directory: Path) -> set[str]:
 
 
 def not_applicable(directory: Path, components: Components, *, zones: bool = True,
-                   capabilities: frozenset[Capability] = frozenset()) -> dict[str, str]:
+                   capabilities: frozenset[Capability] = frozenset(),
+                   beds_known: bool = False) -> dict[str, str]:
     """Experiment → why it does not apply to ``components`` (none when all run in-cluster)
     on a run whose backend makes beds with failure-domain zones (``zones``) or not, and
-    whose plain beds have ``capabilities``."""
+    whose plain beds have ``capabilities``; where the backend makes its beds
+    (``beds_known``: not a user's cluster, whose capabilities show at run time), an
+    untagged one whose faults need what its beds lack does not apply either."""
+    zoned = zoned_only(directory)
     excluded = {} if zones else {
         name: "takes a zone down as a whole failure domain (its etcd member and control-plane "
               "replicas, its links): only on a backend that makes beds whose zones are such "
               "domains (the local backend's zoned layout, as root)"
-        for name in sorted(zoned_only(directory))
+        for name in sorted(zoned)
         if not fault_needs(directory, name) <= capabilities}
+    if beds_known:
+        excluded |= {name: _lacking(missing) for name in names(directory) if name not in zoned
+                     and (missing := fault_needs(directory, name) - capabilities)}
     if all(c.where is Where.IN_CLUSTER for c in components):
         return excluded
     ran = ", ".join(f"the {c.kind} {c.where}" for c in components)
@@ -113,10 +121,22 @@ def not_applicable(directory: Path, components: Components, *, zones: bool = Tru
         for name in sorted(in_cluster_only(directory))}}
 
 
+def _lacking(missing: frozenset[Capability]) -> str:
+    """Why an experiment needing ``missing`` does not apply, and which backends have it."""
+    def one(c: Capability) -> str:
+        owners = " or ".join(registry.backends_with(c)) or "no installed"
+        return f"{c.value}, which this backend's beds lack ({facets.MEANING[c]}; the {owners} " \
+               "backend has it)"
+
+    return "needs " + "; and ".join(one(c) for c in sorted(missing, key=lambda c: c.value))
+
+
 def applicable(directory: Path, components: Components, *, zones: bool = True,
-               capabilities: frozenset[Capability] = frozenset()) -> list[str]:
+               capabilities: frozenset[Capability] = frozenset(),
+               beds_known: bool = False) -> list[str]:
     """The experiments of the default set that apply to ``components`` (on a run with zoned
-    beds or not, plain beds with ``capabilities``)."""
-    excluded = {*not_applicable(directory, components, zones=zones, capabilities=capabilities),
+    beds or not, plain beds with ``capabilities``, known before the run or not)."""
+    excluded = {*not_applicable(directory, components, zones=zones, capabilities=capabilities,
+                                beds_known=beds_known),
                 *opt_in(directory)}
     return [name for name in names(directory) if name not in excluded]

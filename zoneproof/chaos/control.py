@@ -39,6 +39,7 @@ from zoneproof.measure import (
     LinkRecorder,
     NodeHeartbeatRecorder,
     NodeReadyRecorder,
+    PodReadinessRecorder,
     PodRecorder,
     PodRuntimeRecorder,
     Recorder,
@@ -58,6 +59,7 @@ from zoneproof.slo import (
     judge,
     linearizability,
 )
+from zoneproof.traffic import resolver
 
 __all__ = ["after_experiment_control", "before_activity_control", "before_experiment_control",
            "check_faults", "cleanup_control", "stated_timings"]
@@ -107,6 +109,7 @@ def before_experiment_control(context: Mapping[str, Any],
     recorders: list[Recorder] = [
         NodeReadyRecorder(run.api), NodeHeartbeatRecorder(run.api),
         PodRecorder(run.api, run.namespace, s.selector),
+        PodReadinessRecorder(run.api, run.namespace, resolver.SELECTOR),
         LeaseRecorder(run.api, s.lease_namespace, s.lease_name),
         HealthRecorder(run.cluster), *_zone_recorders(run), *_runtime_recorders(run)]
     for recorder in recorders:

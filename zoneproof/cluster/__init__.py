@@ -10,6 +10,7 @@ it names it (callers read its ``Traits``). Not here: what a fault means for an e
 
 from zoneproof.cluster.facets import facet
 from zoneproof.cluster.interface import (
+    RESOLVER_IMAGE,
     WORKLOAD_IMAGE,
     Backend,
     Capability,
@@ -26,6 +27,7 @@ from zoneproof.cluster.spec import DEFAULT_ZONES, ClusterSpec, Timings
 __all__ = [
     "DEFAULT_BACKEND",
     "DEFAULT_ZONES",
+    "RESOLVER_IMAGE",
     "WORKLOAD_IMAGE",
     "Backend",
     "Capability",

@@ -54,6 +54,8 @@ MEANING: dict[Capability, str] = {
                       "zones to cut or slow)",
     Capability.KUBELET_LINKS: "its kubelets' links to the API server cannot be cut while "
                               "they keep running (no network of its own between them)",
+    Capability.CLUSTER_DNS: "its cluster DNS is no CoreDNS zoneproof takes down, or its nodes "
+                            "hold no image for a workload that resolves names (no pull)",
     Capability.DESTRUCTIVE: "faults are not allowed on it",
 }
 

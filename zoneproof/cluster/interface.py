@@ -24,6 +24,7 @@ from zoneproof.binaries import PINS
 from zoneproof.cluster.spec import ClusterSpec, Timings
 
 __all__ = [
+    "RESOLVER_IMAGE",
     "WORKLOAD_IMAGE",
     "Backend",
     "BackendConfig",
@@ -51,6 +52,9 @@ __all__ = [
 #: The image of test workloads: runs on every backend without a pull (kwok fakes it; kind
 #: nodes hold it, as kubeadm's pause image). Tagged, so the pull policy is IfNotPresent.
 WORKLOAD_IMAGE = f"registry.k8s.io/pause:{PINS.pause}"
+#: The image of a workload that resolves names (``getent``): kind nodes hold it, as
+#: kubeadm's kube-proxy image, a small Debian root file system (zoneproof's node image).
+RESOLVER_IMAGE = f"registry.k8s.io/kube-proxy:{PINS.kubernetes}"
 
 #: The bound (max_duration_s) of the fault being injected, set by the injector around
 #: ``Fault.inject``: facets that hand a fault to something outside this process (the node
@@ -77,6 +81,9 @@ class Capability(enum.Enum):
     #: ``KubeletLinks``: a zone's kubelets cut off from the API server (one way: what they
     #: send is dropped) while they, their pods and the control plane keep running.
     KUBELET_LINKS = "kubelet-links"
+    #: Its pods resolve names through kubeadm's CoreDNS, which faults may take down, and its
+    #: nodes hold ``RESOLVER_IMAGE`` for a workload that resolves names.
+    CLUSTER_DNS = "cluster-dns"
     #: Faults may disrupt this cluster at all (false for a user's cluster unless allowed).
     DESTRUCTIVE = "destructive"
 

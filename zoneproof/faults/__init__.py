@@ -18,6 +18,7 @@ from zoneproof.faults import registry
 from zoneproof.faults.base import Fault, FaultContext, FaultRecord, NodeScheduling
 from zoneproof.faults.components import KillControllerLeader, StopWebhook
 from zoneproof.faults.control_plane import KillComponent
+from zoneproof.faults.dns import DnsOutage
 from zoneproof.faults.effects import Effect
 from zoneproof.faults.etcd import KillEtcdLeader, KillEtcdMember, KillEtcdMembers
 from zoneproof.faults.injector import Injector
@@ -28,6 +29,7 @@ from zoneproof.faults.zones import CutKubelets, KillZoneControlPlane, SlowZoneLi
 __all__ = [
     "CordonZone",
     "CutKubelets",
+    "DnsOutage",
     "DrainZone",
     "Effect",
     "Fault",

@@ -36,6 +36,7 @@ class Effect(enum.StrEnum):
     NODES_CORDONED = "nodes-cordoned"
     NODES_DRAINED = "nodes-drained"
     LINKS_SLOWED = "links-slowed"
+    NAMES_UNRESOLVED = "names-unresolved"
 
     @property
     def observation(self) -> str:
@@ -69,6 +70,9 @@ OBSERVATIONS: dict[Effect, str] = {
                          "/health request from one zone to the other, through the zone's end of "
                          "the link) at least the added 2 x N ms x 0.8 slower than its fastest "
                          "before the fault (link_rtt seconds)",
+    Effect.NAMES_UNRESOLVED: "every resolver pod Ready before the fault turns not Ready: its "
+                             "readiness probe, a lookup of the API's Service name through the "
+                             "cluster DNS every second, fails (pod_readiness ready=False)",
 }
 
 MARGIN_S = 5.0
@@ -82,6 +86,9 @@ HEALTH_POLL_S = 10.0
 (down, quorum lost) is seen through it."""
 DRAIN_BUDGET_S = 180.0
 """drain-zone's default eviction budget (its ``timeout_s``)."""
+RESOLVER_PROBE_S = 5.0
+"""Until a resolver pod's readiness probe (every 1 s, 2 s timeout, one failure) has failed
+and the kubelet has written it."""
 LINK_PROBE_S = 10.0
 """Until a probe of every slowed link has returned: one per link every second, each
 taking the round trip it measures (seconds at the latencies the experiments add)."""
@@ -156,4 +163,6 @@ def bounds(t: StatedTimings) -> dict[Effect, Bound]:
         Effect.NODES_DRAINED: bound(DRAIN_BUDGET_S,
                                     f"drain-zone's eviction budget {DRAIN_BUDGET_S:g} s"),
         Effect.LINKS_SLOWED: bound(LINK_PROBE_S, f"a probe of every link {LINK_PROBE_S:g} s"),
+        Effect.NAMES_UNRESOLVED: bound(RESOLVER_PROBE_S, f"a failed readiness probe of every "
+                                       f"resolver pod, written {RESOLVER_PROBE_S:g} s"),
     }

@@ -39,6 +39,7 @@ __all__ = [
     "LeaseRecorder",
     "LinkRecorder",
     "NodeHeartbeatRecorder",
+    "PodReadinessRecorder",
     "NodeReadyRecorder",
     "PodRecorder",
     "PodRuntimeRecorder",
@@ -197,6 +198,29 @@ class PodRecorder(_WatchRecorder):
             self._once(uid, "pod_deleting", subject, node=node, grace=grace)
         if event_type == "DELETED":
             self._once(uid, "pod_deleted", subject, node=node)
+
+
+class PodReadinessRecorder(_WatchRecorder):
+    """``pod_readiness`` each time the Ready condition of a pod in ``namespace`` matching
+    ``label_selector`` changes (once initially): what a pod's readiness probe finds."""
+
+    def __init__(self, api: client.ApiClient, namespace: str, label_selector: str) -> None:
+        super().__init__(api)
+        self.core = client.CoreV1Api(api)
+        self.namespace, self.selector = namespace, label_selector
+        self._last: dict[str, str] = {}
+
+    def _call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return self.core.list_namespaced_pod, (self.namespace,), {
+            "label_selector": self.selector}
+
+    def _observe(self, obj: Any, event_type: str, initial: bool) -> None:
+        subject = f"{obj.metadata.namespace}/{obj.metadata.name}"
+        ready = "Deleted" if event_type == "DELETED" else _condition(obj, "Ready") or "None"
+        if self._last.get(subject) != ready:
+            self._last[subject] = ready
+            self.timeline.add("pod_readiness", subject, ready=ready,
+                              node=obj.spec.node_name or "", initial=str(initial))
 
 
 class LeaseRecorder(_WatchRecorder):

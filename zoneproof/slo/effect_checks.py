@@ -194,6 +194,23 @@ def _links_slowed(fault: FaultRecord, events: Sequence[Event], _: StatedTimings
     return _each_target(fault, slowed)
 
 
+def _names_unresolved(fault: FaultRecord, events: Sequence[Event], _: StatedTimings
+                      ) -> float | None:
+    """When the last resolver pod Ready before the fault turned not Ready after it (None:
+    no resolver pod was Ready before, or one stayed Ready)."""
+    last: dict[str, str] = {}
+    for e in events:
+        if e.kind == "pod_readiness" and e.t < fault.injected_at:
+            last[e.subject] = e.detail.get("ready", "")
+    resolvers = sorted(pod for pod, ready in last.items() if ready == "True")
+    seen = [_first_t(e for e in _after(events, fault, "pod_readiness")
+                     if e.subject == pod and e.detail.get("ready") == "False")
+            for pod in resolvers]
+    if not seen or any(t is None for t in seen):
+        return None
+    return max(t for t in seen if t is not None)
+
+
 OBSERVERS: dict[Effect, Observer] = {
     Effect.KUBELETS_STOPPED: _kubelets_stopped,
     Effect.NODES_NOT_READY: _nodes_not_ready,
@@ -206,6 +223,7 @@ OBSERVERS: dict[Effect, Observer] = {
     Effect.NODES_CORDONED: _cordoned,
     Effect.NODES_DRAINED: _drained,
     Effect.LINKS_SLOWED: _links_slowed,
+    Effect.NAMES_UNRESOLVED: _names_unresolved,
 }
 
 

@@ -274,6 +274,9 @@ FIGURES: dict[str, Figure] = {
                                   _each(zone_metrics.etcd_leader_changes)),
     "control_plane_leader_changes": Figure(frozenset({Effect.LINKS_SLOWED}),
                                            _each(zone_metrics.control_plane_leader_changes)),
+    # the cluster DNS down (zoneproof.faults.dns)
+    "names_resolved_again": Figure(frozenset({Effect.NAMES_UNRESOLVED}),
+                                   _each(metrics.names_resolved_again)),
 }
 
 

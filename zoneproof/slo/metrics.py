@@ -32,6 +32,7 @@ __all__ = [
     "lease_token_regressions",
     "lease_tokens_kept",
     "lost_acknowledged_writes",
+    "names_resolved_again",
     "not_ready_detection",
     "pdb_budget_exceeded",
     "pod_ready_elsewhere",
@@ -116,6 +117,22 @@ def ready_elsewhere(timeline: Timeline, fault: FaultRecord, prefix: str) -> floa
     ready = _first(e for e in timeline.select("pod_ready", after=fault.injected_at)
                    if e.subject.startswith(prefix) and e.detail.get("node") not in fault.targets)
     return ready.t - fault.injected_at if ready else None
+
+
+def names_resolved_again(timeline: Timeline, fault: FaultRecord) -> float | None:
+    """Seconds from ``fault``'s revert until every resolver pod that lost its name lookups
+    during it (``pod_readiness`` ready=False) resolves again (ready=True); None if it was
+    not reverted, no pod lost them, or one never got them back."""
+    if fault.reverted_at is None:
+        return None
+    end = fault.reverted_at
+    lost = {e.subject for e in timeline.select("pod_readiness", after=fault.injected_at)
+            if e.t <= end and e.detail.get("ready") == "False"}
+    back = [_first(e for e in timeline.select("pod_readiness", after=end)
+                   if e.subject == pod and e.detail.get("ready") == "True") for pod in lost]
+    if not back or any(e is None for e in back):
+        return None
+    return max(e.t for e in back if e is not None) - end
 
 
 def lease_failover(timeline: Timeline, fault: FaultRecord, lease: str) -> float | None:

@@ -182,7 +182,9 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
     chaos = qualify.repo_root() / "chaos"
     zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
     plain = backend.traits.plain_capabilities
-    experiments = catalog.applicable(chaos, profile.components, zones=zones, capabilities=plain)
+    known = backend.traits.makes_clusters
+    experiments = catalog.applicable(chaos, profile.components, zones=zones, capabilities=plain,
+                                     beds_known=known)
     browser_problems = look_in_browser(run.reports, experiments, progress)
     _page_with_browser(run.reports, progress)
     files, problems = contents(run.reports, experiments, registration=any(
@@ -207,7 +209,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         files={role: name for role, name in _REQUIRED.items() if name in files},
         started=started.isoformat(), finished=finished.isoformat(), problems=problems,
         not_applicable=catalog.not_applicable(chaos, profile.components, zones=zones,
-                                              capabilities=plain),
+                                              capabilities=plain, beds_known=known),
         under_test=[str(kind) for kind in profile.under_test], stood_in=_stood_in(profile))
     if run.code != 0 and document["verdict"] == "PASS":  # the run itself failed (e.g. no report)
         document["problems"].append(f"the qualification exited {run.code}")

@@ -98,3 +98,19 @@ def test_the_shipped_experiments_are_parsed_once_per_file() -> None:
         catalog.zoned_only(chaos)
         catalog.opt_in(chaos)
     assert catalog._parsed.cache_info().misses == before
+
+
+def test_an_experiment_whose_faults_a_backends_beds_lack_does_not_apply(tmp_path: Path) -> None:
+    """Where the backend makes its beds, an untagged experiment needing what they lack (the
+    cluster DNS on the local bed) does not apply, saying who has it; on a user's cluster
+    (beds not known before the run) it stays."""
+    (tmp_path / "dns.yaml").write_text(
+        "method:\n  - type: action\n    name: f\n    provider: {type: python, module: "
+        "zoneproof.chaos.actions, func: inject_fault, arguments: {fault: dns-outage}}\n")
+    local = frozenset({Capability.STOP_KUBELET, Capability.DESTRUCTIVE})
+    why = catalog.not_applicable(tmp_path, Components(), capabilities=local, beds_known=True)
+    assert set(why) == {"dns"} and "cluster-dns" in why["dns"] and "kind backend" in why["dns"]
+    assert catalog.applicable(tmp_path, Components(), capabilities=local, beds_known=True) == []
+    assert catalog.applicable(tmp_path, Components(), capabilities=local | {
+        Capability.CLUSTER_DNS}, beds_known=True) == ["dns"]
+    assert catalog.applicable(tmp_path, Components()) == ["dns"]

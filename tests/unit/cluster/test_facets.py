@@ -68,8 +68,9 @@ def test_a_missing_permission_names_the_flag_that_grants_it() -> None:
     with pytest.raises(errors.FaultError) as caught:
         facets.require(bed, set(Capability), what="fault f")  # type: ignore[arg-type]
     text = str(caught.value)
-    assert text.startswith("fault f needs control-plane, destructive, etcd-members, kubelet-links, "
-                           "load-images, node-containers, zones, which cluster 'bed'")
+    assert text.startswith("fault f needs cluster-dns, control-plane, destructive, etcd-members, "
+                           "kubelet-links, load-images, "
+                           "node-containers, zones, which cluster 'bed'")
     assert "destructive: faults are not allowed on it; the local or kind backend has it; on a " \
            "cluster you own, --allow-destructive (pytest: --zp-allow-destructive) allows it" in text
     assert "node-containers: its nodes are not machines zoneproof can stop, start or pause; " \

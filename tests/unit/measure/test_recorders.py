@@ -11,7 +11,13 @@ from kubernetes import client
 
 from zoneproof import errors
 from zoneproof.cluster.interface import Capability, ControlPlaneProcess
-from zoneproof.measure import HealthRecorder, LeaseRecorder, NodeHeartbeatRecorder, Timeline
+from zoneproof.measure import (
+    HealthRecorder,
+    LeaseRecorder,
+    NodeHeartbeatRecorder,
+    PodReadinessRecorder,
+    Timeline,
+)
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 API = client.ApiClient()
@@ -113,3 +119,22 @@ def test_the_health_recorder_writes_changes_of_readiness_leader_and_processes() 
         ("etcd_member", "m0", {"healthy": "True"}), ("etcd_member", "m1", {"healthy": "True"}),
         ("etcd_leader", "etcd", {"leader": "m1"}),
         ("process_alive", "kube-scheduler", {"alive": "False"})]
+
+
+def _pod(ready: str | None) -> Any:
+    conditions = [] if ready is None else [SimpleNamespace(type="Ready", status=ready)]
+    return SimpleNamespace(metadata=SimpleNamespace(namespace="ns", name="r-1"),
+                           spec=SimpleNamespace(node_name="n1"),
+                           status=SimpleNamespace(conditions=conditions))
+
+
+def test_the_readiness_recorder_writes_each_change_of_ready() -> None:
+    recorder = PodReadinessRecorder(API, "ns", "zoneproof.dev/resolver=names")
+    recorder.timeline = Timeline()
+    for obj, kind in ((_pod(None), "ADDED"), (_pod("True"), "MODIFIED"),
+                      (_pod("True"), "MODIFIED"), (_pod("False"), "MODIFIED"),
+                      (_pod("True"), "MODIFIED"), (_pod("True"), "DELETED")):
+        recorder._observe(obj, kind, initial=False)
+    assert [e.detail["ready"] for e in recorder.timeline.events] == [
+        "None", "True", "False", "True", "Deleted"]
+    assert {e.subject for e in recorder.timeline.events} == {"ns/r-1"}

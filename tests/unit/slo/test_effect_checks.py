@@ -203,3 +203,22 @@ def test_etcd_leader_changed_to_another_member(timeline_of: TimelineOf) -> None:
                          (10.5, "etcd_leader", "etcd", {"leader": ""}),
                          (11.6, "etcd_leader", "etcd", {"leader": "m2"})])
     assert effect_checks.observed_at(Effect.ETCD_LEADER_CHANGED, fault, moved.events, TIMINGS) == 11.6
+
+
+def test_names_unresolved_needs_every_resolver_that_was_ready(timeline_of: TimelineOf) -> None:
+    """The DNS outage took effect only when every resolver pod Ready before it lost its
+    lookups after the injection; none Ready before proves nothing."""
+    fault = _fault(Effect.NAMES_UNRESOLVED, targets=("kube-system/coredns",))
+    ready = [(1, "pod_readiness", p, {"ready": "True"}) for p in ("ns/r-1", "ns/r-2")]
+    one = timeline_of([*ready, (12, "pod_readiness", "ns/r-1", {"ready": "False"})])
+    assert effect_checks.observed_at(Effect.NAMES_UNRESOLVED, fault, one.events, TIMINGS) is None
+    both = timeline_of([*ready, (12, "pod_readiness", "ns/r-1", {"ready": "False"}),
+                        (13, "pod_readiness", "ns/r-2", {"ready": "False"})])
+    assert effect_checks.observed_at(Effect.NAMES_UNRESOLVED, fault, both.events, TIMINGS) == 13
+    before = timeline_of([*ready, (5, "pod_readiness", "ns/r-1", {"ready": "False"}),
+                          (13, "pod_readiness", "ns/r-2", {"ready": "False"})])
+    assert effect_checks.observed_at(Effect.NAMES_UNRESOLVED, fault, before.events,
+                                     TIMINGS) == 13, "one not Ready before the fault is no target"
+    none = timeline_of([(12, "pod_readiness", "ns/r-1", {"ready": "False"})])
+    [check] = effect_checks.check([fault], none.events, TIMINGS)
+    assert not check.effective, "no resolver Ready before: the outage proved nothing"

@@ -52,6 +52,11 @@ WITNESSES: dict[Effect, Callable[[tuple[str, ...]], list[Row]]] = {
         row for t in ts for a, b, ms in [parse_link_target(t) or ("", "", 0)]
         for row in ((5.0, "link_rtt", b, {"source": a, "seconds": "0.01"}),
                     (12.0, "link_rtt", a, {"source": b, "seconds": f"{0.01 + 2 * ms / 1000}"}))],
+    # the resolver pods' lookups fail (their targets are the CoreDNS Deployment, not them)
+    Effect.NAMES_UNRESOLVED: lambda ts: [
+        row for pod in ("ns/resolver-1", "ns/resolver-2")
+        for row in ((2, "pod_readiness", pod, {"ready": "True"}),
+                    (12, "pod_readiness", pod, {"ready": "False"}))],
 }
 
 #: Targets of a record of a kind that must cause the effect (default: two nodes).

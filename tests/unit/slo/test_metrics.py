@@ -113,3 +113,21 @@ def test_pdb_budget_counts_what_the_drain_began_with(timeline_of: TimelineOf) ->
     """Pods already unavailable when the drain starts count, even with no event after it."""
     timeline = timeline_of([(1, "pod_ready", "ns/db-0", {"uid": "u0"})])
     assert metrics.pdb_budget_exceeded(timeline, DRAIN, ["ns/db-"], 3, 1) == 1.0
+
+
+def test_names_resolved_again_is_the_last_resolver_back_after_the_revert(
+        timeline_of: TimelineOf) -> None:
+    outage = FaultRecord("dns-outage", (Effect.NAMES_UNRESOLVED,), ("kube-system/coredns",),
+                         10.0, 40.0)
+    rows = [(1, "pod_readiness", p, {"ready": "True"}) for p in ("ns/r-1", "ns/r-2")] + [
+        (12, "pod_readiness", "ns/r-1", {"ready": "False"}),
+        (13, "pod_readiness", "ns/r-2", {"ready": "False"}),
+        (46, "pod_readiness", "ns/r-1", {"ready": "True"})]
+    assert metrics.names_resolved_again(timeline_of(rows), outage) is None, "r-2 never back"
+    back = timeline_of([*rows, (52.5, "pod_readiness", "ns/r-2", {"ready": "True"})])
+    assert metrics.names_resolved_again(back, outage) == 12.5
+    unreverted = FaultRecord("dns-outage", (Effect.NAMES_UNRESOLVED,), ("kube-system/coredns",),
+                             10.0, None)
+    assert metrics.names_resolved_again(back, unreverted) is None
+    never_lost = timeline_of(rows[:2])
+    assert metrics.names_resolved_again(never_lost, outage) is None, "nothing lost: no figure"

@@ -5,10 +5,10 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.chaos import k8s, session
-from zoneproof.traffic import workloads
+from zoneproof.traffic import resolver, workloads
 
-__all__ = ["deploy_workloads", "expect_workloads_running", "remove_workloads",
-           "wait_workloads_ready"]
+__all__ = ["deploy_resolver", "deploy_workloads", "expect_workloads_running",
+           "remove_workloads", "wait_resolver", "wait_workloads_ready"]
 
 
 def deploy_workloads(replicas: int = 3, pdb_max_unavailable: int = 0,
@@ -77,3 +77,34 @@ def expect_workloads_running(replicas: int = 3, timeout_s: float = 30.0) -> bool
     waiting.wait_for(probe, what=f"{replicas} Running, non-terminating pods of each workload",
                      timeout_s=timeout_s, interval_s=0.5, ignore=(client.ApiException,))
     return True
+
+
+def deploy_resolver(replicas: int = 3, timeout_s: float = 60.0) -> dict[str, bool]:
+    """Deployment ``resolver`` (``replicas`` pods spread over zones) in the run's namespace:
+    each Ready only while its name lookups through the cluster DNS answer; waits until all
+    are Ready. Returns pod → Ready."""
+    if replicas < 1:
+        raise errors.ConfigError(f"replicas must be >= 1, got {replicas}")
+    run = session.current()
+    run.workloads.start(run.namespace)
+    workloads.create_namespace(run.api, run.namespace)
+    resolver.apply(run.api, run.namespace, replicas)
+    run.timeline.add("resolver_deployed", run.namespace, replicas=str(replicas))
+    return wait_resolver(ready=True, replicas=replicas, timeout_s=timeout_s)
+
+
+def wait_resolver(ready: bool = True, replicas: int = 3,
+                  timeout_s: float = 60.0) -> dict[str, bool]:
+    """Wait until the ``replicas`` resolver pods all resolve names (``ready``) or none does;
+    returns pod → Ready."""
+    run = session.current()
+    core = client.CoreV1Api(run.api)
+
+    def probe() -> tuple[bool, dict[str, bool]]:
+        pods = resolver.ready_pods(core, run.namespace)
+        ok = len(pods) == replicas and all(r is ready for r in pods.values())
+        return ok, pods
+
+    state = "resolving names" if ready else "resolving no name"
+    return waiting.wait_for(probe, what=f"{replicas} resolver pods {state} in {run.namespace}",
+                            timeout_s=timeout_s, interval_s=0.5, ignore=(client.ApiException,))

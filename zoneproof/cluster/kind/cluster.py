@@ -17,8 +17,8 @@ import urllib3
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import processes, waiting
-from zoneproof.cluster import _etcd
+from zoneproof._util import kube, processes, waiting
+from zoneproof.cluster import _etcd, cluster_dns
 from zoneproof.cluster._common import ZONE_LABEL, ApiCluster
 from zoneproof.cluster.interface import Capability, ClusterStatus, ControlPlaneProcess, Progress
 from zoneproof.cluster.kind import docker, tools
@@ -61,7 +61,7 @@ class KindPaths:
 CAPABILITIES = frozenset({Capability.STOP_KUBELET, Capability.ETCD_MEMBERS,
                           Capability.CONTROL_PLANE, Capability.NODE_CONTAINERS,
                           Capability.LOAD_IMAGES, Capability.KUBELET_LINKS,
-                          Capability.DESTRUCTIVE})
+                          Capability.CLUSTER_DNS, Capability.DESTRUCTIVE})
 
 
 class KindCluster(ApiCluster):
@@ -247,13 +247,22 @@ class KindCluster(ApiCluster):
         return sorted(n for n in running if docker.exec_in(n, nodes_.cut_argv()).strip())
 
     def repair(self, progress: Progress) -> list[str]:
-        """Remove every network cut a run left in force (its keeper calls this when the run
-        died); the nodes that held one. (Stopped kubelets and containers come back with
-        ``restore_nodes``, parked static pods with their fault's revert.)"""
+        """Remove every network cut a run left in force and give CoreDNS back the replicas
+        a DNS outage took (its keeper calls this when the run died); the nodes that held a
+        cut. (Stopped kubelets and containers come back with ``restore_nodes``, parked
+        static pods with their fault's revert.)"""
         held = self.cut_nodes()
         if held:
             progress(f"cluster {self.name!r}: removing the network cuts left in {held}")
             self._each(self._uncut, held)
+        try:
+            with kube.api_client(self.kubeconfig, retries=0, request_timeout_s=10) as api:
+                if (replicas := cluster_dns.restore(api)) is not None:
+                    progress(f"cluster {self.name!r}: CoreDNS given back its {replicas} "
+                             "replicas (a DNS outage was left in force)")
+        except (client.ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            progress(f"cluster {self.name!r}: could not check CoreDNS ({exc}); if a DNS outage "
+                     f"was left, scale kube-system/coredns back (kubeadm's default: 2 replicas)")
         return held
 
     # -- etcd (stacked: one member per control-plane node) -----------------------------

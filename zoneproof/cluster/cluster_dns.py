@@ -1,0 +1,60 @@
+"""kubeadm's CoreDNS Deployment, taken down and given back through the API.
+
+``take_down`` keeps the replicas it had on the Deployment itself (``REPLICAS_ANNOTATION``)
+until ``restore`` puts them back, so whoever finds a cluster a run left with its DNS down
+(the kind bed's keeper, the chaos suite's restore) repairs it from the cluster alone.
+"""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from zoneproof import errors
+
+__all__ = ["COREDNS", "REPLICAS_ANNOTATION", "read", "restore", "take_down"]
+
+#: The cluster DNS Deployment kubeadm (and so kind) installs: (namespace, name).
+COREDNS = ("kube-system", "coredns")
+#: On the CoreDNS Deployment while it is down: the replicas it had before.
+REPLICAS_ANNOTATION = "zoneproof.dev/replicas-before-dns-outage"
+
+
+def read(apps: client.AppsV1Api, what: str) -> client.V1Deployment:
+    """The CoreDNS Deployment; FaultError naming ``what`` asked when the cluster has none."""
+    namespace, name = COREDNS
+    try:
+        return apps.read_namespaced_deployment(name, namespace)
+    except client.ApiException as exc:
+        if exc.status == 404:
+            raise errors.FaultError(f"{what}: no cluster DNS Deployment {namespace}/{name} in "
+                                    "this cluster (kubeadm's CoreDNS): nothing to take down") \
+                from None
+        raise
+
+
+def _scale(apps: client.AppsV1Api, replicas: int, kept: str | None) -> None:
+    namespace, name = COREDNS
+    apps.patch_namespaced_deployment(name, namespace, {
+        "metadata": {"annotations": {REPLICAS_ANNOTATION: kept}},
+        "spec": {"replicas": replicas}})
+
+
+def take_down(apps: client.AppsV1Api, deployment: client.V1Deployment) -> None:
+    """Scale ``deployment`` (``read``'s) to 0, keeping the replicas it had (those kept by
+    an earlier take-down not yet restored win)."""
+    kept = (deployment.metadata.annotations or {}).get(REPLICAS_ANNOTATION)
+    _scale(apps, 0, kept if kept is not None else str(deployment.spec.replicas or 0))
+
+
+def restore(api: client.ApiClient) -> int | None:
+    """Give CoreDNS back the replicas ``take_down`` kept (idempotent); the count put back,
+    None when it was not down (or the cluster has no CoreDNS)."""
+    apps = client.AppsV1Api(api)
+    try:
+        kept = (read(apps, "restore").metadata.annotations or {}).get(REPLICAS_ANNOTATION)
+    except errors.FaultError:
+        return None
+    if kept is None:
+        return None
+    _scale(apps, int(kept), None)
+    return int(kept)

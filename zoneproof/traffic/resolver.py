@@ -1,0 +1,51 @@
+"""A workload that resolves names: its pods are Ready only while the cluster DNS answers.
+
+Deployment ``resolver`` in the run's namespace, spread over zones: each pod's readiness
+probe looks the API's Service name up through the cluster DNS (``getent hosts``, every
+second, one failure turns it not Ready), so the Ready condition the API server records is
+the name lookups' fate (``measure.PodReadinessRecorder``). Its image is the kube-proxy
+image every kind node holds (a small Debian root with getent): no pull.
+"""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from zoneproof.cluster import interface
+from zoneproof.specs import kubernetes
+
+__all__ = ["LABEL", "NAME", "SELECTOR", "apply", "ready_pods"]
+
+NAME = "resolver"
+LABEL = ("zoneproof.dev/resolver", "names")
+SELECTOR = "=".join(LABEL)
+#: Resolved through the pod's resolv.conf search path, as a workload names a Service.
+LOOKUP = "kubernetes.default.svc.cluster.local"
+
+
+def _deployment(replicas: int) -> dict[str, object]:
+    labels = dict([LABEL])
+    probe = {"exec": {"command": ["getent", "hosts", LOOKUP]}, "periodSeconds": 1,
+             "timeoutSeconds": 2, "failureThreshold": 1, "successThreshold": 1}
+    spread = [{"maxSkew": 1, "topologyKey": kubernetes.ZONE_LABEL,
+               "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": labels}}]
+    return {"metadata": {"name": NAME, "labels": labels}, "spec": {
+        "replicas": replicas, "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}, "spec": {
+            "topologySpreadConstraints": spread, "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "resolve", "image": interface.RESOLVER_IMAGE,
+                            "imagePullPolicy": "Never", "command": ["sleep", "infinity"],
+                            "readinessProbe": probe}]}}}}
+
+
+def apply(api: client.ApiClient, namespace: str, replicas: int) -> None:
+    """Create the resolver Deployment in ``namespace`` (which exists)."""
+    client.AppsV1Api(api).create_namespaced_deployment(namespace, _deployment(replicas))
+
+
+def ready_pods(core: client.CoreV1Api, namespace: str) -> dict[str, bool]:
+    """Each live resolver pod → whether it is Ready (its last lookup answered)."""
+    pods = core.list_namespaced_pod(namespace, label_selector=SELECTOR).items
+    return {p.metadata.name: any(c.type == "Ready" and c.status == "True"
+                                 for c in p.status.conditions or [])
+            for p in pods if p.metadata.deletion_timestamp is None}
