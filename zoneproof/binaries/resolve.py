@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -75,11 +76,23 @@ def _names_of(project: str) -> list[str]:
 def verify_cached(project_dir: Path, names: list[str]) -> bool:
     """True if ``project_dir`` holds a complete build; raises if a binary there is corrupt.
 
-    A directory without the manifest is an interrupted build (not an error): rebuild.
+    A directory without the manifest is an interrupted build (not an error): rebuild. The
+    binaries are hashed once per process while none of them (nor the manifest) changes.
     """
     manifest = project_dir / MANIFEST
     if not manifest.is_file():
         return False
+    files = [manifest, *(project_dir / name for name in names)]
+    stamp = tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.is_file() else None
+                  for f in files)
+    return _verified(project_dir, tuple(names), stamp)
+
+
+@functools.lru_cache(maxsize=64)
+def _verified(project_dir: Path, names: tuple[str, ...],
+              stamp: tuple[tuple[int, int] | None, ...]) -> bool:
+    """``verify_cached``'s hashing, for one state of the files (``stamp``)."""
+    manifest = project_dir / MANIFEST
     try:
         sums: dict[str, str] = json.loads(manifest.read_text())
     except json.JSONDecodeError as exc:
@@ -163,10 +176,12 @@ def resolve(name: str, pins: Pins = PINS, *, build_missing: bool = True, force: 
     version = pins.version_of(project)
     root = cache_root()
     cached = _project_dir(root, project, version)
-    if not build_missing and not force and not verify_cached(cached, _names_of(project)):
-        raise errors.BinaryError(
-            f"{name} ({project} {version}) is not in the cache ({cached}): run `zoneproof build "
-            f"--node-image`, or set {env_var(name)} / ZONEPROOF_BIN_DIR")
+    if not build_missing and not force:
+        if not verify_cached(cached, _names_of(project)):
+            raise errors.BinaryError(
+                f"{name} ({project} {version}) is not in the cache ({cached}): run `zoneproof "
+                f"build --node-image`, or set {env_var(name)} / ZONEPROOF_BIN_DIR")
+        return cached / name
     return _ensure_project(project, version, root, force=force, progress=progress) / name
 
 
