@@ -165,7 +165,7 @@ def test_each_backend_lists_its_capabilities_one_by_one() -> None:
                   Capability.DESTRUCTIVE, Capability.ZONES, Capability.KUBELET_LINKS},
         "kind": {Capability.STOP_KUBELET, Capability.ETCD_MEMBERS, Capability.CONTROL_PLANE,
                  Capability.NODE_CONTAINERS, Capability.LOAD_IMAGES, Capability.DESTRUCTIVE,
-                 Capability.KUBELET_LINKS},
+                 Capability.KUBELET_LINKS, Capability.CLUSTER_DNS},
         "existing": set(),  # DESTRUCTIVE when allowed, STOP_KUBELET with the node agent
     }
     for name in ("local", "kind", "existing"):
