@@ -12,7 +12,7 @@ from __future__ import annotations
 from kubernetes import client
 
 from zoneproof.cluster import interface
-from zoneproof.specs import kubernetes
+from zoneproof.traffic import workloads
 
 __all__ = ["LABEL", "NAME", "SELECTOR", "apply", "ready_pods"]
 
@@ -27,12 +27,10 @@ def _deployment(replicas: int) -> dict[str, object]:
     labels = dict([LABEL])
     probe = {"exec": {"command": ["getent", "hosts", LOOKUP]}, "periodSeconds": 1,
              "timeoutSeconds": 2, "failureThreshold": 1, "successThreshold": 1}
-    spread = [{"maxSkew": 1, "topologyKey": kubernetes.ZONE_LABEL,
-               "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": labels}}]
     return {"metadata": {"name": NAME, "labels": labels}, "spec": {
         "replicas": replicas, "selector": {"matchLabels": labels},
         "template": {"metadata": {"labels": labels}, "spec": {
-            "topologySpreadConstraints": spread, "terminationGracePeriodSeconds": 1,
+            "topologySpreadConstraints": workloads.zone_spread(labels), "terminationGracePeriodSeconds": 1,
             "containers": [{"name": "resolve", "image": interface.RESOLVER_IMAGE,
                             "imagePullPolicy": "Never", "command": ["sleep", "infinity"],
                             "readinessProbe": probe}]}}}}
@@ -46,6 +44,5 @@ def apply(api: client.ApiClient, namespace: str, replicas: int) -> None:
 def ready_pods(core: client.CoreV1Api, namespace: str) -> dict[str, bool]:
     """Each live resolver pod → whether it is Ready (its last lookup answered)."""
     pods = core.list_namespaced_pod(namespace, label_selector=SELECTOR).items
-    return {p.metadata.name: any(c.type == "Ready" and c.status == "True"
-                                 for c in p.status.conditions or [])
-            for p in pods if p.metadata.deletion_timestamp is None}
+    return {p.metadata.name: workloads.is_ready(p) for p in pods
+            if p.metadata.deletion_timestamp is None}

@@ -67,7 +67,5 @@ def ready_per_zone(api: client.ApiClient, namespace: str, node_zones: dict[str, 
     pods = client.CoreV1Api(api).list_namespaced_pod(
         namespace, label_selector=",".join(f"{k}={v}" for k, v in _LABELS.items())).items
     counts = Counter(node_zones.get(p.spec.node_name or "", "") for p in pods
-                     if p.metadata.deletion_timestamp is None and any(
-                         c.type == "Ready" and c.status == "True"
-                         for c in (p.status.conditions or ())))
+                     if workloads.is_ready(p))
     return {zone: counts.get(zone, 0) for zone in sorted(set(node_zones.values()))}

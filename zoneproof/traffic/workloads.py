@@ -13,16 +13,28 @@ from zoneproof.cluster import interface
 from zoneproof.runs import sweep
 from zoneproof.specs import kubernetes
 
-__all__ = ["WORKLOADS", "apply", "create_namespace", "delete_namespace", "ready_pods"]
+__all__ = ["WORKLOADS", "apply", "create_namespace", "delete_namespace", "is_ready", "ready_pods",
+           "zone_spread"]
 
 WORKLOADS = ("db", "core")
 
 
+def zone_spread(labels: dict[str, str]) -> list[dict[str, Any]]:
+    """A pod template's topology spread: the pods ``labels`` select, one per zone in turn
+    (a preference: a zone down does not block them)."""
+    return [{"maxSkew": 1, "topologyKey": kubernetes.ZONE_LABEL,
+             "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": labels}}]
+
+
+def is_ready(pod: Any) -> bool:
+    """The pod is live (not being deleted) and its Ready condition is True."""
+    return pod.metadata.deletion_timestamp is None and any(
+        c.type == "Ready" and c.status == "True" for c in pod.status.conditions or ())
+
+
 def _template(labels: dict[str, str]) -> dict[str, Any]:
-    spread = [{"maxSkew": 1, "topologyKey": kubernetes.ZONE_LABEL,
-               "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": labels}}]
     return {"metadata": {"labels": labels}, "spec": {
-        "topologySpreadConstraints": spread, "terminationGracePeriodSeconds": 5,
+        "topologySpreadConstraints": zone_spread(labels), "terminationGracePeriodSeconds": 5,
         "containers": [{"name": "c", "image": interface.WORKLOAD_IMAGE}]}}
 
 
@@ -62,9 +74,7 @@ def apply(api: client.ApiClient, *, namespace: str, selector: str, replicas: int
 def ready_pods(core: client.CoreV1Api, namespace: str, workload: str) -> dict[str, str]:
     """Live, Ready pods of ``workload``: name → node."""
     pods = core.list_namespaced_pod(namespace, label_selector=f"workload={workload}").items
-    return {p.metadata.name: p.spec.node_name for p in pods
-            if p.metadata.deletion_timestamp is None and any(
-                c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])}
+    return {p.metadata.name: p.spec.node_name for p in pods if is_ready(p)}
 
 
 def delete_namespace(core: client.CoreV1Api, namespace: str, *, timeout_s: float) -> None:
