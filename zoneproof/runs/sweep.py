@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,9 @@ log = logging.getLogger(__name__)
 
 RUN_LABEL = "zoneproof.dev/run"
 _GONE_TIMEOUT_S = 120.0
+_SILENT_S = 10.0
+"""How long the wait for a run's namespaces to go bears an API server that stopped
+answering (a bed going down): then the sweep ends with the error naming what is left."""
 
 
 def labels() -> dict[str, str]:
@@ -151,14 +155,22 @@ def remove_labelled(kubeconfig: Path, run_id: str, progress: Progress) -> list[s
                         going=kind.name == "Namespace")
                 removed.append(f"{kind.name}/{item.metadata.name}")
         core = client.CoreV1Api(api)
+        answered = time.monotonic()
 
         def namespaces_gone() -> tuple[bool, list[str]]:
-            left = [n.metadata.name for n in core.list_namespace(label_selector=selector).items]
+            nonlocal answered
+            try:
+                items = core.list_namespace(label_selector=selector).items
+            except urllib3.exceptions.HTTPError as exc:
+                if time.monotonic() - answered > _SILENT_S:
+                    raise
+                return False, [f"no answer ({type(exc).__name__})"]
+            answered = time.monotonic()
+            left = [n.metadata.name for n in items]
             return not left, left
 
         waiting.wait_for(namespaces_gone, what=f"namespaces of run {run_id} deleted",
-                         timeout_s=_GONE_TIMEOUT_S, interval_s=0.5,
-                         ignore=(urllib3.exceptions.HTTPError,))
+                         timeout_s=_GONE_TIMEOUT_S, interval_s=0.5)
     if removed:
         progress(f"run {run_id}: removed {len(removed)} object(s) from the cluster of "
                  f"{kubeconfig}: {', '.join(removed)}")

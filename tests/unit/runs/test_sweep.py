@@ -5,11 +5,13 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import urllib3
 from kubernetes import client
 
 from zoneproof import errors, runs
@@ -95,6 +97,45 @@ def test_the_sweep_leaves_namespaces_terminating_already(
     removed = sweep.remove_labelled(tmp_path / "kubeconfig", "r1", lambda _: None)
     assert removed == ["Namespace/zp-a", "Namespace/zp-b"]
     assert api.deleted == (["zp-a"] if race else ["zp-a", "zp-b"])
+
+
+class _FallsSilent(_Namespaces):
+    """Answers the list and the deletes, then ``silent_lists`` lists get no answer (a bed
+    going down; ``None``: it never answers again)."""
+
+    def __init__(self, silent_lists: int | None) -> None:
+        super().__init__(["zp-a"], [])
+        self.silent_lists = silent_lists
+
+    def list_namespace(self, label_selector: str) -> SimpleNamespace:
+        if self.deleted and (self.silent_lists is None or self.silent_lists > 0):
+            if self.silent_lists is not None:
+                self.silent_lists -= 1
+            raise urllib3.exceptions.ReadTimeoutError(None, "/api/v1/namespaces", "timed out")
+        return super().list_namespace(label_selector)
+
+
+@pytest.mark.parametrize("silent_lists", [2, None])
+def test_the_wait_for_namespaces_bears_a_short_silence_and_ends_on_a_long_one(
+        silent_lists: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the deletes, a few unanswered lists are waited out; an API server that stops
+    answering ends the sweep with the error naming it at once, not after the 120 s for
+    namespaces to go (a certify's teardown waited them out on a bed going down)."""
+    api = _FallsSilent(silent_lists)
+    monkeypatch.setattr(sweep, "_SILENT_S", 1.0)
+    monkeypatch.setattr(sweep, "_api", lambda _: contextlib.nullcontext())
+    monkeypatch.setattr(sweep, "KINDS", (sweep._Kind("Namespace", lambda _: api, "list_namespace",
+                                                     "delete_namespace"),))
+    monkeypatch.setattr(sweep.client, "CoreV1Api", lambda _: api)
+    start = time.monotonic()
+    if silent_lists is None:
+        with pytest.raises(errors.BackendError, match="did not answer"):
+            sweep.remove_labelled(tmp_path / "kubeconfig", "r1", lambda _: None)
+        assert time.monotonic() - start < 10
+    else:
+        assert sweep.remove_labelled(tmp_path / "kubeconfig", "r1", lambda _: None) == [
+            "Namespace/zp-a"]
+        assert api.silent_lists == 0
 
 
 def test_a_conflict_deleting_anything_but_a_namespace_is_an_error() -> None:
