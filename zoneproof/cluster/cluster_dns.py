@@ -2,21 +2,40 @@
 
 ``take_down`` keeps the replicas it had on the Deployment itself (``REPLICAS_ANNOTATION``)
 until ``restore`` puts them back, so whoever finds a cluster a run left with its DNS down
-(the kind bed's keeper, the chaos suite's restore) repairs it from the cluster alone.
+(the kind bed's keeper, the chaos suite's restore) repairs it from the cluster alone. A run
+taking it down holds it (``hold``): a run killed mid-fault gives it back when reaped, on any
+cluster (a user's too).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from kubernetes import client
 
-from zoneproof import errors
+from zoneproof import errors, runs
+from zoneproof._util import kube
+from zoneproof._util.progress import Progress
 
-__all__ = ["COREDNS", "REPLICAS_ANNOTATION", "read", "restore", "take_down"]
+__all__ = ["COREDNS", "HOLDING", "REPLICAS_ANNOTATION", "hold", "present", "read", "reap_held",
+           "release", "restore", "take_down"]
 
 #: The cluster DNS Deployment kubeadm (and so kind) installs: (namespace, name).
 COREDNS = ("kube-system", "coredns")
 #: On the CoreDNS Deployment while it is down: the replicas it had before.
 REPLICAS_ANNOTATION = "zoneproof.dev/replicas-before-dns-outage"
+#: The kind of run holding a cluster whose CoreDNS the run took down is.
+HOLDING = "cluster-dns"
+
+
+def present(api: client.ApiClient) -> bool:
+    """Whether the cluster runs kubeadm's CoreDNS Deployment."""
+    try:
+        read(client.AppsV1Api(api), "look")
+    except errors.FaultError:
+        return False
+    return True
 
 
 def read(apps: client.AppsV1Api, what: str) -> client.V1Deployment:
@@ -58,3 +77,30 @@ def restore(api: client.ApiClient) -> int | None:
         return None
     _scale(apps, int(kept), None)
     return int(kept)
+
+
+def hold(kubeconfig: Path) -> None:
+    """The current run is taking down the CoreDNS of ``kubeconfig``'s cluster: restored when
+    the run is reaped unless ``release``d first."""
+    run = runs.current()
+    if run is not None:
+        path = str(kubeconfig.resolve())
+        run.hold(HOLDING, path, kubeconfig=path)
+
+
+def release(kubeconfig: Path) -> None:
+    """The current run gave CoreDNS back (``restore``): nothing left to undo."""
+    run = runs.current()
+    if run is not None:
+        run.release(HOLDING, str(kubeconfig.resolve()))
+
+
+def reap_held(holding: dict[str, Any], progress: Progress) -> None:
+    """Give back the CoreDNS a dead run left down (its holding's cluster)."""
+    kubeconfig = Path(holding["kubeconfig"])
+    if not kubeconfig.is_file():  # a bed deleted with its state: nothing left to give back
+        return
+    with kube.teardown_client(kubeconfig) as api:
+        if (replicas := restore(api)) is not None:
+            progress(f"CoreDNS of the cluster of {kubeconfig} given back its {replicas} "
+                     "replicas (a DNS outage was left in force)")

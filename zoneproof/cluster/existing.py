@@ -7,8 +7,10 @@ prints the blast radius (every node by its ``topology.kubernetes.io/zone`` label
 installs the node agent (``zoneproof.cluster.nodeagent``) as a holding of the current run
 (labelled with the run, removed when the run ends — by its keeper if the run is killed), so
 the cluster gains the Kubelets facet: kubelets stopped and started, zones taken down and up,
-by the agents, bounded by the dead-man's switch. ``delete`` removes a leftover agent and
-never the cluster. It reaches no etcd member or control-plane process.
+by the agents, bounded by the dead-man's switch; and, where it runs kubeadm's CoreDNS, the
+ClusterDns facet (its resolver workload runs the agent's image, which the nodes hold).
+``delete`` removes a leftover agent and never the cluster. It reaches no etcd member or
+control-plane process.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from kubernetes import client, config
 
 from zoneproof import errors
 from zoneproof._util import kube
-from zoneproof.cluster import nodeagent
+from zoneproof.cluster import cluster_dns, nodeagent
 from zoneproof.cluster._common import ApiCluster
 from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus, Progress, Traits
 from zoneproof.cluster.spec import ClusterSpec, Timings
@@ -124,7 +126,8 @@ class AgentCluster(ExistingCluster):
 
     def __init__(self, kubeconfig: Path) -> None:
         super().__init__(kubeconfig, allow_destructive=True)
-        self.capabilities = self.capabilities | {Capability.STOP_KUBELET}
+        dns = {Capability.CLUSTER_DNS} if cluster_dns.present(self.api) else set()
+        self.capabilities = self.capabilities | {Capability.STOP_KUBELET, *dns}
         self._agents: nodeagent.NodeAgents | None = None
         self.timings = node_lease_timings(self.api, self.timings)
 
@@ -151,6 +154,11 @@ class AgentCluster(ExistingCluster):
     def zone_up(self, zone: str) -> None:
         """Start the kubelets of ``zone`` again."""
         self.agents.start_kubelets(self.zone_nodes(zone))
+
+    # --- ClusterDns -----------------------------------------------------------------------
+    def resolver_image(self) -> str:
+        """The node agent's image: a Debian root with getent that every node runs already."""
+        return nodeagent.image()
 
 
 def blast_radius(zones: dict[str, list[str]]) -> str:

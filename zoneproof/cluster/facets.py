@@ -16,6 +16,7 @@ from zoneproof.cluster import registry
 from zoneproof.cluster.interface import (
     Capability,
     Cluster,
+    ClusterDns,
     ControlPlane,
     EtcdMembers,
     Images,
@@ -27,7 +28,8 @@ from zoneproof.cluster.interface import (
 
 __all__ = ["FACETS", "MEANING", "audit_unmet", "facet", "require", "unmet"]
 
-Facet = Kubelets | NodeMachines | EtcdMembers | ControlPlane | Images | Zones | KubeletLinks
+Facet = (Kubelets | NodeMachines | EtcdMembers | ControlPlane | Images | Zones | KubeletLinks
+         | ClusterDns)
 
 #: Capability → the Protocol a cluster with it implements (DESTRUCTIVE is a permission).
 FACETS: dict[Capability, type[Facet]] = {
@@ -38,6 +40,7 @@ FACETS: dict[Capability, type[Facet]] = {
     Capability.LOAD_IMAGES: Images,
     Capability.ZONES: Zones,
     Capability.KUBELET_LINKS: KubeletLinks,
+    Capability.CLUSTER_DNS: ClusterDns,
 }
 
 #: What a cluster lacking the capability cannot give, in the words a skip reason needs.
@@ -54,8 +57,9 @@ MEANING: dict[Capability, str] = {
                       "zones to cut or slow)",
     Capability.KUBELET_LINKS: "its kubelets' links to the API server cannot be cut while "
                               "they keep running (no network of its own between them)",
-    Capability.CLUSTER_DNS: "its cluster DNS is no CoreDNS zoneproof takes down, or its nodes "
-                            "hold no image for a workload that resolves names (no pull)",
+    Capability.CLUSTER_DNS: "its cluster DNS is no CoreDNS Deployment (kube-system/coredns) "
+                            "zoneproof takes down, or its nodes run no image for a workload "
+                            "that resolves names (nothing is pulled)",
     Capability.DESTRUCTIVE: "faults are not allowed on it",
 }
 
@@ -74,6 +78,8 @@ def facet(cluster: Cluster, capability: Literal[Capability.LOAD_IMAGES]) -> Imag
 def facet(cluster: Cluster, capability: Literal[Capability.ZONES]) -> Zones: ...
 @overload
 def facet(cluster: Cluster, capability: Literal[Capability.KUBELET_LINKS]) -> KubeletLinks: ...
+@overload
+def facet(cluster: Cluster, capability: Literal[Capability.CLUSTER_DNS]) -> ClusterDns: ...
 def facet(cluster: Cluster, capability: Capability) -> Facet:
     """``cluster`` as the facet of ``capability``; FaultError names the backends that have it."""
     if capability not in FACETS:
@@ -103,7 +109,9 @@ def unmet(cluster: Cluster, capabilities: Iterable[Capability], *, what: str) ->
 
 #: Capabilities a user's cluster gains with --allow-destructive, and what the flag does.
 _GRANTED = {Capability.DESTRUCTIVE: "allows it",
-            Capability.STOP_KUBELET: "installs the node agent that does it"}
+            Capability.STOP_KUBELET: "installs the node agent that does it",
+            Capability.CLUSTER_DNS: "gives it where kube-system/coredns runs (the resolver "
+                                    "workload runs the node agent's image)"}
 
 
 def _who_has(capability: Capability, prefixed: bool) -> str:

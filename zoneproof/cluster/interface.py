@@ -32,6 +32,7 @@ __all__ = [
     "BackendType",
     "Capability",
     "Cluster",
+    "ClusterDns",
     "ClusterStatus",
     "ControlPlaneProcess",
     "ControlPlane",
@@ -52,7 +53,7 @@ __all__ = [
 #: The image of test workloads: runs on every backend without a pull (kwok fakes it; kind
 #: nodes hold it, as kubeadm's pause image). Tagged, so the pull policy is IfNotPresent.
 WORKLOAD_IMAGE = f"registry.k8s.io/pause:{PINS.pause}"
-#: The image of a workload that resolves names (``getent``): kind nodes hold it, as
+#: The image of a workload that resolves names (``getent``) on kind: its nodes hold it, as
 #: kubeadm's kube-proxy image, a small Debian root file system (zoneproof's node image).
 RESOLVER_IMAGE = f"registry.k8s.io/kube-proxy:{PINS.kubernetes}"
 
@@ -81,8 +82,8 @@ class Capability(enum.Enum):
     #: ``KubeletLinks``: a zone's kubelets cut off from the API server (one way: what they
     #: send is dropped) while they, their pods and the control plane keep running.
     KUBELET_LINKS = "kubelet-links"
-    #: Its pods resolve names through kubeadm's CoreDNS, which faults may take down, and its
-    #: nodes hold ``RESOLVER_IMAGE`` for a workload that resolves names.
+    #: ``ClusterDns``: its pods resolve names through kubeadm's CoreDNS, which faults may take
+    #: down, and its nodes run an image for a workload that resolves names.
     CLUSTER_DNS = "cluster-dns"
     #: Faults may disrupt this cluster at all (false for a user's cluster unless allowed).
     DESTRUCTIVE = "destructive"
@@ -257,6 +258,14 @@ class ZoneCut(enum.StrEnum):
     PARTITION = "partition"
     #: The zone's kubelets cannot reach any API server (one way); everything else works.
     KUBELETS = "kubelets"
+
+
+@runtime_checkable
+class ClusterDns(Protocol):
+    """Facet of Capability.CLUSTER_DNS: what a workload that resolves names runs."""
+
+    def resolver_image(self) -> str:
+        """An image with ``getent`` that the nodes hold or can pull (no registry here)."""
 
 
 @runtime_checkable

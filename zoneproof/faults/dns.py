@@ -2,7 +2,7 @@
 
 The count it had is kept on its Deployment until the revert puts it back, so a run that
 died mid-fault is repaired from the cluster itself (``cluster.cluster_dns.restore``: the
-kind bed's keeper and the chaos suite's restore call it).
+run's keeper, the kind bed's and the chaos suite's restore call it).
 That the fault took effect is seen by the resolver pods (``traffic.resolver``): their
 readiness is a name lookup through the cluster DNS.
 """
@@ -46,6 +46,7 @@ class DnsOutage:
         api = context.api_client()
         apps = client.AppsV1Api(api)
         deployment = cluster_dns.read(apps, self.name)
+        cluster_dns.hold(context.cluster.kubeconfig)
         cluster_dns.take_down(apps, deployment)
         core = client.CoreV1Api(api)
         selector = ",".join(f"{k}={v}" for k, v in
@@ -62,3 +63,4 @@ class DnsOutage:
 
     def revert(self, context: FaultContext, targets: tuple[str, ...]) -> None:
         cluster_dns.restore(context.api_client())
+        cluster_dns.release(context.cluster.kubeconfig)

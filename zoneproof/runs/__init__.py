@@ -77,9 +77,10 @@ _TORN_AFTER_S = 60.0
 #: The entry-point group naming the reaper of each holding kind (``kind = "module:function"``).
 REAPERS = "zoneproof.reapers"
 #: Kinds of holdings undone before all others: they revert faults (a bed of the run deleted,
-#: a kept bed repaired, nodes uncordoned). Sweeping objects can wait on pods that only a
-#: reverted fault lets go (a namespace whose pods sit on a downed zone's nodes).
-REVERTS_FAULTS = frozenset({"bed", "repair", "uncordon"})
+#: a kept bed repaired, nodes uncordoned, CoreDNS given back). Sweeping objects can wait on
+#: pods that only a reverted fault lets go (a namespace whose pods sit on a downed zone's
+#: nodes).
+REVERTS_FAULTS = frozenset({"bed", "repair", "uncordon", "cluster-dns"})
 #: How long the record of a run reaped after its owner died stays for ``zoneproof list``.
 REAPED_KEPT_S = 7 * 24 * 3600
 #: The file in a run's directory naming the cluster its processes share (the pytest plugin's).

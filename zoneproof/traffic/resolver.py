@@ -3,15 +3,15 @@
 Deployment ``resolver`` in the run's namespace, spread over zones: each pod's readiness
 probe looks the API's Service name up through the cluster DNS (``getent hosts``, every
 second, one failure turns it not Ready), so the Ready condition the API server records is
-the name lookups' fate (``measure.PodReadinessRecorder``). Its image is the kube-proxy
-image every kind node holds (a small Debian root with getent): no pull.
+the name lookups' fate (``measure.PodReadinessRecorder``). Its image is the cluster's
+(``ClusterDns.resolver_image``: on kind the kube-proxy image every node holds, on a user's
+cluster the node agent's), pulled only if a node lacks it.
 """
 
 from __future__ import annotations
 
 from kubernetes import client
 
-from zoneproof.cluster import interface
 from zoneproof.traffic import workloads
 
 __all__ = ["LABEL", "NAME", "SELECTOR", "apply", "ready_pods"]
@@ -23,7 +23,7 @@ SELECTOR = "=".join(LABEL)
 LOOKUP = "kubernetes.default.svc.cluster.local"
 
 
-def _deployment(replicas: int) -> dict[str, object]:
+def _deployment(replicas: int, image: str) -> dict[str, object]:
     labels = dict([LABEL])
     probe = {"exec": {"command": ["getent", "hosts", LOOKUP]}, "periodSeconds": 1,
              "timeoutSeconds": 2, "failureThreshold": 1, "successThreshold": 1}
@@ -31,14 +31,15 @@ def _deployment(replicas: int) -> dict[str, object]:
         "replicas": replicas, "selector": {"matchLabels": labels},
         "template": {"metadata": {"labels": labels}, "spec": {
             "topologySpreadConstraints": workloads.zone_spread(labels), "terminationGracePeriodSeconds": 1,
-            "containers": [{"name": "resolve", "image": interface.RESOLVER_IMAGE,
-                            "imagePullPolicy": "Never", "command": ["sleep", "infinity"],
+            "containers": [{"name": "resolve", "image": image,
+                            "imagePullPolicy": "IfNotPresent", "command": ["sleep", "infinity"],
                             "readinessProbe": probe}]}}}}
 
 
-def apply(api: client.ApiClient, namespace: str, replicas: int) -> None:
-    """Create the resolver Deployment in ``namespace`` (which exists)."""
-    client.AppsV1Api(api).create_namespaced_deployment(namespace, _deployment(replicas))
+def apply(api: client.ApiClient, namespace: str, replicas: int, image: str) -> None:
+    """Create the resolver Deployment in ``namespace`` (which exists), its pods running
+    ``image`` (which has ``getent``)."""
+    client.AppsV1Api(api).create_namespaced_deployment(namespace, _deployment(replicas, image))
 
 
 def ready_pods(core: client.CoreV1Api, namespace: str) -> dict[str, bool]:

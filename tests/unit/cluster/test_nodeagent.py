@@ -15,8 +15,9 @@ from kubernetes.client.rest import ApiException
 from zoneproof import runs
 from zoneproof._util import reaping
 from zoneproof.binaries.images import recipe
-from zoneproof.cluster import existing, nodeagent
+from zoneproof.cluster import existing, facets, nodeagent
 from zoneproof.cluster.existing import AgentCluster, ExistingBackend, ExistingCluster, blast_radius
+from zoneproof.cluster.interface import Capability
 from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.nodeagent.protocol import NAMESPACE, SWITCH_LEASE
 from zoneproof.runs import sweep
@@ -99,6 +100,7 @@ def users_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     monkeypatch.setattr(nodeagent, "install", lambda api, progress: calls.append("install"))
     monkeypatch.setattr(nodeagent, "installed", lambda api: True)
     monkeypatch.setattr(existing, "node_lease_timings", lambda api, assumed: assumed)
+    monkeypatch.setattr(existing.cluster_dns, "present", lambda api: True)
     monkeypatch.setattr(existing, "_answers", lambda api, kubeconfig: None)  # no server here
     monkeypatch.setattr(nodeagent, "remove", lambda api, progress: calls.append("remove"))
     monkeypatch.setitem(runs._REAPERS, "objects",
@@ -117,6 +119,25 @@ def test_an_agent_install_is_held_by_the_run_and_removed_before_the_sweep(
     assert runs.close(print) == []
     assert users_cluster["calls"] == ["install", "remove", "sweep"], \
         "the agent reverts on command and goes before the run's labelled objects are swept"
+
+
+@pytest.mark.parametrize("coredns", [True, False])
+def test_a_users_cluster_takes_a_dns_outage_where_it_runs_coredns(
+        coredns: bool, users_cluster: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the agent, a cluster running kubeadm's CoreDNS has the ClusterDns facet, its
+    resolver workload on the agent's image (which every node runs); without CoreDNS the
+    dns-outage is refused, saying why."""
+    monkeypatch.setattr(existing.cluster_dns, "present", lambda api: coredns)
+    monkeypatch.setenv(nodeagent.IMAGE_ENV, "registry.example/agent:1")
+    cluster = ExistingBackend(users_cluster["kubeconfig"], allow_destructive=True).create(
+        ClusterSpec(name="users"), progress=lambda _: None)
+    reason = facets.unmet(cluster, [Capability.CLUSTER_DNS], what="dns-outage")
+    if coredns:
+        assert reason is None
+        assert facets.facet(cluster, Capability.CLUSTER_DNS).resolver_image() == \
+            "registry.example/agent:1"
+    else:
+        assert reason is not None and "kube-system/coredns" in reason
 
 
 def test_without_allow_destructive_nothing_is_installed_or_held(

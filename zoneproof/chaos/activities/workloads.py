@@ -5,6 +5,8 @@ from kubernetes import client
 from zoneproof import errors
 from zoneproof._util import waiting
 from zoneproof.chaos import k8s, session
+from zoneproof.cluster import facets
+from zoneproof.cluster.interface import Capability
 from zoneproof.traffic import resolver, workloads
 
 __all__ = ["deploy_resolver", "deploy_workloads", "expect_workloads_running",
@@ -86,11 +88,18 @@ def deploy_resolver(replicas: int = 3, timeout_s: float = 60.0) -> dict[str, boo
     if replicas < 1:
         raise errors.ConfigError(f"replicas must be >= 1, got {replicas}")
     run = session.current()
+    image = facets.facet(run.cluster, Capability.CLUSTER_DNS).resolver_image()
     run.workloads.start(run.namespace)
     workloads.create_namespace(run.api, run.namespace)
-    resolver.apply(run.api, run.namespace, replicas)
-    run.timeline.add("resolver_deployed", run.namespace, replicas=str(replicas))
-    return wait_resolver(ready=True, replicas=replicas, timeout_s=timeout_s)
+    resolver.apply(run.api, run.namespace, replicas, image)
+    run.timeline.add("resolver_deployed", run.namespace, replicas=str(replicas), image=image)
+    try:
+        return wait_resolver(ready=True, replicas=replicas, timeout_s=timeout_s)
+    except waiting.WaitTimeout as exc:
+        raise waiting.WaitTimeout(
+            f"{exc}; the resolver pods run {image}, which must hold getent and be on the "
+            "nodes or pullable by them (`kubectl describe pod -l "
+            f"{resolver.SELECTOR} -n {run.namespace}` says which)") from None
 
 
 def wait_resolver(ready: bool = True, replicas: int = 3,

@@ -20,7 +20,13 @@ from zoneproof import errors
 from zoneproof._util import kube, processes, waiting
 from zoneproof.cluster import _etcd, cluster_dns
 from zoneproof.cluster._common import ZONE_LABEL, ApiCluster
-from zoneproof.cluster.interface import Capability, ClusterStatus, ControlPlaneProcess, Progress
+from zoneproof.cluster.interface import (
+    RESOLVER_IMAGE,
+    Capability,
+    ClusterStatus,
+    ControlPlaneProcess,
+    Progress,
+)
 from zoneproof.cluster.kind import docker, tools
 from zoneproof.cluster.kind import nodes as nodes_
 from zoneproof.cluster.spec import ClusterSpec
@@ -209,6 +215,10 @@ class KindCluster(ApiCluster):
         reports them (``nodes.running_pods_argv``)."""
         return nodes_.pod_names(docker.exec_in(self._node(node),
                                                nodes_.running_pods_argv(namespace)))
+
+    def resolver_image(self) -> str:
+        """kubeadm's kube-proxy image, which every node holds (ClusterDns)."""
+        return RESOLVER_IMAGE
 
     # -- network cuts (zoneproof's nftables table in node containers: nodes.NFT_TABLE) --
     def _apiserver_addresses(self) -> tuple[list[str], list[str]]:
