@@ -19,7 +19,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from zoneproof import cluster, errors
-from zoneproof._util import kube
+from zoneproof._util import kube, waiting
 from zoneproof.bench.nodeagent import sigkill_during_zone_outage
 from zoneproof.binaries.images import build_component_images
 from zoneproof.cluster import facets, nodeagent
@@ -28,8 +28,10 @@ from zoneproof.cluster.interface import Capability
 from zoneproof.cluster.kind import docker
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.faults import Injector, StopKubelets, ZoneOutage
+from zoneproof.faults.dns import DnsOutage
 from zoneproof.measure import Timeline
 from zoneproof.nodeagent.protocol import NAMESPACE, Reason, State
+from zoneproof.traffic import resolver, workloads
 
 REPO = Path(__file__).resolve().parents[3]
 _KUBECONFIG_ENV = "ZONEPROOF_FOREIGN_KUBECONFIG"
@@ -120,6 +122,36 @@ def test_a_kubelet_and_a_zone_go_down_and_up_through_the_agents(agents: AgentClu
     assert all(r.reverted_at is not None for r in injector.records)
     reports = agents.agents.reports()
     assert {reports[n].reason for n in [node, *zones["zone-b"]]} == {Reason.COMMANDED}
+
+
+def test_a_dns_outage_on_a_users_cluster_is_seen_by_resolvers_on_the_agents_image(
+        agents: AgentCluster) -> None:
+    """kind's CoreDNS is kubeadm's: the user's cluster has cluster-dns, its resolver pods run
+    the node agent's image (no other image is on the nodes), lose every lookup while CoreDNS
+    is down and resolve again once it is given back."""
+    image = facets.facet(agents, Capability.CLUSTER_DNS).resolver_image()
+    assert image == nodeagent.image()
+    namespace = f"zp-dns-{uuid.uuid4().hex[:6]}"
+    with kube.api_client(agents.kubeconfig) as api:
+        core = client.CoreV1Api(api)
+        workloads.create_namespace(api, namespace)
+        try:
+            resolver.apply(api, namespace, 3, image)
+
+            def resolving(ready: bool) -> tuple[bool, dict[str, bool]]:
+                pods = resolver.ready_pods(core, namespace)
+                return len(pods) == 3 and all(r is ready for r in pods.values()), pods
+
+            waiting.wait_for(lambda: resolving(True), what="3 resolvers resolving",
+                             timeout_s=90, interval_s=0.5)
+            injector = Injector(agents, Timeline())
+            with injector.injected(DnsOutage(), max_duration_s=120):
+                waiting.wait_for(lambda: resolving(False), what="every resolver's lookups lost",
+                                 timeout_s=60, interval_s=0.5)
+            waiting.wait_for(lambda: resolving(True), what="names resolved again",
+                             timeout_s=60, interval_s=0.5)
+        finally:
+            core.delete_namespace(namespace)
 
 
 def test_the_agent_reverts_by_itself_at_the_faults_bound(agents: AgentCluster) -> None:
