@@ -7,7 +7,9 @@ prints the blast radius (every node by its ``topology.kubernetes.io/zone`` label
 installs the node agent (``zoneproof.cluster.nodeagent``) as a holding of the current run
 (labelled with the run, removed when the run ends — by its keeper if the run is killed), so
 the cluster gains the Kubelets facet: kubelets stopped and started, zones taken down and up,
-by the agents, bounded by the dead-man's switch; and, where it runs kubeadm's CoreDNS, the
+by the agents, bounded by the dead-man's switch; the KubeletLinks facet: a zone's nodes cut
+off from the API servers by nftables in their own namespaces (where the host has nft; the
+agent's report says why not where not); and, where it runs kubeadm's CoreDNS, the
 ClusterDns facet (its resolver workload runs the agent's image, which the nodes hold).
 ``delete`` removes a leftover agent and never the cluster. It reaches no etcd member or
 control-plane process.
@@ -34,8 +36,8 @@ from zoneproof.cluster.interface import BackendConfig, Capability, ClusterStatus
 from zoneproof.cluster.spec import ClusterSpec, Timings
 from zoneproof.runs import sweep
 
-__all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "blast_radius",
-           "node_lease_timings", "unreachable"]
+__all__ = ["AgentCluster", "ExistingBackend", "ExistingCluster", "apiserver_endpoints",
+           "blast_radius", "node_lease_timings", "unreachable"]
 
 NAME = "existing"
 #: Overrides the address the cluster's API server reaches this host by (webhooks served here).
@@ -72,15 +74,22 @@ class ExistingCluster(ApiCluster):
             return explicit
         target = urlparse(self.api.configuration.host).hostname or "127.0.0.1"
         if ipaddress.ip_address(socket.gethostbyname(target)).is_loopback:
-            slices = client.DiscoveryV1Api(self.api).list_namespaced_endpoint_slice(
-                "default", label_selector="kubernetes.io/service-name=kubernetes").items
-            addresses = [a for es in slices for e in es.endpoints or [] for a in e.addresses]
+            addresses = [address for address, _ in apiserver_endpoints(self.api)]
             if not addresses:
                 return "127.0.0.1"
             target = addresses[0]
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as route:
             route.connect((target, 443))  # no packet: the kernel picks the source address
             return str(route.getsockname()[0])
+
+
+def apiserver_endpoints(api: client.ApiClient) -> list[tuple[str, int]]:
+    """The API servers' (address, port)s as the cluster lists them (the ``kubernetes``
+    Service's EndpointSlices)."""
+    slices = client.DiscoveryV1Api(api).list_namespaced_endpoint_slice(
+        "default", label_selector="kubernetes.io/service-name=kubernetes").items
+    return [(address, port.port) for es in slices for port in es.ports or [] if port.port
+            for endpoint in es.endpoints or [] for address in endpoint.addresses]
 
 
 def unreachable(kubeconfig: Path, server: str, exc: BaseException) -> errors.BackendError:
@@ -127,7 +136,8 @@ class AgentCluster(ExistingCluster):
     def __init__(self, kubeconfig: Path) -> None:
         super().__init__(kubeconfig, allow_destructive=True)
         dns = {Capability.CLUSTER_DNS} if cluster_dns.present(self.api) else set()
-        self.capabilities = self.capabilities | {Capability.STOP_KUBELET, *dns}
+        self.capabilities = self.capabilities | {Capability.STOP_KUBELET,
+                                                 Capability.KUBELET_LINKS, *dns}
         self._agents: nodeagent.NodeAgents | None = None
         self.timings = node_lease_timings(self.api, self.timings)
 
@@ -155,6 +165,30 @@ class AgentCluster(ExistingCluster):
         """Start the kubelets of ``zone`` again."""
         self.agents.start_kubelets(self.zone_nodes(zone))
 
+    # --- KubeletLinks (through the node agents) --------------------------------------------
+    def _suite_endpoints(self) -> list[tuple[str, int]]:
+        """The API servers' endpoints, and the server of this run's kubeconfig where it is no
+        loopback address (a load balancer the nodes may use too); the agents add the server
+        each node's kubelet is configured with."""
+        url = urlparse(self.api.configuration.host)
+        found = apiserver_endpoints(self.api)
+        if url.hostname:
+            port = url.port or 443
+            found += [(str(info[4][0]), port) for info in socket.getaddrinfo(
+                url.hostname, port, proto=socket.IPPROTO_TCP)
+                if not ipaddress.ip_address(info[4][0]).is_loopback]
+        return found
+
+    def cut_kubelet_links(self, zone: str) -> None:
+        """On every node of ``zone`` at once, its own processes (the kubelet among them) and
+        the API servers exchange nothing (nftables in the node's namespaces, by its agent);
+        its pods, the agent's among them, and everything else keep running."""
+        self.agents.cut_apiserver(self.zone_nodes(zone), self._suite_endpoints())
+
+    def restore_kubelet_links(self, zone: str) -> None:
+        """Undo ``cut_kubelet_links`` (the agents delete their table; idempotent)."""
+        self.agents.start_kubelets(self.zone_nodes(zone))
+
     # --- ClusterDns -----------------------------------------------------------------------
     def resolver_image(self) -> str:
         """The node agent's image: a Debian root with getent that every node runs already."""
@@ -165,8 +199,9 @@ def blast_radius(zones: dict[str, list[str]]) -> str:
     """What node faults can hit, by zone label (nodes without one listed as such)."""
     parts = [f"{zone or '(no zone label)'}: {', '.join(nodes)}" for zone, nodes in zones.items()]
     total = sum(len(nodes) for nodes in zones.values())
-    return (f"blast radius: node faults may stop the kubelet of any of these {total} nodes "
-            f"(a privileged node agent runs on each for the run) — {'; '.join(parts)}")
+    return (f"blast radius: node faults may stop the kubelet of, or cut off from the API "
+            f"servers, any of these {total} nodes (a privileged node agent runs on each for "
+            f"the run) — {'; '.join(parts)}")
 
 
 class ExistingBackend:

@@ -234,7 +234,8 @@ class _Switch:
 
 
 class NodeAgents:
-    """Kubelets through the node agents (the facet of a cluster with agents installed)."""
+    """Kubelets and their links through the node agents (the facets of a cluster with agents
+    installed)."""
 
     def __init__(self, api: client.ApiClient, *, switch_s: float = SWITCH_S,
                  timeout_s: float = 60.0) -> None:
@@ -245,15 +246,28 @@ class NodeAgents:
         self._switch = _Switch(client.CoordinationV1Api(api), switch_s, lambda: bool(self._held))
 
     def stop_kubelets(self, nodes: Iterable[str]) -> dict[str, Report]:
-        """Stop the kubelet of every node at once; their reports (all ``active``).
+        """Stop the kubelet of every node at once; their reports (all ``active``)."""
+        return self._act(nodes, Action.STOP_KUBELET, "stop the kubelet")
+
+    def cut_apiserver(self, nodes: Iterable[str], endpoints: Iterable[tuple[str, int]]
+                      ) -> dict[str, Report]:
+        """On every node at once, the host's own processes (the kubelet among them) and
+        ``endpoints`` (the API servers) exchange nothing; their reports (all ``active``).
+        ``start_kubelets`` reverts it (it reverts whatever an agent holds)."""
+        return self._act(nodes, Action.CUT_APISERVER, "cut the API servers off",
+                         tuple(sorted(set(endpoints))))
+
+    def _act(self, nodes: Iterable[str], action: Action, what: str,
+             endpoints: tuple[tuple[str, int], ...] = ()) -> dict[str, Report]:
+        """Command ``action`` on every node at once; their reports (all ``active``).
 
         Each command carries the injector's bound for the fault (``fault_max_duration_s``),
         else DEFAULT_MAX_DURATION_S; FaultError (after reverting) if an agent did not act.
         """
         nodes = list(nodes)
         bound = fault_max_duration_s.get() or DEFAULT_MAX_DURATION_S
-        commands = {node: Command(uuid.uuid4().hex[:12], Action.STOP_KUBELET, bound,
-                                  self._switch.name) for node in nodes}
+        commands = {node: Command(uuid.uuid4().hex[:12], action, bound, self._switch.name,
+                                  endpoints) for node in nodes}
         with self._lock:
             self._held.update({node: c.id for node, c in commands.items()})
         try:
@@ -265,7 +279,7 @@ class NodeAgents:
             wrong = {n: f"{r.state.value}: {r.error}" for n, r in reports.items()
                      if r.state is not State.ACTIVE}
             if wrong:
-                raise errors.FaultError(f"the node agent did not stop the kubelet on "
+                raise errors.FaultError(f"the node agent did not {what} on "
                                         f"{sorted(wrong)}: {wrong}")
             return reports
         except BaseException:

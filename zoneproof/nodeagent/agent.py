@@ -9,6 +9,7 @@ result is patched into the ConfigMap's report (retried on the next tick if the p
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -161,7 +162,11 @@ class Agent:
             self.state.active.command if self.state.active else None)
         if command is None:
             return
-        argv = (host.apply_argv if choice is logic.Choice.ACT else host.revert_argv)(command.action)
+        if choice is logic.Choice.ACT and command.action is Action.CUT_APISERVER:
+            own = host.kubelet_endpoints(self._run)  # the kubelet's own server, too
+            command = dataclasses.replace(command, endpoints=tuple(sorted(
+                {*command.endpoints, *own})))
+        argv = (host.apply_argv if choice is logic.Choice.ACT else host.revert_argv)(command)
         error = ""
         try:
             self._run(argv)
@@ -169,7 +174,8 @@ class Agent:
             error = str(exc)
         self.state = logic.after(self.state, decision, desired, now, succeeded=not error)
         emit(log, logging.INFO if not error else logging.ERROR, f"{choice.value}",
-             node=self.node, command=command.id, reason=decision.reason or "", error=error)
+             node=self.node, command=command.id, reason=decision.reason or "", error=error,
+             endpoints=" ".join(f"{a}:{p}" for a, p in command.endpoints))
         if choice is logic.Choice.ACT:
             self._acted_wall = self._wall()
             state = State.FAILED if error else State.ACTIVE

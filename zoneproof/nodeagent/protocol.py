@@ -44,6 +44,9 @@ class Action(enum.StrEnum):
     """What an agent can do to its node (and undo)."""
 
     STOP_KUBELET = "stop-kubelet"
+    #: The host's own processes (the kubelet among them) and the command's ``endpoints``
+    #: (the API servers) exchange nothing; pods and everything else keep running.
+    CUT_APISERVER = "cut-apiserver"
 
 
 class State(enum.StrEnum):
@@ -74,6 +77,8 @@ class Command:
     max_duration_s: float
     #: The switch Lease's name (in NAMESPACE).
     switch: str = SWITCH_LEASE
+    #: CUT_APISERVER's (address, port)s: where the API servers listen, as the host reaches them.
+    endpoints: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -84,11 +89,14 @@ class Command:
         data = _object(text)
         try:
             command = cls(str(data["id"]), Action(data["action"]), float(data["max_duration_s"]),
-                          str(data.get("switch", SWITCH_LEASE)))
+                          str(data.get("switch", SWITCH_LEASE)),
+                          tuple((str(a), int(p)) for a, p in data.get("endpoints") or ()))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"malformed command {text!r}: {exc}") from exc
         if not command.id or command.max_duration_s <= 0:
             raise ValueError(f"malformed command {text!r}: empty id or non-positive max_duration_s")
+        if command.action is Action.CUT_APISERVER and not command.endpoints:
+            raise ValueError(f"malformed command {text!r}: {command.action} names no endpoint")
         return command
 
 

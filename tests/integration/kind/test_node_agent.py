@@ -29,6 +29,7 @@ from zoneproof.cluster.kind import docker
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.faults import Injector, StopKubelets, ZoneOutage
 from zoneproof.faults.dns import DnsOutage
+from zoneproof.faults.zones import CutKubelets
 from zoneproof.measure import Timeline
 from zoneproof.nodeagent.protocol import NAMESPACE, Reason, State
 from zoneproof.traffic import resolver, workloads
@@ -152,6 +153,25 @@ def test_a_dns_outage_on_a_users_cluster_is_seen_by_resolvers_on_the_agents_imag
                              timeout_s=60, interval_s=0.5)
         finally:
             core.delete_namespace(namespace)
+
+
+def test_a_zones_kubelets_are_cut_off_from_the_api_servers_through_the_agents(
+        agents: AgentCluster) -> None:
+    """kubelet-apiserver-cut on a user's cluster: the agents drop what their hosts' own
+    processes exchange with the API servers (nftables in the host's namespaces), so the
+    zone's nodes turn NotReady while the agents, on the pod network, keep reporting; the
+    revert deletes the table and the nodes come back."""
+    zones = agents.nodes_by_zone()
+    injector = Injector(agents, Timeline())
+    with injector.injected(CutKubelets("zone-a"), max_duration_s=120):
+        agents.wait_nodes(zones["zone-a"], ready=False, timeout_s=90)
+        reports = agents.agents.reports()
+        assert {reports[n].state for n in zones["zone-a"]} == {State.ACTIVE}
+        assert all(agents.nodes_ready()[n] for n in zones["zone-b"] + zones["zone-c"])
+    agents.wait_nodes(zones["zone-a"], ready=True, timeout_s=90)
+    reports = agents.agents.reports()
+    assert {(reports[n].action, reports[n].reason) for n in zones["zone-a"]} == {
+        ("cut-apiserver", Reason.COMMANDED)}
 
 
 def test_the_agent_reverts_by_itself_at_the_faults_bound(agents: AgentCluster) -> None:

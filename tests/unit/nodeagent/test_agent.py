@@ -21,6 +21,9 @@ from zoneproof.nodeagent.protocol import (
     State,
 )
 
+#: What a stop-kubelet command runs does not depend on its id or bound.
+STOP = Command("any", Action.STOP_KUBELET, 60)
+
 
 class FakeApi:
     """One node's ConfigMap and the switch Lease, as the agent reads and patches them."""
@@ -80,7 +83,7 @@ def test_acts_reports_and_reverts_on_command() -> None:
     api.renew_now(0)
     api.data[COMMAND_KEY] = Command("c1", Action.STOP_KUBELET, 60).to_json()
     assert agent.tick().choice is Choice.ACT
-    assert ran == [host.apply_argv(Action.STOP_KUBELET)]
+    assert ran == [host.apply_argv(STOP)]
     assert _report(api).state is State.ACTIVE and _report(api).acted_at == 1000.0
     clock.t += 1
     api.renew_now(1)
@@ -88,7 +91,7 @@ def test_acts_reports_and_reverts_on_command() -> None:
     del api.data[COMMAND_KEY]
     clock.t += 1
     assert agent.tick().choice is Choice.REVERT
-    assert ran[-1] == host.revert_argv(Action.STOP_KUBELET)
+    assert ran[-1] == host.revert_argv(STOP)
     report = _report(api)
     assert (report.state, report.reason, report.reverted_at) == (State.REVERTED, Reason.COMMANDED, 1002.0)
 
@@ -105,7 +108,7 @@ def test_reverts_by_itself_when_the_switch_is_not_renewed_even_with_the_api_unre
     clock.t += 1
     decision = agent.tick()
     assert (decision.choice, decision.reason) == (Choice.REVERT, Reason.SWITCH_EXPIRED)
-    assert ran[-1] == host.revert_argv(Action.STOP_KUBELET)
+    assert ran[-1] == host.revert_argv(STOP)
     api.down = False
     clock.t += 1
     agent.tick()  # the report that could not be written is written now, once
@@ -122,7 +125,7 @@ def test_reverts_at_the_faults_deadline_while_the_switch_lives() -> None:
         agent.tick()
         clock.t += 1
     assert _report(api).reason is Reason.DEADLINE
-    assert ran == [host.apply_argv(Action.STOP_KUBELET), host.revert_argv(Action.STOP_KUBELET)]
+    assert ran == [host.apply_argv(STOP), host.revert_argv(STOP)]
 
 
 def test_refuses_without_a_live_switch_and_reports_a_failed_host_command() -> None:
@@ -151,10 +154,41 @@ def test_shutdown_reverts_what_is_active_and_a_restarted_agent_adopts_it() -> No
     successor.tick()
     successor.shutdown()
     assert _report(api).reason is Reason.AGENT_STOPPED
-    assert ran[-1] == host.revert_argv(Action.STOP_KUBELET)
+    assert ran[-1] == host.revert_argv(STOP)
 
 
 def test_host_commands_enter_pid_1s_namespaces() -> None:
-    argv = host.apply_argv(Action.STOP_KUBELET)
+    argv = host.apply_argv(STOP)
     assert argv[:3] == ["nsenter", "--target", "1"] and argv[-3:] == ["systemctl", "stop", "kubelet"]
-    assert host.revert_argv(Action.STOP_KUBELET)[-3:] == ["systemctl", "start", "kubelet"]
+    assert host.revert_argv(STOP)[-3:] == ["systemctl", "start", "kubelet"]
+
+
+def test_a_cut_runs_the_hosts_nft_on_its_endpoints_and_deletes_the_table_on_revert() -> None:
+    """The kubelet-apiserver cut on a user's node: one nft transaction in the host's
+    namespaces dropping, both ways, the API servers' endpoints the suite named and the
+    server the host's kubelet is configured with (an HA control plane's load balancer);
+    the revert deletes the table."""
+    api, clock, ran = FakeApi(), Clock(), []
+    answers = {"sed": "https://lb.example:6443\n",
+               "getent": "172.18.0.9      STREAM lb.example\n172.18.0.9      DGRAM\n"}
+
+    def run(argv: list[str]) -> str:
+        ran.append(argv)
+        return next((text for word, text in answers.items() if word in " ".join(argv)), "")
+
+    agent = Agent("n1", api, api, namespace="ns", clock=clock, wall=clock, run=run)  # type: ignore[arg-type]
+    api.renew_now(0)
+    cut = Command("c1", Action.CUT_APISERVER, 60, endpoints=(("172.18.0.2", 6443),
+                                                             ("fc00::2", 443)))
+    api.data[COMMAND_KEY] = cut.to_json()
+    assert agent.tick().choice is Choice.ACT
+    nft = ran[-1]
+    assert nft[:3] == ["nsenter", "--target", "1"] and nft[-2] == "nft"
+    assert "output ip daddr { 172.18.0.2, 172.18.0.9 } tcp dport 6443 drop" in nft[-1]
+    assert "input ip6 saddr { fc00::2 } tcp sport 443 drop" in nft[-1]
+    del api.data[COMMAND_KEY]
+    clock.t += 1
+    api.renew_now(1)
+    assert agent.tick().choice is Choice.REVERT
+    assert ran[-1][-2:] == ["nft", "add table inet zoneproof; delete table inet zoneproof"]
+    assert _report(api).state is State.REVERTED

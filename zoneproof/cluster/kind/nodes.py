@@ -15,7 +15,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from zoneproof._util import processes
+from zoneproof._util import nft, processes
 from zoneproof.cluster.kind import docker
 
 __all__ = [
@@ -47,38 +47,22 @@ PARKED = "/etc/kubernetes/zoneproof-parked"
 _CTR = "ctr -n k8s.io"
 _CONTAINER_ID = re.compile(r"[0-9a-f]{12,64}")
 #: zoneproof's nftables table in a node (family inet: IPv4 and IPv6).
-NFT_TABLE = "zoneproof"
+NFT_TABLE = nft.TABLE
 #: Where kind's API servers (and an HA control plane's load balancer) listen.
 APISERVER_PORT = 6443
 
 
 def cut_apiserver_argv(ipv4: Sequence[str], ipv6: Sequence[str] = (),
                        port: int = APISERVER_PORT) -> list[str]:
-    """nft, one transaction: the node's own processes (the kubelet, and the host-network
-    pods: kube-proxy, kindnet) and ``port`` of those addresses (the API servers, their load
-    balancer) exchange nothing: what they send there is dropped (output, after kube-proxy's
-    DNAT, so the ``kubernetes`` Service's address is cut too), and so is what comes back
-    from there (input), or a watch the kubelet opened before the cut would go on bringing it
-    the API's news (a deleted pod) over a connection it can no longer acknowledge. Forwarded
-    pod traffic is left alone. A table left by an earlier cut is replaced."""
-    if not ipv4 and not ipv6:
-        raise ValueError("no address to cut")
-    families = [(family, ", ".join(addresses))
-                for family, addresses in (("ip", ipv4), ("ip6", ipv6)) if addresses]
-    rules = [*(f"add rule inet {NFT_TABLE} output {family} daddr {{ {addresses} }} "
-               f"tcp dport {port} drop" for family, addresses in families),
-             *(f"add rule inet {NFT_TABLE} input {family} saddr {{ {addresses} }} "
-               f"tcp sport {port} drop" for family, addresses in families)]
-    chains = [f"add chain inet {NFT_TABLE} {hook} {{ type filter hook {hook} priority -10; "
-              "policy accept; }" for hook in ("output", "input")]
-    commands = [f"add table inet {NFT_TABLE}", f"delete table inet {NFT_TABLE}",
-                f"add table inet {NFT_TABLE}", *chains, *rules]
-    return ["nft", "; ".join(commands)]
+    """nft, one transaction (``nft.cut_endpoints_argv``): the node's own processes (the
+    kubelet, and the host-network pods: kube-proxy, kindnet) and ``port`` of those addresses
+    (the API servers, their load balancer) exchange nothing; pod traffic is left alone."""
+    return nft.cut_endpoints_argv([(a, port) for a in [*ipv4, *ipv6]])
 
 
 def uncut_argv() -> list[str]:
     """nft, one transaction: remove zoneproof's table (a no-op where there is none)."""
-    return ["nft", f"add table inet {NFT_TABLE}; delete table inet {NFT_TABLE}"]
+    return nft.uncut_argv()
 
 
 def cut_argv() -> list[str]:
