@@ -69,8 +69,8 @@ NOT_AT_RUNTIME = {"aiohttp": "kubernetes.aio only (the asyncio client; the compo
 SITE_PRUNE = ("kubernetes/aio",)
 #: zoneproof's files in the image, relative to the package: what the two components import.
 ZONEPROOF_SOURCES = ("__init__.py", "errors.py", "py.typed", "_util/__init__.py", "_util/jsonlog.py",
-                     "_util/kube.py", "specs", "components/__init__.py", "components/reference",
-                     "nodeagent")
+                     "_util/kube.py", "_util/nft.py", "specs", "components/__init__.py",
+                     "components/reference", "nodeagent")
 #: Files under those sources no component runs: its registry entry (how the harness starts
 #: it on a host) and the unit tests' fakes.
 NOT_SHIPPED = ("component.py", "testing.py")
