@@ -66,10 +66,13 @@ ZONED_GROUP = "chaos-zones"
 
 
 def _on_zoned_bed(name: str | None, backend: Backend) -> bool:
-    """Experiment ``name`` is tagged ``zones`` and the backend's plain beds do not take its
-    faults: it runs on ``zoned_bed``."""
-    return name is not None and name in catalog.zoned_only(Path(__file__).parent) and not (
-        catalog.fault_needs(Path(__file__).parent, name) <= backend.traits.plain_capabilities)
+    """Experiment ``name`` is tagged ``zones`` and the beds the backend makes do not take its
+    faults without the zoned layout: it runs on ``zoned_bed`` (a user's cluster is every
+    bed: what it takes shows at run time)."""
+    return (name is not None and backend.traits.makes_clusters
+            and name in catalog.zoned_only(Path(__file__).parent)
+            and not catalog.fault_needs(Path(__file__).parent, name)
+            <= backend.traits.plain_capabilities)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ applies only where the run's backend makes beds whose zones are such domains
 (``Traits.zoned_options``), and runs on one, or where the backend's plain beds take every
 fault it injects (``Traits.plain_capabilities``: kind cuts a zone's kubelets off), and runs
 on the run's own bed. Any other experiment applies to every run whose beds take its faults
-(on a user's cluster that shows only at run time); one that applies and did not run is
+(on a user's cluster that shows only at run time, for zone experiments too); one that applies and did not run is
 never a pass. One tagged ``opt-in`` is out of the default set
 (it runs only when named: ``--zp-experiments``, ``qualify --experiments``): docs/zones.md says why.
 """
@@ -101,10 +101,11 @@ def not_applicable(directory: Path, components: Components, *, zones: bool = Tru
     """Experiment → why it does not apply to ``components`` (none when all run in-cluster)
     on a run whose backend makes beds with failure-domain zones (``zones``) or not, and
     whose plain beds have ``capabilities``; where the backend makes its beds
-    (``beds_known``: not a user's cluster, whose capabilities show at run time), an
-    untagged one whose faults need what its beds lack does not apply either."""
+    (``beds_known``), an untagged one whose faults need what its beds lack does not apply
+    either. On a user's cluster, whose capabilities show at run time, what its faults need
+    is judged there (a zone experiment whose faults the cluster takes runs on it)."""
     zoned = zoned_only(directory)
-    excluded = {} if zones else {
+    excluded = {} if zones or not beds_known else {
         name: "takes a zone down as a whole failure domain (its etcd member and control-plane "
               "replicas, its links): only on a backend that makes beds whose zones are such "
               "domains (the local backend's zoned layout, as root)"

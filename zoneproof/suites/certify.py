@@ -32,7 +32,7 @@ from zoneproof.chaos import catalog
 from zoneproof.cluster.interface import Progress
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.report import attestation, browser, bundle, certification, evidence, page, summary
-from zoneproof.slo.verdict import RunVerdict
+from zoneproof.slo.verdict import NOT_APPLICABLE, RunVerdict
 from zoneproof.suites import qualify
 from zoneproof.suites.profile import Profile
 
@@ -179,12 +179,20 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         if run.verdict == RunVerdict.INTERRUPTED:  # nothing to certify: end as the run did
             raise KeyboardInterrupt("the qualification was interrupted")
         collect_logs(basetemp, run.reports)
+    try:
+        run_summary: summary.Summary | None = summary.load(run.reports / "summary.json")
+    except errors.ConfigError as exc:
+        progress(f"summary.json: {exc}")
+        run_summary = None
     chaos = qualify.repo_root() / "chaos"
     zones = backend.traits.makes_clusters and backend.traits.zoned_options is not None
     plain = backend.traits.plain_capabilities
     known = backend.traits.makes_clusters
-    experiments = catalog.applicable(chaos, profile.components, zones=zones, capabilities=plain,
-                                     beds_known=known)
+    not_applicable = {**found_not_applicable(run_summary), **catalog.not_applicable(
+        chaos, profile.components, zones=zones, capabilities=plain, beds_known=known)}
+    experiments = [e for e in catalog.applicable(chaos, profile.components, zones=zones,
+                                                 capabilities=plain, beds_known=known)
+                   if e not in not_applicable]
     browser_problems = look_in_browser(run.reports, experiments, progress)
     _page_with_browser(run.reports, progress)
     files, problems = contents(run.reports, experiments, registration=any(
@@ -193,11 +201,6 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
     packed: dict[str, Path | bytes] = {**files, "profile.yaml": profile.source}
     if profile.slo_file is not None:
         packed["slo.yaml"] = profile.slo_file
-    try:
-        run_summary: summary.Summary | None = summary.load(run.reports / "summary.json")
-    except errors.ConfigError as exc:
-        progress(f"summary.json: {exc}")
-        run_summary = None
     cluster_file = run.reports / evidence.EVIDENCE / evidence.CLUSTER
     finished = _now()
     document = certification.document(
@@ -208,8 +211,7 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
                        for p in evidence.registrations(run.reports)],
         files={role: name for role, name in _REQUIRED.items() if name in files},
         started=started.isoformat(), finished=finished.isoformat(), problems=problems,
-        not_applicable=catalog.not_applicable(chaos, profile.components, zones=zones,
-                                              capabilities=plain, beds_known=known),
+        not_applicable=not_applicable,
         under_test=[str(kind) for kind in profile.under_test], stood_in=_stood_in(profile))
     if run.code != 0 and document["verdict"] == "PASS":  # the run itself failed (e.g. no report)
         document["problems"].append(f"the qualification exited {run.code}")
@@ -225,6 +227,16 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
         progress(f"  - {problem}")
     return Certified(0 if document["verdict"] == "PASS" else 1, document["verdict"], target,
                      run.reports)
+
+
+def found_not_applicable(run: summary.Summary | None) -> dict[str, str]:
+    """Experiment → why, for each the run skipped as not applicable to its cluster (a user's
+    cluster shows what it takes only at run time: its capabilities, what the agent gives)."""
+    if run is None:
+        return {}
+    return {name: o.message.removeprefix(NOT_APPLICABLE) for o in run.outcomes
+            if o.outcome == "skipped" and o.message.startswith(NOT_APPLICABLE)
+            and (name := summary.experiment_of(o.nodeid)) is not None}
 
 
 def verify(path: Path, key: Path) -> bundle.Verified:

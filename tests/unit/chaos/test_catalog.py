@@ -50,9 +50,11 @@ def test_zone_experiments_apply_only_where_the_backend_makes_zoned_beds() -> Non
             "two-zones-down"} <= zoned
     assert zoned - catalog.opt_in(directory) <= set(
         catalog.applicable(directory, Components(), zones=True))
-    excluded = catalog.not_applicable(directory, Components(), zones=False)
+    excluded = catalog.not_applicable(directory, Components(), zones=False, beds_known=True)
     assert zoned <= set(excluded)
     assert all("failure domain" in excluded[name] for name in zoned)
+    users = catalog.not_applicable(directory, Components(), zones=False)
+    assert not zoned & set(users), "a user's cluster shows at run time what it takes"
 
 
 def test_an_opt_in_experiment_is_out_of_the_default_set(directory: Path) -> None:
@@ -74,11 +76,12 @@ def test_a_zoned_experiment_applies_where_plain_beds_take_its_faults(tmp_path: P
     assert catalog.fault_needs(tmp_path, "cut") == {Capability.KUBELET_LINKS,
                                                     Capability.DESTRUCTIVE}
     kind = frozenset({Capability.KUBELET_LINKS, Capability.DESTRUCTIVE})
-    assert set(catalog.not_applicable(tmp_path, Components(), zones=False)) == {"cut",
-                                                                               "partition"}
     assert set(catalog.not_applicable(tmp_path, Components(), zones=False,
-                                      capabilities=kind)) == {"partition"}
-    assert catalog.applicable(tmp_path, Components(), zones=False, capabilities=kind) == ["cut"]
+                                      beds_known=True)) == {"cut", "partition"}
+    assert set(catalog.not_applicable(tmp_path, Components(), zones=False, capabilities=kind,
+                                      beds_known=True)) == {"partition"}
+    assert catalog.applicable(tmp_path, Components(), zones=False, capabilities=kind,
+                              beds_known=True) == ["cut"]
     assert catalog.applicable(tmp_path, Components(), zones=True) == ["cut", "partition"]
 
 

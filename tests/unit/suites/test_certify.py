@@ -264,6 +264,21 @@ def test_suite_verdicts_say_not_run_when_nothing_passed() -> None:
     assert verdicts["chaos"]["verdict"] == "NOT_RUN"
 
 
+def test_an_experiment_a_users_cluster_cannot_take_is_not_applicable_not_missing() -> None:
+    """On a user's cluster what it takes shows only at run time: an experiment the run
+    skipped as not applicable there is certified NOT_APPLICABLE with its reason, never
+    required as evidence; any other skip is not excused."""
+    outcomes = (
+        summary.ItemResult("chaos/test_experiments.py::test_experiment[dns-outage]", "skipped",
+                           message="not applicable: experiment dns-outage needs cluster-dns"),
+        summary.ItemResult("chaos/test_experiments.py::test_experiment[zone-outage]", "skipped",
+                           message="bed could not be made"),
+        summary.ItemResult(TWIN, "skipped", message="not applicable: no broken twin"))
+    found = certify.found_not_applicable(summary.Summary("PASS", 0, "s", "f", 1.0, outcomes, {}))
+    assert found == {"dns-outage": "experiment dns-outage needs cluster-dns"}
+    assert certify.found_not_applicable(None) == {}
+
+
 def test_the_suites_certified_are_the_gates_and_judge_the_components() -> None:
     """Every kind's conformance suites and the chaos experiments; zoneproof's own tests and
     the self-check's twins are no suite's (the twins judge zoneproof, not the component)."""
