@@ -7,9 +7,10 @@ applies only where the run's backend makes beds whose zones are such domains
 (``Traits.zoned_options``), and runs on one, or where the backend's plain beds take every
 fault it injects (``Traits.plain_capabilities``: kind cuts a zone's kubelets off), and runs
 on the run's own bed. Any other experiment applies to every run whose beds take its faults
-(on a user's cluster that shows only at run time, for zone experiments too); one that applies and did not run is
-never a pass. One tagged ``opt-in`` is out of the default set
-(it runs only when named: ``--zp-experiments``, ``qualify --experiments``): docs/zones.md says why.
+(on a user's cluster that shows only at run time, for zone experiments too); one that
+applies and did not run is never a pass. One tagged ``opt-in`` is out of the default set
+(it runs only when named: ``--zp-experiments``, ``qualify --experiments``): docs/zones.md
+says why.
 """
 
 from __future__ import annotations

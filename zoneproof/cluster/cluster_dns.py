@@ -82,17 +82,12 @@ def restore(api: client.ApiClient) -> int | None:
 def hold(kubeconfig: Path) -> None:
     """The current run is taking down the CoreDNS of ``kubeconfig``'s cluster: restored when
     the run is reaped unless ``release``d first."""
-    run = runs.current()
-    if run is not None:
-        path = str(kubeconfig.resolve())
-        run.hold(HOLDING, path, kubeconfig=path)
+    runs.hold_cluster(HOLDING, kubeconfig)
 
 
 def release(kubeconfig: Path) -> None:
     """The current run gave CoreDNS back (``restore``): nothing left to undo."""
-    run = runs.current()
-    if run is not None:
-        run.release(HOLDING, str(kubeconfig.resolve()))
+    runs.release_cluster(HOLDING, kubeconfig)
 
 
 def reap_held(holding: dict[str, Any], progress: Progress) -> None:

@@ -96,17 +96,12 @@ def installed(api: client.ApiClient) -> bool:
 def hold(kubeconfig: Path) -> None:
     """The current run removes the agent from the cluster of ``kubeconfig`` when it ends
     (call it before ``install``: a run killed half-way removes it too)."""
-    run = runs.current()
-    if run is not None:
-        path = str(kubeconfig.resolve())
-        run.hold(HOLDING, path, kubeconfig=path)
+    runs.hold_cluster(HOLDING, kubeconfig)
 
 
 def unhold(kubeconfig: Path) -> None:
     """The current run no longer holds the agent of ``kubeconfig``'s cluster (it was removed)."""
-    run = runs.current()
-    if run is not None:
-        run.release(HOLDING, str(kubeconfig.resolve()))
+    runs.release_cluster(HOLDING, kubeconfig)
 
 
 def reap_held(holding: dict[str, Any], progress: Progress) -> None:

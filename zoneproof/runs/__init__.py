@@ -51,6 +51,7 @@ __all__ = [
     "attach",
     "close",
     "current",
+    "hold_cluster",
     "describe",
     "directory",
     "forget_cluster",
@@ -59,6 +60,7 @@ __all__ = [
     "reap",
     "reap_dead",
     "reaped",
+    "release_cluster",
     "runs",
 ]
 
@@ -170,6 +172,22 @@ _current = _Current()
 def current() -> Run | None:
     """The run this process belongs to (None outside any)."""
     return _current.run
+
+
+def hold_cluster(kind: str, kubeconfig: Path) -> None:
+    """The current run (if any) holds ``kind`` on the cluster of ``kubeconfig`` (the key,
+    and the holding's ``kubeconfig``: its resolved path)."""
+    run = current()
+    if run is not None:
+        path = str(kubeconfig.resolve())
+        run.hold(kind, path, kubeconfig=path)
+
+
+def release_cluster(kind: str, kubeconfig: Path) -> None:
+    """The current run (if any) no longer holds ``kind`` on the cluster of ``kubeconfig``."""
+    run = current()
+    if run is not None:
+        run.release(kind, str(kubeconfig.resolve()))
 
 
 def open_run(kind: str, *, run_id: str | None = None, keeper: bool = True) -> Run:
