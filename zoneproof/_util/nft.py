@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["TABLE", "cut_endpoints_argv", "list_argv", "uncut_argv"]
+__all__ = ["TABLE", "cut_endpoints_argv", "uncut_argv"]
 
 #: zoneproof's table (family inet: IPv4 and IPv6).
 TABLE = "zoneproof"
@@ -39,8 +39,3 @@ def cut_endpoints_argv(endpoints: Sequence[tuple[str, int]]) -> list[str]:
 def uncut_argv() -> list[str]:
     """nft, one transaction: remove zoneproof's table (a no-op where there is none)."""
     return ["nft", f"add table inet {TABLE}; delete table inet {TABLE}"]
-
-
-def list_argv() -> list[str]:
-    """nft: print zoneproof's table (exit 1 where there is none)."""
-    return ["nft", "list", "table", "inet", TABLE]

@@ -110,6 +110,8 @@ def unmet(cluster: Cluster, capabilities: Iterable[Capability], *, what: str) ->
 #: Capabilities a user's cluster gains with --allow-destructive, and what the flag does.
 _GRANTED = {Capability.DESTRUCTIVE: "allows it",
             Capability.STOP_KUBELET: "installs the node agent that does it",
+            Capability.KUBELET_LINKS: "installs the node agent that does it (nftables in each "
+                                      "node's namespaces)",
             Capability.CLUSTER_DNS: "gives it where kube-system/coredns runs (the resolver "
                                     "workload runs the node agent's image)"}
 
