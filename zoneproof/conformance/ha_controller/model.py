@@ -303,6 +303,15 @@ class _World:
         return self.time(index)[0] <= self.time(lease.last_write)[1] + \
             dt.timedelta(seconds=lease.duration_s)
 
+    def dead(self, who: str, index: int) -> bool:
+        """``who``'s process was SIGKILLed or had exited before step ``index`` and was not
+        started again since: it acts on nothing then, whatever the Lease still says."""
+        state = False
+        for i, event, w, _ in self.markers:
+            if i < index and w == who:
+                state = event in ("sigkill", "exited") or (state and event != "start")
+        return state
+
     def marker_between(self, who: str, events: Iterable[str], start: int, end: int) -> bool:
         """A marker of ``who`` with one of ``events`` after step ``start``, before ``end``."""
         wanted = set(events)
@@ -564,7 +573,8 @@ class _Judge:
                 continue
             holder = world.lease[index].holder
             why = f"the transition {self.describe(index)}"
-            if holder not in self.setup.replicas or not world.able(holder, index):
+            if holder not in self.setup.replicas or not world.able(holder, index) \
+                    or world.dead(holder, index):
                 self.notes.append(f"{why}: no replica able to act held the Lease")
                 continue
             if self.recovers(step.node.name, index, bound):
