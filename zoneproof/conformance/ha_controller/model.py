@@ -637,7 +637,10 @@ class _Judge:
                 # the holder's identity that has not written the Lease yet: it holds nothing
                 # it knows of, and may not even have its signal handler yet)
                 self.release(index, who)
-            elif event == "sigstop" and world.lease[index].holder == who:
+            elif event == "sigstop" and world.lease[index].holder == who \
+                    and self.wrote_lease(who, index):
+                # (one restarted under the holder's identity and frozen before it wrote the
+                # Lease holds nothing it knows of: it is a standby when it runs again)
                 self.lost(index, who)
 
     def frozen(self, who: str, index: int) -> bool:

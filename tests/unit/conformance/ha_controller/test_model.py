@@ -461,3 +461,21 @@ def test_a_transition_after_the_holder_died_asks_nothing_of_it(build: Builder,
     again = only_r0(type(build)()).mark("sigkill r0").mark("exited r0 -9").mark("start r0")
     again.lease("r0").at(2).node("n1", "False").renewals("r0", 14).mark("tick -")
     assert check(again.history(), setup).rules() == {"transition"}, "restarted: it must act"
+
+
+def test_a_process_frozen_before_it_wrote_its_identitys_lease_owes_no_exit(
+        build: Builder, setup: Setup) -> None:
+    """Found by the 20-run loop of the reference (seed 405436819): r0 took the Lease, was
+    SIGKILLed, started again under its identity and SIGSTOPped 20 ms later, before it wrote
+    the Lease; r1 took it over. Resumed, the new r0 had lost nothing it knew of: it is a
+    standby, and exiting is not asked of it. One frozen after it wrote the Lease must exit."""
+    def restarted(b: Builder, *, wrote: bool) -> Builder:
+        b.node("n1").mark("start r0").mark("start r1").lease("r0").attempt("r1")
+        b.mark("sigkill r0").mark("exited r0 -9").at(5).mark("start r0")
+        if wrote:
+            b.lease("r0")
+        b.mark("sigstop r0").at(8 if not wrote else 12).lease("r1")
+        return b.renewals("r1", 14).mark("sigcont r0").renewals("r1", 40).mark("tick -")
+
+    assert "exit-on-loss" not in _rules(restarted(build, wrote=False), setup)
+    assert "exit-on-loss" in _rules(restarted(type(build)(), wrote=True), setup)
