@@ -155,7 +155,7 @@ class AgentCluster(ExistingCluster):
 
     def start_kubelet(self, node: str) -> None:
         """Start it again (a no-op where this cluster object stopped nothing)."""
-        self.agents.start_kubelets([node])
+        self.agents.revert([node])
 
     def zone_down(self, zone: str) -> None:
         """Stop the kubelet of every node of ``zone`` (by its zone label) at once."""
@@ -163,7 +163,7 @@ class AgentCluster(ExistingCluster):
 
     def zone_up(self, zone: str) -> None:
         """Start the kubelets of ``zone`` again."""
-        self.agents.start_kubelets(self.zone_nodes(zone))
+        self.agents.revert(self.zone_nodes(zone))
 
     # --- KubeletLinks (through the node agents) --------------------------------------------
     def _suite_endpoints(self) -> list[tuple[str, int]]:
@@ -187,7 +187,7 @@ class AgentCluster(ExistingCluster):
 
     def restore_kubelet_links(self, zone: str) -> None:
         """Undo ``cut_kubelet_links`` (the agents delete their table; idempotent)."""
-        self.agents.start_kubelets(self.zone_nodes(zone))
+        self.agents.revert(self.zone_nodes(zone))
 
     # --- ClusterDns -----------------------------------------------------------------------
     def resolver_image(self) -> str:

@@ -248,7 +248,7 @@ class NodeAgents:
                       ) -> dict[str, Report]:
         """On every node at once, the host's own processes (the kubelet among them) and
         ``endpoints`` (the API servers) exchange nothing; their reports (all ``active``).
-        ``start_kubelets`` reverts it (it reverts whatever an agent holds)."""
+        ``revert`` undoes it (as it does whatever an agent holds)."""
         return self._act(nodes, Action.CUT_APISERVER, "cut the API servers off",
                          tuple(sorted(set(endpoints))))
 
@@ -278,10 +278,10 @@ class NodeAgents:
                                         f"{sorted(wrong)}: {wrong}")
             return reports
         except BaseException:
-            self.start_kubelets(nodes)
+            self.revert(nodes)
             raise
 
-    def start_kubelets(self, nodes: Iterable[str]) -> dict[str, Report]:
+    def revert(self, nodes: Iterable[str]) -> dict[str, Report]:
         """Revert every fault an agent holds on ``nodes`` (this object's commands, or any that
         stands: another process's, a killed run's); the reports of the reverted ones."""
         nodes = list(nodes)
