@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from zoneproof import cluster, errors
+from zoneproof._util import nft
 from zoneproof.cluster.kind import KindBackend, nodes
 from zoneproof.cluster.kind import config as kind_config
 from zoneproof.cluster.spec import ClusterSpec, Timings
@@ -186,7 +187,7 @@ def test_the_kubelet_cut_is_one_nft_transaction_of_zoneproofs_own_table() -> Non
     assert "ip6" not in nodes.cut_apiserver_argv(["172.18.0.2"])[1]
     with pytest.raises(ValueError, match="no address"):
         nodes.cut_apiserver_argv([])
-    assert nodes.uncut_argv() == ["nft", "add table inet zoneproof; delete table inet zoneproof"]
+    assert nft.uncut_argv() == ["nft", "add table inet zoneproof; delete table inet zoneproof"]
 
 
 def test_running_pods_are_read_from_the_runtime_by_pod_name() -> None:

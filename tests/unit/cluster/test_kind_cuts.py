@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from zoneproof._util import nft
 from zoneproof.cluster.kind import cluster as kind_cluster
 from zoneproof.cluster.kind import docker, nodes
 from zoneproof.cluster.kind.cluster import KindCluster, KindPaths
@@ -29,7 +30,7 @@ def kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[KindCluster, 
 
     def exec_in(container: str, argv: list[str], **_: object) -> str:
         calls.append((container, list(argv)))
-        if argv == nodes.uncut_argv():
+        if argv == nft.uncut_argv():
             tables.discard(container)
         elif argv[0] == "nft":
             tables.add(container)
@@ -54,7 +55,7 @@ def test_the_cut_reaches_the_zones_nodes_only_and_names_every_api_server_address
     assert calls == [("k-worker", nodes.cut_apiserver_argv(["172.18.0.2", "172.18.0.9"]))]
     assert cluster.cut_nodes() == ["k-worker"]
     cluster.restore_kubelet_links("zone-a")
-    assert calls[-1] == ("k-worker", nodes.uncut_argv())
+    assert calls[-1] == ("k-worker", nft.uncut_argv())
     assert cluster.cut_nodes() == []
 
 

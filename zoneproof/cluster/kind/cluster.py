@@ -17,7 +17,7 @@ import urllib3
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import kube, processes, waiting
+from zoneproof._util import kube, nft, processes, waiting
 from zoneproof.cluster import _etcd, cluster_dns
 from zoneproof.cluster._common import ZONE_LABEL, ApiCluster
 from zoneproof.cluster.interface import (
@@ -220,7 +220,7 @@ class KindCluster(ApiCluster):
         """kubeadm's kube-proxy image, which every node holds (ClusterDns)."""
         return RESOLVER_IMAGE
 
-    # -- network cuts (zoneproof's nftables table in node containers: nodes.NFT_TABLE) --
+    # -- network cuts (zoneproof's nftables table in node containers: nft.TABLE) --
     def _apiserver_addresses(self) -> tuple[list[str], list[str]]:
         """(IPv4, IPv6) addresses of the API servers and their load balancer (HA)."""
         names = [*self.control_planes(), *self.containers("external-load-balancer")]
@@ -244,7 +244,7 @@ class KindCluster(ApiCluster):
         self._each(self._uncut, self.zone_nodes(zone))
 
     def _uncut(self, node: str) -> None:
-        self._exec(node, nodes_.uncut_argv())
+        self._exec(node, nft.uncut_argv())
 
     @staticmethod
     def _exec(node: str, argv: list[str]) -> None:

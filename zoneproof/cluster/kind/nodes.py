@@ -5,7 +5,7 @@ A static pod (etcd, kube-apiserver, kcm, scheduler) is killed by moving its mani
 the kubelet's manifest directory, so the kubelet does not start it again, and SIGKILLing
 its containers through containerd (``ctr``, part of containerd, so in every node image); it
 is restarted by moving the manifest back. A network cut is an nftables table of zoneproof's
-own in the node's network namespace (``NFT_TABLE``): made whole in one transaction, deleted
+own in the node's network namespace (``nft.TABLE``): made whole in one transaction, deleted
 whole on revert (and with the container). The argv builders are pure; the other helpers exec them in the node.
 """
 
@@ -21,7 +21,6 @@ from zoneproof.cluster.kind import docker
 __all__ = [
     "APISERVER_PORT",
     "MANIFESTS",
-    "NFT_TABLE",
     "PARKED",
     "cut_apiserver_argv",
     "container_filters",
@@ -33,7 +32,6 @@ __all__ = [
     "running_argv",
     "pod_names",
     "running_pods_argv",
-    "uncut_argv",
     "static_pod_parked",
     "static_pod_running",
     "unpark_static_pod",
@@ -46,8 +44,6 @@ PARKED = "/etc/kubernetes/zoneproof-parked"
 #: containerd's own CLI (part of containerd, so in every node image) in the CRI namespace.
 _CTR = "ctr -n k8s.io"
 _CONTAINER_ID = re.compile(r"[0-9a-f]{12,64}")
-#: zoneproof's nftables table in a node (family inet: IPv4 and IPv6).
-NFT_TABLE = nft.TABLE
 #: Where kind's API servers (and an HA control plane's load balancer) listen.
 APISERVER_PORT = 6443
 
@@ -60,14 +56,9 @@ def cut_apiserver_argv(ipv4: Sequence[str], ipv6: Sequence[str] = (),
     return nft.cut_endpoints_argv([(a, port) for a in [*ipv4, *ipv6]])
 
 
-def uncut_argv() -> list[str]:
-    """nft, one transaction: remove zoneproof's table (a no-op where there is none)."""
-    return nft.uncut_argv()
-
-
 def cut_argv() -> list[str]:
     """Print zoneproof's table (empty where there is none)."""
-    return ["sh", "-c", f"nft list table inet {NFT_TABLE} 2>/dev/null || true"]
+    return ["sh", "-c", f"nft list table inet {nft.TABLE} 2>/dev/null || true"]
 
 
 def _containers_of(pod: str) -> str:
