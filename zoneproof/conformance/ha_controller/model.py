@@ -122,6 +122,11 @@ RULES: dict[str, Rule] = {r.id: r for r in (
 #: Seconds a replica may take from its start to its first try for the Lease, beyond the
 #: standby's gap (a process starting on a loaded machine: 14 s seen on 2 busy cores).
 STARTUP_S = 15.0
+#: Seconds by which a leader's freeze (from its last Lease write to its SIGCONT, as the record
+#: times them) may fall short of its renew deadline and still count as outlasting it: the
+#: process times its deadline from when it sent the write, and the signal lands around its
+#: marker.
+DEADLINE_SLACK_S = 0.25
 #: Seconds from SIGCONT to the exit of a leader that lost its Lease while frozen: its renew
 #: deadline plus the suite's generous margin (the conformance suite's LEADER_TIMEOUT_S).
 EXIT_MARGIN_S = 15.0
@@ -632,10 +637,11 @@ class _Judge:
             if event == "sigterm" and world.able(who, index) \
                     and not self.frozen(who, index) and not world.marker_between(
                         who, ("sigkill",), self.started(who, index), index) \
-                    and self.wrote_lease(who, index):
+                    and self.wrote_lease(who, index) and not self.overran(who, index):
                 # (a process already SIGKILLed releases nothing; nor does one restarted under
                 # the holder's identity that has not written the Lease yet: it holds nothing
-                # it knows of, and may not even have its signal handler yet)
+                # it knows of, and may not even have its signal handler yet; nor one just
+                # resumed past its renew deadline: it lost the leadership, C6 has it exit)
                 self.release(index, who)
             elif event == "sigstop" and world.lease[index].holder == who \
                     and self.wrote_lease(who, index):
@@ -649,6 +655,30 @@ class _Judge:
             if i < index and w == who:
                 state = event == "sigstop" or (state and event not in ("sigcont", "start"))
         return state
+
+    def overran(self, who: str, index: int) -> bool:
+        """``who``'s current process was frozen, after it last wrote the Lease, until its
+        renew deadline may have passed by its own clock (``DEADLINE_SLACK_S`` in its favour),
+        and resumed within ``exit_after_loss_s`` before step ``index``: it may count the
+        leadership lost (C6: it exits at once, writing nothing), whatever it wrote since."""
+        world, setup = self.world, self.setup
+        start, steps = self.started(who, index), world.steps
+        stop = None
+        for i, event, w, _ in world.markers:
+            if w != who or not start < i < index:
+                continue
+            if event == "sigstop":
+                stop = i
+            elif event == "sigcont" and stop is not None:
+                last = max((j for j in range(start + 1, stop)
+                            if steps[j].kind == "lease" and steps[j].actor == who), default=None)
+                frozen_s = (world.time(i)[1] - world.time(last)[0]).total_seconds() \
+                    if last is not None else 0.0
+                if frozen_s >= setup.renew_deadline_s - DEADLINE_SLACK_S \
+                        and world.within(i, index, setup.exit_after_loss_s):
+                    return True
+                stop = None
+        return False
 
     def exit_after(self, who: str, index: int) -> tuple[int, int | None] | None:
         """(index, code) of ``who``'s next exit after step ``index``."""

@@ -479,3 +479,23 @@ def test_a_process_frozen_before_it_wrote_its_identitys_lease_owes_no_exit(
 
     assert "exit-on-loss" not in _rules(restarted(build, wrote=False), setup)
     assert "exit-on-loss" in _rules(restarted(type(build)(), wrote=True), setup)
+
+
+def test_a_leader_resumed_past_its_renew_deadline_owes_no_release_on_sigterm(
+        build: Builder, setup: Setup) -> None:
+    """Found by the 20-run loop of the reference (seed 3029642095): the only replica took
+    the Lease, was frozen 4.2 s (its renew deadline 4 s), renewed late on resuming, and the
+    SIGTERM 10 ms later found it exiting 3 for the leadership lost (C6), not writing the
+    Lease free. A freeze within its deadline, or a SIGTERM long after it went on leading,
+    still asks the release."""
+    def story(frozen_s: float, *, sigterm_after_s: float = 0.01) -> set[str]:
+        b = type(build)().node("n1").mark("start r0").lease("r0").renewals("r0", 2)
+        b.mark("sigstop r0").at(2.01 + frozen_s).mark("sigcont r0").lease("r0")
+        if sigterm_after_s > 1:
+            b.renewals("r0", b.now + sigterm_after_s)
+        b.mark("sigterm r0").mark("exited r0 3")
+        return _rules(b.at(b.now + 12).mark("tick -"), setup)
+
+    assert story(4.2) == set()
+    assert story(2.0) == {"release"}
+    assert story(4.2, sigterm_after_s=25) == {"release"}
