@@ -662,7 +662,7 @@ class _Judge:
         and resumed within ``exit_after_loss_s`` before step ``index``: it may count the
         leadership lost (C6: it exits at once, writing nothing), whatever it wrote since."""
         world, setup = self.world, self.setup
-        start, steps = self.started(who, index), world.steps
+        start = self.started(who, index)
         stop = None
         for i, event, w, _ in world.markers:
             if w != who or not start < i < index:
@@ -670,11 +670,10 @@ class _Judge:
             if event == "sigstop":
                 stop = i
             elif event == "sigcont" and stop is not None:
-                last = max((j for j in range(start + 1, stop)
-                            if steps[j].kind == "lease" and steps[j].actor == who), default=None)
-                frozen_s = (world.time(i)[1] - world.time(last)[0]).total_seconds() \
+                last = self.last_write(who, stop)
+                since_write_s = (world.time(i)[1] - world.time(last)[0]).total_seconds() \
                     if last is not None else 0.0
-                if frozen_s >= setup.renew_deadline_s - DEADLINE_SLACK_S \
+                if since_write_s >= setup.renew_deadline_s - DEADLINE_SLACK_S \
                         and world.within(i, index, setup.exit_after_loss_s):
                     return True
                 stop = None
@@ -755,9 +754,13 @@ class _Judge:
     def wrote_lease(self, who: str, index: int) -> bool:
         """``who``'s current process (since its latest start) wrote the Lease before
         step ``index``."""
+        return self.last_write(who, index) is not None
+
+    def last_write(self, who: str, index: int) -> int | None:
+        """Index of the last Lease write of ``who``'s current process before step ``index``."""
         steps = self.world.steps
-        return any(steps[i].kind == "lease" and steps[i].actor == who
-                   for i in range(self.started(who, index) + 1, index))
+        return max((i for i in range(self.started(who, index) + 1, index)
+                    if steps[i].kind == "lease" and steps[i].actor == who), default=None)
 
     def started(self, who: str, index: int) -> int:
         """Index of ``who``'s latest start marker before ``index`` (-1: none)."""
