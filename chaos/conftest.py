@@ -1,8 +1,8 @@
 """Chaos experiments on private beds: after each one every kubelet runs and etcd is healthy.
 
 An experiment tagged ``zones`` runs on a bed whose zones are failure domains (``zoned_bed``:
-the run's backend under its ``Traits.zoned_options``), all of them in one xdist group
-(``ZONED_GROUP``) so one such bed serves them in turn. The others run on their worker's bed
+the run's backend under its ``Traits.zoned_options``), in one of ``ZONED_BEDS`` xdist groups
+(``zoned_group``) so each such bed serves its share in turn. The others run on their worker's bed
 (``worker_bed``) in no group: xdist hands each to whichever worker is free, so with several
 workers several beds run experiments at once and the experiments' waits (node-monitor grace,
 Lease durations, tolerations) overlap.
@@ -61,8 +61,17 @@ def _progress(message: str) -> None:
     print(f"zoneproof: {message}", flush=True)
 
 
-#: The xdist group of the experiments on the zoned bed: one worker runs them in turn on one.
+#: The xdist groups of the experiments on zoned beds: each group's worker runs its share in turn
+#: on one zoned bed. Two halve the chain of zoned experiments (about five minutes on one bed
+#: in qualify: the gate's longest path), for one more bed (3 API servers, ~14 s to make).
 ZONED_GROUP = "chaos-zones"
+ZONED_BEDS = 2
+
+
+def zoned_group(name: str, zoned: list[str]) -> str:
+    """The xdist group of experiment ``name``, one of the run's ``zoned`` experiments: they
+    go to the ``ZONED_BEDS`` groups in turn, in name order."""
+    return f"{ZONED_GROUP}-{sorted(zoned).index(name) % ZONED_BEDS + 1}"
 
 
 def _on_zoned_bed(name: str | None, backend: Backend) -> bool:
@@ -175,13 +184,21 @@ def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,
     for item in items:
         if experiment_of(item) in zoned:  # a zoned bed each: `make test-zones`, not `make test`
             item.add_marker(pytest.mark.zones)
-        if _on_zoned_bed(experiment_of(item), backend):  # one zoned bed serves them in turn
-            item.add_marker(pytest.mark.xdist_group(ZONED_GROUP))
         if (name := experiment_of(item)) in excluded:
             how = (f": run it with --zp-backend kind --zp-components {source.IN_CLUSTER}"
                    if name in in_cluster else "")
             item.add_marker(pytest.mark.skip(reason=not_applicable(
                 f"{name} {excluded[name]}{how}")))
+
+
+def _group_zoned(backend: Backend, items: list[pytest.Item]) -> None:
+    """The selected experiments that run on a zoned bed, not skipped, go to its xdist groups."""
+    on_zoned_beds = sorted({name for item in items if (name := experiment_of(item)) is not None
+                            and item.get_closest_marker("skip") is None
+                            and _on_zoned_bed(name, backend)})
+    for item in items:
+        if (name := experiment_of(item)) in on_zoned_beds:
+            item.add_marker(pytest.mark.xdist_group(zoned_group(name, on_zoned_beds)))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -190,8 +207,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     has no variant for, and the in-cluster experiments unless the components run in the
     cluster."""
     s = config.stash[settings.KEY]
+    backend = settings.make_backend(config, s.backend)
     _skip_twins_without_variant(s, items)
-    _skip_in_cluster_experiments(s, settings.make_backend(config, s.backend), items)
+    _skip_in_cluster_experiments(s, backend, items)
+    _deselect(config, s, items)
+    _group_zoned(backend, items)
+
+
+def _deselect(config: pytest.Config, s: settings.Settings, items: list[pytest.Item]) -> None:
+    """The ``opt-in`` experiments not named and those --zp-experiments /
+    --zp-skip-experiments leave out."""
     opt_in = catalog.opt_in(Path(__file__).parent) - set(s.experiments)
     if left_out := [i for i in items if experiment_of(i) in opt_in]:  # named only
         for item in left_out:

@@ -33,9 +33,9 @@ from zoneproof.slo import SloResult, SloSet, SloStatus, Verdict, load_slos
 from zoneproof.slo.verdict import not_applicable
 
 #: No xdist group: each test runs on its worker's bed (``worker_bed``, restored after each
-#: test), so the experiments spread over the workers' beds; those on the zoned bed share one
-#: group (chaos/conftest.py).
-pytestmark = [pytest.mark.destructive]
+#: test), so the experiments spread over the workers' beds; those on zoned beds share their
+#: bed's group (chaos/conftest.py).
+pytestmark = [pytest.mark.destructive, pytest.mark.expected_seconds(30)]
 #: The runs that must fail prove the experiments' sensitivity, a property of zoneproof: they
 #: are its self-check (``make test``; the gate with ``--self-check``), not the gate's judges.
 SELF_CHECK = getattr(pytest.mark, summary.SELF_CHECK)

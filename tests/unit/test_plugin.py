@@ -434,11 +434,41 @@ def test_loadgroup_hands_out_a_group_before_lone_tests_of_its_size(pytester: pyt
     assert ran == ["test_grouped", "test_first", "test_second"], ran
 
 
+def test_loadgroup_sends_the_longest_first_and_a_worker_starting_a_long_test_the_shortest(
+        pytester: pytest.Pytester) -> None:
+    """Units go out by their tests' ``expected_seconds`` (1 s unmarked), not by test count;
+    a worker holds its next test before it runs one, so while its next test is long it is
+    sent the shortest unit left, never the next long one."""
+    pytester.makepyfile(test_order="""
+        import pytest
+
+        @pytest.mark.xdist_group("three")
+        @pytest.mark.parametrize("i", range(3))
+        def test_three(i): pass
+
+        def test_short_1(): pass
+
+        @pytest.mark.expected_seconds(20)
+        def test_mid(): pass
+
+        def test_short_2(): pass
+
+        @pytest.mark.expected_seconds(50)
+        def test_long(): pass
+    """)
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess("-n", "1", "--dist", "loadgroup", f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()
+    ran = [case.get("name") for case in ElementTree.parse(junit).getroot().iter("testcase")]
+    assert ran == ["test_long", "test_short_2", "test_mid", "test_short_1", "test_three[0]",
+                   "test_three[1]", "test_three[2]"], ran
+
+
 def test_chaos_experiments_spread_over_the_workers_but_the_zoned_bed_ones(
         pytester: pytest.Pytester) -> None:
-    """chaos/conftest.py puts the experiments that run on the zoned bed in one xdist group
-    (one zoned bed serves them in turn) and leaves the others in none: each runs on its
-    worker's bed, so several run at once."""
+    """chaos/conftest.py puts the experiments that run on zoned beds in its ``ZONED_BEDS``
+    xdist groups, in turn by name (each group's zoned bed serves its share), and leaves the
+    others in none: each runs on its worker's bed, so several run at once."""
     root = Path(__file__).parents[2] / "chaos"
     chaos = pytester.path / "chaos"
     chaos.mkdir()
@@ -461,6 +491,6 @@ def test_chaos_experiments_spread_over_the_workers_but_the_zoned_bed_ones(
     groups = {case.get("name"): case.find("properties/property[@name='groups']").get("value")
               for case in ElementTree.parse(junit).getroot().iter("testcase")}
     assert groups == {"test_experiment[etcd-kill-leader]": "",
-                      "test_experiment[two-zones-down]": "chaos-zones",
-                      "test_experiment[zone-outage-full]": "chaos-zones",
+                      "test_experiment[two-zones-down]": "chaos-zones-1",
+                      "test_experiment[zone-outage-full]": "chaos-zones-2",
                       "test_experiment[zone-outage]": ""}, groups
