@@ -37,7 +37,8 @@ PRIVATE_GROUP = "ha-config-private-bed"
 
 def _params(private: bool) -> list[Any]:
     selected = [c for c in ALL if (live.needs_private_bed(c) is not None) == private]
-    group = [pytest.mark.xdist_group(PRIVATE_GROUP)] if private else []
+    group = ([pytest.mark.xdist_group(PRIVATE_GROUP), pytest.mark.expected_seconds(4)]
+             if private else [])  # a private bed's nodes change: seconds, not milliseconds
     return [pytest.param(c, id=c.id, marks=group) for c in selected]
 
 

@@ -114,6 +114,7 @@ def _phases(run: Run, where: str, target: Target, facts: list[model.Facts], *, e
         replay=run.replay, cases_dir=run.cases_dir))
 
 
+@pytest.mark.expected_seconds(12)
 def test_generated_requests_on_the_shared_cluster(
         shared_api: client.ApiClient, shared_node_count: int, shared_poster: direct.Poster,
         budget: generated.Budget, run: Run) -> None:
@@ -153,6 +154,7 @@ def generated_bed(module_private_bed: Callable[..., Cluster]) -> Cluster:
 
 
 @pytest.mark.xdist_group(PRIVATE_GROUP)
+@pytest.mark.expected_seconds(40)
 def test_generated_requests_while_the_nodes_change(
         request: pytest.FixtureRequest, webhook_component: Component, tmp_path: Path,
         budget: generated.Budget, run: Run) -> None:

@@ -49,7 +49,8 @@ from zoneproof.report import junit
 from zoneproof.slo import metrics
 from zoneproof.specs import kubernetes
 
-pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ha_controller")]
+pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ha_controller"),
+              pytest.mark.expected_seconds(25)]
 
 BED = Timings()  # the module bed's node-lifecycle timings (grace 8 s, toleration 30 s)
 NOT_READY_TIMEOUT_S = BED.node_monitor_grace_period_s + 20

@@ -32,7 +32,8 @@ from zoneproof.conformance.ha_controller.executor import ModelBed, Outcome
 from zoneproof.conformance.ha_controller.schedule import Schedule
 from zoneproof.report import junit
 
-pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ha_controller_model")]
+pytestmark = [pytest.mark.destructive, pytest.mark.xdist_group("ha_controller_model"),
+              pytest.mark.expected_seconds(suite.Budget.default().seconds + 45)]  # + bed, drain
 
 REACTION_S = 10.0
 """NotReady -> matching pods gone (C7; the hand suite's REACTION_BOUND_S)."""
