@@ -151,7 +151,7 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
-def certify(profile: Profile, key: Path, *, output: Path | None = None, workers: int = 2,
+def certify(profile: Profile, key: Path, *, output: Path | None = None, workers: int | None = None,
             keep_cluster: bool = False, reports: Path | None = None, thorough: bool = False,
             seed: int | None = None, self_check: bool = False, progress: Progress) -> Certified:
     """Qualify the profile's components, pack and sign the bundle; exit code 0 only on PASS."""
@@ -167,7 +167,8 @@ def certify(profile: Profile, key: Path, *, output: Path | None = None, workers:
     with tempfile.TemporaryDirectory(prefix="zoneproof-certify-") as tmp:
         basetemp = Path(tmp) / "pytest"
         options = qualify.Options(
-            keep_cluster=keep_cluster, workers=workers, slo_file=profile.slo_file, html=True,
+            keep_cluster=keep_cluster, workers=workers or qualify.default_workers(),
+            slo_file=profile.slo_file, html=True,
             allure=True,
             allow_destructive=choice.allow_destructive, reports=reports,
             components=profile.components, thorough=thorough, seed=seed,

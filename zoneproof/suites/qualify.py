@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import os
 import shutil
 import signal
 import sys
@@ -43,8 +44,8 @@ from zoneproof.runs import identity, ownership
 from zoneproof.slo import load_slos, verdict
 from zoneproof.slo.verdict import RunVerdict
 
-__all__ = ["SUITES", "Options", "Qualification", "check", "execute", "experiment_of",
-           "experiments", "qualify", "repo_root", "suites"]
+__all__ = ["SUITES", "Options", "Qualification", "check", "default_workers", "execute",
+           "experiment_of", "experiments", "qualify", "repo_root", "suites"]
 
 #: What qualification runs, relative to the repository root: every kind's conformance suites
 #: and the chaos experiments (``summary.GATE_SUITES``), not zoneproof's own tests. The chaos
@@ -56,12 +57,21 @@ SUITES = (*summary.GATE_SUITES["chaos"], *(d for suite, dirs in summary.GATE_SUI
 SCALE_SUITE = "chaos/scale"
 
 
+def default_workers() -> int:
+    """pytest-xdist workers when not told: two per core, at most 8. The gate's tests mostly
+    wait out the timings they judge, so beds side by side overlap the waits; but the history
+    traffic needs CPU before each fault: on 2 cores a fifth worker starved it under its
+    floor (VOID, run again) in 2 of 3 runs (docs/gate.md). 8 is about the number of the
+    gate's long work units."""
+    return min(8, 2 * len(os.sched_getaffinity(0)))
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
     """What ``zoneproof qualify`` was asked for."""
 
     keep_cluster: bool = False
-    workers: int = 2
+    workers: int = field(default_factory=default_workers)
     slo_file: Path | None = None
     only: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()

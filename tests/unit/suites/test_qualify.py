@@ -75,6 +75,19 @@ def test_the_self_check_is_a_cli_option_of_qualify_and_certify() -> None:
     assert parser.parse_args(["certify", "p.yaml", "--key", "k", "--self-check"]).self_check
 
 
+@pytest.mark.parametrize(("cores", "workers"), [(1, 2), (2, 4), (3, 6), (4, 8), (64, 8)])
+def test_the_gate_runs_two_workers_per_core_by_default(
+        monkeypatch: pytest.MonkeyPatch, cores: int, workers: int) -> None:
+    """The gate's beds mostly wait: two per core overlap the waits (at most 8); both
+    commands and ``Options`` take that default."""
+    monkeypatch.setattr(qualify.os, "sched_getaffinity", lambda _pid: set(range(cores)))
+    assert qualify.default_workers() == workers
+    assert qualify.Options().workers == workers
+    parser = cli_main._parser()
+    assert parser.parse_args(["qualify"]).workers == workers
+    assert parser.parse_args(["certify", "p.yaml", "--key", "k"]).workers == workers
+
+
 def test_pytest_argv_carries_every_option(tmp_path: Path) -> None:
     vendor = Components(controller=Component(Kind.CONTROLLER, Command("c {kubeconfig} {identity}")))
     options = qualify.Options(slo_file=tmp_path / "s.yaml", only=("zone-outage", "zone-drain"),
