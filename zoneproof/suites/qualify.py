@@ -48,9 +48,9 @@ __all__ = ["SUITES", "Options", "Qualification", "check", "default_workers", "ex
            "experiment_of", "experiments", "qualify", "repo_root", "suites"]
 
 #: What qualification runs, relative to the repository root: every kind's conformance suites
-#: and the chaos experiments (``summary.GATE_SUITES``), not zoneproof's own tests. The chaos
-#: experiments come first: they are the run's longest tests outside a group, and xdist hands
-#: those out in collection order, so they start at once, the short conformance cases beside.
+#: and the chaos experiments (``summary.GATE_SUITES``), not zoneproof's own tests. The order
+#: in which their work goes out is the scheduler's (longest first by ``expected_seconds``:
+#: fixtures/xdist_groups.py); among lone tests of one length, collection order: chaos first.
 SUITES = (*summary.GATE_SUITES["chaos"], *(d for suite, dirs in summary.GATE_SUITES.items()
                                            if suite != "chaos" for d in dirs))
 #: The scale profile (``qualify --scale N``): it makes its own bed of N nodes per zone.
