@@ -685,29 +685,57 @@ class _Judge:
                      if i > index and w == who and e == "exited"), None)
 
     def release(self, index: int, who: str) -> None:
-        self.required += 1
-        world, where = self.world, self.describe(index)
+        world, where, bound = self.world, self.describe(index), self.setup.exit_s
         exited = self.exit_after(who, index)
         end = exited[0] if exited is not None else len(world.steps)
         released = [i for i in range(index + 1, end)
                     if world.steps[i].kind == "lease" and world.steps[i].actor == who
                     and world.lease[i].holder != who]
-        if exited is None:
-            if world.deadline_passed(index, self.setup.exit_s):
-                self.fail("release", index, f"{where}: {who} still running "
-                          f"{self.setup.exit_s:g}s after SIGTERM")
+        clock, cut = self.exit_clock(who, index, end)
+        since = "" if clock == index else f" (counted from {self.describe(clock)})"
+        last = cut if cut is not None else end if exited is not None else None
+        if last is None:
+            self.required += 1
+            if world.deadline_passed(clock, bound):
+                self.fail("release", index, f"{where}: {who} still running {bound:g}s after "
+                          f"SIGTERM{since}")
             else:
                 self.undecided.append(f"{where}: the record ends before {who}'s exit deadline")
             return
-        if not world.within(index, exited[0], self.setup.exit_s):
-            self.fail("release", index, f"{where}: {who} exited only at "
-                      f"{self.describe(exited[0])}, over {self.setup.exit_s:g}s")
-        if not released:
-            self.fail("release", index, f"{where}: {who} held the Lease and exited "
-                      f"({self.describe(exited[0])}) without writing it free")
-        else:
+        late = not world.within(clock, last, bound)
+        if cut is not None and not released and not late:
+            return  # frozen or killed within its time, before it wrote the Lease free
+        self.required += 1
+        if late:
+            self.fail("release", index, f"{where}: {who} "
+                      f"{'exited only' if cut is None else 'still running'} at "
+                      f"{self.describe(last)}, over {bound:g}s{since}")
+        if released:
             self.judged["release"] += 1
             self.takeover(released[0], who, self.setup.takeover_after_release_s, "release")
+        elif cut is None:
+            self.fail("release", index, f"{where}: {who} held the Lease and exited "
+                      f"({self.describe(end)}) without writing it free")
+
+    def exit_clock(self, who: str, index: int, end: int) -> tuple[int, int | None]:
+        """The exit deadline of ``who``, SIGTERMed at step ``index`` and gone at ``end``,
+        runs while it runs: from the SIGTERM, or afresh from its last SIGCONT (in its
+        favour). Returns (the step it runs from, the step that cut it short: a SIGSTOP it
+        was not resumed from or that came past its deadline, or a SIGKILL; None if neither
+        came before ``end``)."""
+        clock, cut = index, None
+        for i, event, w, _ in self.world.markers:
+            if w != who or not index < i < end:
+                continue
+            if event == "sigstop" and cut is None:
+                if not self.world.within(clock, i, self.setup.exit_s):
+                    return clock, i  # it ran past its deadline before the freeze
+                cut = i
+            elif event == "sigcont":
+                clock, cut = i, None
+            elif event == "sigkill":
+                return clock, cut if cut is not None else i
+        return clock, cut
 
     def lost(self, index: int, who: str) -> None:
         world = self.world

@@ -499,3 +499,34 @@ def test_a_leader_resumed_past_its_renew_deadline_owes_no_release_on_sigterm(
     assert story(4.2) == set()
     assert story(2.0) == {"release"}
     assert story(4.2, sigterm_after_s=25) == {"release"}
+
+
+def test_a_leader_frozen_while_it_exits_is_timed_only_while_it_runs(build: Builder,
+                                                                    setup: Setup) -> None:
+    """Found by the generated suite on the reference (seed 1763152513): r0 was SIGTERMed,
+    wrote the Lease free, and was SIGSTOPped ("standby": not the holder any more) while its
+    interpreter shut down; it exited once thawed, 10.4 s after the SIGTERM. A process cannot
+    exit while frozen: its exit time runs from its SIGCONT; a SIGKILL ends it. Running past
+    its deadline, before or after a freeze, still fails."""
+    def story(*, release: bool = True, stop_at: float = 2.1, cont_at: float | None = 12.4,
+              exit_at: float = 12.5, kill: bool = False) -> set[str]:
+        b = _leading(type(build)()).renewals("r0", 2).mark("sigterm r0")
+        if release:
+            b.lease("r0", "").at(2.1 if stop_at > 2.1 else 2.05).attempt("r1").lease("r1")
+        b.at(stop_at).mark("sigstop r0")
+        if cont_at is not None:
+            b.at(cont_at).mark("sigcont r0")
+        if kill:
+            b.mark("sigkill r0")
+        b.at(exit_at).mark(f"exited r0 {-9 if kill else 0}")
+        if not release:
+            b.attempt("r1").lease("r1")
+        return _rules(b.tries("r1", 30).mark("tick -") if not release
+                      else b.renewals("r1", 30).mark("tick -"), setup)
+
+    assert story() == set(), "thawed at 12.4 s, gone 0.1 s later"
+    assert story(cont_at=None) == set(), "thawed unrecorded: its exit time is not judged"
+    assert story(exit_at=23) == {"release"}, "10.6 s after its SIGCONT"
+    assert story(stop_at=13, cont_at=20, exit_at=20.1) == {"release"}, "ran 11 s first"
+    assert "release" not in story(release=False, stop_at=2.01, cont_at=None, kill=True,
+                                  exit_at=2.5), "killed in its time before it wrote"
