@@ -180,7 +180,7 @@ def test_a_void_history_runs_the_experiment_again_and_never_passes(
     """apiserver-restart whose one history client must hold 1,000 ops/s (no client of one
     thread does): every run is VOID; it runs twice, the void run recorded, and fails."""
     starved = _with_arguments(_load("apiserver-restart"), {"start-history-traffic": {
-        "clients": 1, "rate_ops_s": 1000.0, "min_rate_ops_s": 1000.0}})
+        "clients": 1, "rate_ops_s": 1000.0, "min_rate_ops_s": 1000.0, "ready_within_s": 1}})
     recorded: list[tuple[str, object]] = []
     run = _judged(starved, worker_bed, settings=zp_settings, slos=load_slos(), workdir=tmp_path,
                   restore=restore, record_property=lambda *p: recorded.append(p))

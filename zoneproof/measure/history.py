@@ -19,9 +19,12 @@ from typing import Any
 
 from zoneproof import errors
 
-__all__ = ["FORMAT", "History", "OpKind", "Operation", "Outcome", "ReadMode", "TrafficPlan"]
+__all__ = ["FORMAT", "GUARD_WINDOW_S", "History", "OpKind", "Operation", "Outcome", "ReadMode", "TrafficPlan"]
 
 FORMAT = "zoneproof.dev/register-history/v1"
+#: Seconds before a fault over which the traffic must have run at its plan's minimum rate:
+#: the operations that meet the fault (the traffic waits for it before a fault is injected).
+GUARD_WINDOW_S = 4.0
 
 
 class OpKind(enum.StrEnum):
@@ -111,7 +114,8 @@ class TrafficPlan:
     rate_ops_s: float
     """Target total rate."""
     min_rate_ops_s: float
-    """Below this (before a fault) the history is void: too little traffic to judge."""
+    """Below this (over the ``GUARD_WINDOW_S`` before a fault) the history is void: too little
+    traffic to judge."""
     read_mode: ReadMode
     seed: int
 
@@ -131,6 +135,12 @@ class History:
             return None
         done = sum(1 for op in self.operations if op.outcome.definite and start <= op.ret <= end)
         return done / (end - start)
+
+    def rate_before(self, at: float) -> float | None:
+        """The rate (``rate``) over the ``GUARD_WINDOW_S`` before ``at``, or since the first
+        call if that came later: what the traffic ran as a fault came; None without it."""
+        started = self.started
+        return None if started is None else self.rate(max(started, at - GUARD_WINDOW_S), at)
 
     @property
     def started(self) -> float | None:

@@ -30,7 +30,7 @@ from zoneproof import errors
 from zoneproof._util import processes
 from zoneproof.binaries import resolve
 from zoneproof.faults.base import FaultRecord
-from zoneproof.measure.history import History, Operation, OpKind, Outcome
+from zoneproof.measure.history import GUARD_WINDOW_S, History, Operation, OpKind, Outcome
 from zoneproof.slo.results import SloResult, SloStatus, evaluate
 from zoneproof.slo.spec import Slo
 
@@ -254,13 +254,12 @@ class HistoryFigures:
 
 def figures(history: History, report: CheckReport | None, *,
             fault_at: float | None) -> HistoryFigures:
-    """The figures of ``history`` and its check (the rate before the fault: from the first
-    call to ``fault_at``)."""
+    """The figures of ``history`` and its check (the rate before the fault: over the
+    ``GUARD_WINDOW_S`` before ``fault_at``, as the guard judges it)."""
     started = history.started
     end = max((op.ret for op in history.operations), default=None)
     overall = history.rate(started, end) if started is not None and end is not None else None
-    rate = history.rate(started, fault_at) if started is not None and fault_at is not None \
-        else None
+    rate = history.rate_before(fault_at) if fault_at is not None else None
     if report is None:
         return HistoryFigures(str(history.plan.read_mode), len(history.operations), overall,
                               rate, None, None, None, None, {})
@@ -276,13 +275,13 @@ def judge(slo: Slo, history: History, report: CheckReport | None, *,
     """The SLO result of one history (``fault_at``: when the first fault was injected;
     None: no fault, no rate guard)."""
     plan = history.plan
-    started = history.started
     if fault_at is not None:
-        rate = history.rate(started, fault_at) if started is not None else None
+        rate = history.rate_before(fault_at)
         if rate is None or rate < plan.min_rate_ops_s:
             achieved = "no" if rate is None else f"{rate:.1f} ops/s of"
             return SloResult(slo.name, SloStatus.VOID, None, slo.max, slo.unit,
-                             f"void: the traffic before the fault ran {achieved} definite "
+                             f"void: the traffic in the {GUARD_WINDOW_S:g} s before the fault "
+                             f"ran {achieved} definite "
                              f"operations, under its minimum {plan.min_rate_ops_s:g} ops/s: "
                              "too little traffic to judge the history")
     if report is None:

@@ -40,8 +40,16 @@ import urllib3
 from kubernetes import client
 
 from zoneproof import errors
-from zoneproof._util import kube
-from zoneproof.measure.history import History, Operation, OpKind, Outcome, ReadMode, TrafficPlan
+from zoneproof._util import kube, waiting
+from zoneproof.measure.history import (
+    GUARD_WINDOW_S,
+    History,
+    Operation,
+    OpKind,
+    Outcome,
+    ReadMode,
+    TrafficPlan,
+)
 from zoneproof.measure.timeline import Timeline
 from zoneproof.runs import sweep
 from zoneproof.traffic.informer import ConfigMapInformer
@@ -211,6 +219,32 @@ class RegisterTraffic:
         log.info("register traffic: %d clients, %g ops/s, %s reads on %s", s.clients,
                  s.rate_ops_s, s.read_mode, s.namespace)
         return self
+
+    def recent_rate(self, window_s: float = GUARD_WINDOW_S) -> float | None:
+        """Definite operations per second that returned in the last ``window_s``; None until
+        the first call is ``window_s`` old (the guard's measure: ``History.rate_before``)."""
+        now = self.timeline.now()
+        with self._lock:
+            first = min((op.call for op in self._operations), default=None)
+            done = sum(1 for op in self._operations
+                       if op.outcome.definite and op.ret >= now - window_s)
+        return None if first is None or now - first < window_s else done / window_s
+
+    def wait_at_rate(self, timeout_s: float) -> float | None:
+        """Wait until the traffic ran at its minimum rate over the last ``GUARD_WINDOW_S`` (what
+        a fault's history is judged by), at most ``timeout_s``; the rate last seen (under the
+        minimum after a timeout: the history will be VOID, which says so)."""
+        def probe() -> tuple[bool, float | None]:
+            rate = self.recent_rate()
+            return rate is not None and rate >= self.settings.min_rate_ops_s, rate
+
+        try:
+            return waiting.wait_for(probe, what=f"register traffic at "
+                                    f">= {self.settings.min_rate_ops_s:g} ops/s",
+                                    timeout_s=timeout_s, interval_s=0.25)
+        except waiting.WaitTimeout as exc:
+            log.warning("%s", exc)
+            return self.recent_rate()
 
     def stop(self, *, delete_namespace: bool = True) -> History:
         """Stop the clients (each finishes its request) and the informer; the History."""

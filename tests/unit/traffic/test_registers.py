@@ -127,3 +127,31 @@ def test_a_probing_client_only_reads() -> None:
     worker.probing = False
     worker.known_rv = dict.fromkeys(traffic.settings.key_names, "1")  # a cas has its rv
     assert OpKind.GET not in {traffic._choose(worker)[1] for _ in range(50)}
+
+
+def test_the_traffic_is_ready_once_its_last_4_s_ran_at_the_floor() -> None:
+    """A fault comes only once the traffic runs at the rate its history is judged by (the
+    4 s before the fault, ``History.rate_before``), not after a fixed pause."""
+    import types
+
+    clock = [0.0]
+    traffic = registers.RegisterTraffic.__new__(registers.RegisterTraffic)
+    traffic.settings = TrafficSettings("ns", 100.0)
+    traffic.timeline = types.SimpleNamespace(now=lambda: clock[0])  # type: ignore[assignment]
+    traffic._lock = threading.Lock()
+    slow = [Operation(0, 0, "k", OpKind.GET, t / 20, t / 20 + 0.01, Outcome.OK) for t in range(60)]
+    unknown = [Operation(0, 0, "k", OpKind.PUT, 3 + t / 200, 3.01 + t / 200, Outcome.UNKNOWN)
+               for t in range(800)]
+    traffic._operations = slow
+    clock[0] = 2.9
+    assert traffic.recent_rate() is None, "the first call is not 4 s old"
+    assert traffic.wait_at_rate(timeout_s=0.3) is None
+    clock[0] = 4.0
+    assert traffic.recent_rate() == 60 / 4 and traffic.wait_at_rate(timeout_s=0.3) == 15.0
+    traffic._operations = slow + unknown
+    assert traffic.recent_rate() == 15.0, "unknown outcomes do not count"
+    fast = [Operation(0, 0, "k", OpKind.GET, 3 + t / 200, 3.01 + t / 200, Outcome.OK)
+            for t in range(800)]
+    traffic._operations = slow + fast
+    clock[0] = 7.0
+    assert traffic.wait_at_rate(timeout_s=5) == 200.0, "the last 4 s: 800 operations"

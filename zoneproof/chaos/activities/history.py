@@ -14,13 +14,14 @@ __all__ = ["start_history_traffic", "stop_history_traffic"]
 # chaostoolkit's discovery lists only positional-or-keyword parameters
 def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0,  # noqa: PLR0917
                           min_rate_ops_s: float | None = None, clients: int = 16, keys: int = 5,
-                          seed: int = 0) -> str:
+                          seed: int = 0, ready_within_s: float = 20.0) -> dict[str, Any]:
     """Start register traffic (``clients`` threads, ``rate_ops_s`` in total on ``keys``
     ConfigMaps; reads by ``read_mode``: quorum, watch-cache or informer) recording every
-    operation; its namespace. Start it >= 5 s before the first fault: the history is void
-    when the traffic before the fault ran under ``min_rate_ops_s`` (default: what the
-    backend's beds carry, ``Traits.history_min_rate_ops_s``). Stopped, and its history
-    saved as ``history.json``, by ``stop_history_traffic`` or when the run closes."""
+    operation, and return once it ran at ``min_rate_ops_s`` (default: what the backend's
+    beds carry, ``Traits.history_min_rate_ops_s``) over the last ``GUARD_WINDOW_S``, or after
+    ``ready_within_s``: its namespace and that rate. The history is void when the traffic
+    ran slower in the ``GUARD_WINDOW_S`` before the fault. Stopped, and its history saved as
+    ``history.json``, by ``stop_history_traffic`` or when the run closes."""
     try:
         mode = ReadMode(read_mode)
     except ValueError:
@@ -33,10 +34,11 @@ def start_history_traffic(read_mode: str = "quorum", rate_ops_s: float = 150.0, 
     namespace = experiment.named(run, "zp-history")
     if min_rate_ops_s is None:
         min_rate_ops_s = clusters.backend_type(run.config.backend).traits.history_min_rate_ops_s
-    run.traffic.start(RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
+    traffic = run.traffic.start(RegisterTraffic(run.cluster.kubeconfig, run.timeline, TrafficSettings(
         namespace=namespace, keys=keys, clients=clients, rate_ops_s=rate_ops_s,
         min_rate_ops_s=min_rate_ops_s, read_mode=mode, seed=seed)).start())
-    return namespace
+    rate = traffic.wait_at_rate(ready_within_s)
+    return {"namespace": namespace, "ops_per_s": None if rate is None else round(rate, 1)}
 
 
 def stop_history_traffic() -> dict[str, Any]:
