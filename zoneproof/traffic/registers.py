@@ -220,15 +220,15 @@ class RegisterTraffic:
                  s.rate_ops_s, s.read_mode, s.namespace)
         return self
 
-    def recent_rate(self, window_s: float = GUARD_WINDOW_S) -> float | None:
-        """Definite operations per second that returned in the last ``window_s``; None until
-        the first call is ``window_s`` old (the guard's measure: ``History.rate_before``)."""
+    def recent_rate(self) -> float | None:
+        """The rate the guard would judge if a fault came now (``History.rate_before``);
+        None until the first call is ``GUARD_WINDOW_S`` old."""
         now = self.timeline.now()
         with self._lock:
-            first = min((op.call for op in self._operations), default=None)
-            done = sum(1 for op in self._operations
-                       if op.outcome.definite and op.ret >= now - window_s)
-        return None if first is None or now - first < window_s else done / window_s
+            operations = tuple(self._operations)
+        recorded = History(self.settings.plan(), self.timeline.start_wall, operations)
+        started = recorded.started
+        return None if started is None or now - started < GUARD_WINDOW_S else recorded.rate_before(now)
 
     def wait_at_rate(self, timeout_s: float) -> float | None:
         """Wait until the traffic ran at its minimum rate over the last ``GUARD_WINDOW_S`` (what

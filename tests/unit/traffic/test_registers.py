@@ -137,7 +137,7 @@ def test_the_traffic_is_ready_once_its_last_4_s_ran_at_the_floor() -> None:
     clock = [0.0]
     traffic = registers.RegisterTraffic.__new__(registers.RegisterTraffic)
     traffic.settings = TrafficSettings("ns", 100.0)
-    traffic.timeline = types.SimpleNamespace(now=lambda: clock[0])  # type: ignore[assignment]
+    traffic.timeline = types.SimpleNamespace(now=lambda: clock[0], start_wall="")  # type: ignore[assignment]
     traffic._lock = threading.Lock()
     slow = [Operation(0, 0, "k", OpKind.GET, t / 20, t / 20 + 0.01, Outcome.OK) for t in range(60)]
     unknown = [Operation(0, 0, "k", OpKind.PUT, 3 + t / 200, 3.01 + t / 200, Outcome.UNKNOWN)
@@ -153,5 +153,5 @@ def test_the_traffic_is_ready_once_its_last_4_s_ran_at_the_floor() -> None:
     fast = [Operation(0, 0, "k", OpKind.GET, 3 + t / 200, 3.01 + t / 200, Outcome.OK)
             for t in range(800)]
     traffic._operations = slow + fast
-    clock[0] = 7.0
+    clock[0] = 7.01  # the last of them returned at 7.005
     assert traffic.wait_at_rate(timeout_s=5) == 200.0, "the last 4 s: 800 operations"
