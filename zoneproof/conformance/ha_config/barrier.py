@@ -27,12 +27,12 @@ from zoneproof.conformance.ha_config import model, selection
 from zoneproof.specs.ha_config import facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["PROBES", "SYNC_HPA", "SYNC_NAME", "SYNC_PROBE", "Pending", "Post", "answer_of", "called",
+__all__ = ["HPA_PROBE", "PROBES", "SYNC_HPA", "SYNC_NAME", "SYNC_PROBE", "Pending", "Post", "answer_of", "called",
            "created",
            "facts_changed", "hpas_changed", "probe_request", "sees_sync_hpa", "unshowable", "wait"]
 
 Post = Callable[[str, JsonObject], JsonValue]
-"""Posts a probe Deployment (CREATE) in a namespace; ``answer_of`` what came back, or None
+"""Posts a probe (a Deployment or an HPA: CREATE) in a namespace; ``answer_of`` what came back, or None
 when the webhook gave no allowed answer (it errored, or could not be reached)."""
 
 SYNC_NAME = "zoneproof-sync"
@@ -53,21 +53,31 @@ SYNC_PROBE = _probe(SYNC_NAME, 5, {keys.LABEL_TYPE: keys.TYPE_SERVER}, {keys.ANN
 """A server with 5 replicas and host-spread: a webhook seeing the sync HPA (max 5) keeps 5
 replicas (§5 step 5) or, on several Nodes, gives the hostname constraint minDomains 3 (§8
 maxR); without it, 2 replicas and minDomains 2."""
+HPA_PROBE: JsonObject = {
+    "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+    "metadata": {"name": "zp-probe-hpa", "labels": {keys.LABEL_TYPE: keys.TYPE_CONTROLLER}, "annotations": {}},
+    "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "zp-probe-none"},
+             "minReplicas": 1, "maxReplicas": 1}}
+"""§6: a controller HPA's min/max tell ftt ``""`` from the others (1, else 2) and get no zone:
+it shows that fact where the namespace's zones make every workload's answer invalid for the
+API server (pinning with a zone " a": entries are not trimmed, §2, §7)."""
 PROBES: tuple[JsonObject, ...] = (
     _probe("zp-probe-spread", 10, {}, {}),
     _probe("zp-probe-controller", 5, {keys.LABEL_TYPE: keys.TYPE_CONTROLLER}, {}),
     _probe("zp-probe-nodes", 2, {}, {keys.ANNOTATION_HOST_SPREAD: "true"}),
+    HPA_PROBE,
 )
 """Probes that show every namespace fact and the Node count: §7 affinity (zones, pinning),
-§8 constraints (ftt, nZones up to 10, several Nodes), §5 replicas (ftt ``""``). No HPA
-targets their names."""
+§8 constraints (ftt, nZones up to 10, several Nodes), §5 replicas (ftt ``""``), §6 HPA
+min/max. No HPA targets their names; probes are never stored (dry-run)."""
 
 
 def probe_request(probe: JsonObject, namespace: str) -> model.Request:
     """The CREATE of ``probe`` in ``namespace``."""
     meta = probe["metadata"]
     assert isinstance(meta, dict)
-    return model.Request("CREATE", "apps", "v1", "Deployment", namespace, str(meta["name"]),
+    group, version = str(probe["apiVersion"]).split("/")
+    return model.Request("CREATE", group, version, str(probe["kind"]), namespace, str(meta["name"]),
                          {**probe, "metadata": {**meta, "namespace": namespace}})
 
 
@@ -80,6 +90,8 @@ def answer_of(obj: JsonObject | None, refusal: str | None = None) -> JsonValue:
     template = spec.get("template")
     pod = template.get("spec") if isinstance(template, dict) else None
     pod = pod if isinstance(pod, dict) else {}
+    if obj.get("kind") == "HorizontalPodAutoscaler":
+        return {"minReplicas": spec.get("minReplicas"), "maxReplicas": spec.get("maxReplicas")}
     answer: JsonValue = json.loads(json.dumps(
         {"replicas": spec.get("replicas"), "affinity": pod.get("affinity"),
          "tsc": pod.get("topologySpreadConstraints"), "tolerations": pod.get("tolerations")}))

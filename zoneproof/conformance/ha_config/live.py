@@ -299,7 +299,7 @@ def dry_run_post(api: client.ApiClient) -> barrier.Post:
     A validation refusal (422) is an answer: admission passed, the output is refused (e.g.
     zones " a")."""
     def post(namespace: str, probe: JsonObject) -> JsonValue:
-        stored, refused, status = Objects(api, "Deployment", namespace).create(probe, dry_run=True)
+        stored, refused, status = Objects(api, str(probe["kind"]), namespace).create(probe, dry_run=True)
         if stored is not None or status == validation.UNPROCESSABLE:
             return barrier.answer_of(stored, refused)
         return None
@@ -313,7 +313,7 @@ def review_post(send: direct.Send) -> barrier.Post:
         request = barrier.probe_request(probe, namespace)
         uid = str(uuid.uuid4())
         assert isinstance(request.obj, dict)
-        status, body = send(direct.review_body(direct.API_VERSIONS[0], uid=uid, kind="Deployment",
+        status, body = send(direct.review_body(direct.API_VERSIONS[0], uid=uid, kind=request.kind,
                                                namespace=namespace, name=request.name,
                                                operation="CREATE", obj=request.obj))
         answer = direct.judge_answer(direct.API_VERSIONS[0], uid, request.obj, status, body)

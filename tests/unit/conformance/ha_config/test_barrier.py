@@ -104,3 +104,31 @@ def test_an_hpa_change_needs_no_wait_where_the_api_server_refuses_every_probe() 
     assert pending.check(barrier.SYNC_PROBE, invalid)
     assert not pending.check(barrier.SYNC_PROBE, {"refused": "admission webhook denied the request"})
     assert not pending.check(barrier.SYNC_PROBE, {"replicas": 2, "tsc": []})
+
+
+def through_api_server(current: list[model.Facts]) -> barrier.Post:
+    """Probes answered as the API server would, with the model as its webhook (validation)."""
+    def post(namespace: str, probe: dict[str, object]) -> object:
+        request = barrier.probe_request(probe, namespace)  # type: ignore[arg-type]
+        [(how, outcome)] = generated._expected_through_api_server(differential.Example(request, current[0]))
+        return barrier.answer_of(outcome.obj) if how == "stored" else {
+            "refused": outcome.message or f"{request.kind} is invalid: "}
+
+    return post  # type: ignore[return-value]
+
+
+def test_a_tolerance_change_shows_where_the_api_server_refuses_every_workload() -> None:
+    """Qualify, shared cluster (seed 3875190804): zones " a" with pinning make every workload
+    invalid for the API server (§2: not trimmed; §7: pinned whatever the type), so the
+    Deployment probes answered the same refusal before and after ftt went "zone " -> "": the
+    barrier waited 30 s and failed the reference webhook. A controller HPA's min/max follow
+    the ftt and get no zone (§6): the HPA probe shows the change."""
+    pinned = {"ANNOTATION_ZONES": " a", "ANNOTATION_ZONE_PINNING": "true"}
+    old = annotated(ANNOTATION_FAILURE_TOLERANCE_TYPE="zone ", **pinned)
+    new = annotated(ANNOTATION_FAILURE_TOLERANCE_TYPE="", **pinned)
+    seen = [old]
+    pending = barrier.facts_changed(NS, old, new, through_api_server(seen), what="the ftt")
+    assert barrier.HPA_PROBE in pending.probes
+    assert barrier.wait([pending], through_api_server(seen), timeout_s=0.3, interval_s=0.1) == [pending]
+    seen[0] = new
+    assert barrier.wait([pending], through_api_server(seen), timeout_s=1) == []
