@@ -84,7 +84,8 @@ ETCD_EXPERIMENTS = etcd-kill-leader,etcd-kill-follower,etcd-quorum-loss
 # conformance suite and the zone-outage and dns-outage experiments on kind (--zp-backend
 # kind, unchanged), and the etcd experiments on an HA control plane (3 control-plane nodes,
 # ~7 min). The generated controller schedules are left to test-local and test-kind-chaos:
-# their nodes are Node objects the executor posts on either backend (~4.5 min on kind).
+# their nodes are Node objects the executor posts on either backend (~4.5 min on kind). The
+# VOID self-check judges the runner, not the backend: test-local runs it (~90 s on kind).
 test-kind: setup
 	bash scripts/setup-docker.sh
 	$(BIN)/zoneproof build --node-image
@@ -92,7 +93,8 @@ test-kind: setup
 	$(BIN)/pytest -p no:xdist -m kind tests/integration/kind
 	$(BIN)/pytest -p no:xdist -m "not mutants" --zp-backend kind conformance \
 		--ignore conformance/ha_controller/test_generated.py \
-		chaos/test_experiments.py --zp-experiments zone-outage,dns-outage
+		chaos/test_experiments.py --zp-experiments zone-outage,dns-outage \
+		-k "not test_a_void_history_runs_the_experiment_again"
 	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-etcd-members 3 --zp-nodes-per-zone 1 \
 		chaos/test_experiments.py --zp-experiments $(ETCD_EXPERIMENTS)
 	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-components in-cluster --zp-nodes-per-zone 1 \

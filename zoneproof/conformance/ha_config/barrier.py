@@ -10,7 +10,9 @@ Before an input is judged against facts, the webhook must have seen them:
   fed in order, so the earlier changes are in too;
 * a namespace's annotations or the Node count changed (``facts_changed``): the probes whose
   answers the model says differ between the old and the new facts (``PROBES``) answer
-  differently from before the change, or as the model says for the new facts.
+  differently from before the change, or as the model says for the new facts; a probe the
+  API server refused as invalid before the change and will again after it cannot show it and
+  is not waited on (where no probe can, nothing judged through the API server differs).
 
 ``wait`` polls until every pending change is reflected or the bound passes; what was never
 reflected is returned, to be reported as such, never judged.
@@ -23,13 +25,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from zoneproof.conformance.ha_config import model, selection
+from zoneproof.conformance.ha_config import model, selection, validation
 from zoneproof.specs.ha_config import facts, keys
 from zoneproof.specs.ha_config.payloads import JsonObject, JsonValue
 
-__all__ = ["HPA_PROBE", "PROBES", "SYNC_HPA", "SYNC_NAME", "SYNC_PROBE", "Pending", "Post", "answer_of", "called",
-           "created",
-           "facts_changed", "hpas_changed", "probe_request", "sees_sync_hpa", "unshowable", "wait"]
+__all__ = ["HPA_PROBE", "PROBES", "SYNC_HPA", "SYNC_NAME", "SYNC_PROBE", "Pending", "Post", "answer_of",
+           "called", "created", "facts_changed", "hpas_changed", "probe_request", "sees_sync_hpa",
+           "unshowable", "wait"]
 
 Post = Callable[[str, JsonObject], JsonValue]
 """Posts a probe (a Deployment or an HPA: CREATE) in a namespace; ``answer_of`` what came back, or None
@@ -55,7 +57,8 @@ replicas (§5 step 5) or, on several Nodes, gives the hostname constraint minDom
 maxR); without it, 2 replicas and minDomains 2."""
 HPA_PROBE: JsonObject = {
     "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-    "metadata": {"name": "zp-probe-hpa", "labels": {keys.LABEL_TYPE: keys.TYPE_CONTROLLER}, "annotations": {}},
+    "metadata": {"name": "zp-probe-hpa", "labels": {keys.LABEL_TYPE: keys.TYPE_CONTROLLER},
+                 "annotations": {}},
     "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "zp-probe-none"},
              "minReplicas": 1, "maxReplicas": 1}}
 """§6: a controller HPA's min/max tell ftt ``""`` from the others (1, else 2) and get no zone:
@@ -115,6 +118,17 @@ def _expected(facts_: model.Facts, probe: JsonObject) -> list[JsonValue]:
     namespace = facts_.namespace.name if facts_.namespace else ""
     return [answer_of(o.obj) if o.allowed else {"refused": o.message}
             for o in model.admit(probe_request(probe, namespace), facts_)]
+
+
+def _invalid(facts_: model.Facts, probe: JsonObject) -> bool:
+    """Does the API server refuse as invalid every output the model allows for ``probe`` under
+    ``facts_``? A probe answered so before and after a change cannot show it (posted through
+    the API server: e.g. pinning to zones " a" then " a,b")."""
+    namespace = facts_.namespace.name if facts_.namespace else ""
+    request = probe_request(probe, namespace)
+    allowed = [o.obj for o in model.admit(request, facts_) if o.allowed]
+    return bool(allowed) and all(isinstance(obj, dict) and validation.refusal(request.kind, obj) is not None
+                                 for obj in allowed)
 
 
 @dataclass(slots=True)
@@ -187,8 +201,10 @@ def facts_changed(namespace: str, old: model.Facts, new: model.Facts, before: Po
                   shows: bool = True) -> Pending:
     """The namespace's annotations or the Node count changed from ``old`` to ``new``; call it
     before making the change (``before`` posts the probes the model says tell them apart)."""
-    probes = [p for p in PROBES if _expected(old, p) != _expected(new, p)] if shows else []
-    earlier = {json.dumps(p, sort_keys=True): before(namespace, p) for p in probes}
+    candidates = [p for p in PROBES if _expected(old, p) != _expected(new, p)] if shows else []
+    earlier = {json.dumps(p, sort_keys=True): before(namespace, p) for p in candidates}
+    probes = [p for p in candidates
+              if not (unshowable(earlier[json.dumps(p, sort_keys=True)]) and _invalid(new, p))]
 
     def check(probe: JsonObject, seen: JsonValue) -> bool:
         if seen is None:

@@ -132,3 +132,21 @@ def test_a_tolerance_change_shows_where_the_api_server_refuses_every_workload() 
     assert barrier.wait([pending], through_api_server(seen), timeout_s=0.3, interval_s=0.1) == [pending]
     seen[0] = new
     assert barrier.wait([pending], through_api_server(seen), timeout_s=1) == []
+
+
+def test_a_zone_change_needs_no_wait_where_the_api_server_refuses_every_probe_before_and_after() -> None:
+    """Pinned to zones " a", then " a,b": every workload probe is refused as invalid before
+    and after (§2, §7) and HPAs get no zone (§6): no probe can show the change, and nothing
+    judged through the API server depends on it, so it needs no wait (waiting for it failed
+    the reference webhook after 30 s)."""
+    pinned = {"ANNOTATION_FAILURE_TOLERANCE_TYPE": "zone", "ANNOTATION_ZONE_PINNING": "true"}
+    old = annotated(ANNOTATION_ZONES=" a", **pinned)
+    seen = [old]
+    pending = barrier.facts_changed(NS, old, annotated(ANNOTATION_ZONES=" a,b", **pinned),
+                                    through_api_server(seen), what="the zones")
+    assert pending.probes == []
+    assert barrier.wait([pending], through_api_server(seen), timeout_s=0.3, interval_s=0.1) == []
+    valid = barrier.facts_changed(NS, old, annotated(ANNOTATION_ZONES="a", **pinned),
+                                  through_api_server(seen), what="the zones")
+    assert valid.probes
+    assert barrier.wait([valid], through_api_server(seen), timeout_s=0.3, interval_s=0.1) == [valid]
