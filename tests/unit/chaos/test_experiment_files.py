@@ -18,6 +18,7 @@ from zoneproof.slo import figures
 
 CHAOS = Path(__file__).resolve().parents[3] / "chaos"
 EXPERIMENTS = sorted(CHAOS.glob("*.yaml"))
+HISTORIES = [p for p in EXPERIMENTS if "func: start_history_traffic" in p.read_text()]
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -54,6 +55,19 @@ def test_uses_the_control_and_has_rollbacks(path: Path) -> None:
     modules = [c["provider"]["module"] for c in experiment.get("controls", [])]
     assert modules == ["zoneproof.chaos.control"]
     assert experiment["rollbacks"], f"{path.name} declares no rollbacks"
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
+def test_the_history_traffic_starts_right_before_the_first_fault(path: Path) -> None:
+    """``start_history_traffic`` returns once the last 4 s ran at the floor, and the guard
+    judges the 4 s before the first fault: nothing may come between them (a writer started
+    there with a 2 s pause once dropped the rate from 125 to 72 ops/s: VOID)."""
+    method = _load(path)["method"]
+    funcs = [a.get("provider", {}).get("func") for a in method]
+    start = funcs.index("start_history_traffic")
+    assert not method[start].get("pauses"), f"{path.name}: a pause after the traffic's start"
+    assert funcs[start + 1] == "inject_fault", (
+        f"{path.name}: {method[start + 1]['name']!r} comes between the traffic's start and the fault")
 
 
 def test_a_wrong_argument_fails_validation() -> None:
