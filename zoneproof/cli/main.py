@@ -210,8 +210,7 @@ def _add_qualify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 def _add_workers(parser: argparse.ArgumentParser) -> None:
     """``--workers`` (``-n`` is kubectl's namespace: a deprecated alias here)."""
     parser.add_argument("--workers", type=_whole(1, 64), default=qualify.default_workers(),
-                        help="pytest-xdist workers (default: %(default)s: one per core and one more, "
-                        "at most 8)")
+                        help="pytest-xdist workers (default: %(default)s: one per core, at most 8)")
     spelling.add_deprecated(parser, "--workers", "-n")
 
 

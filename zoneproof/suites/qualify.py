@@ -58,12 +58,12 @@ SCALE_SUITE = "chaos/scale"
 
 
 def default_workers() -> int:
-    """pytest-xdist workers when not told: one per core and one more, at most 8. The gate's
-    tests mostly wait, so beds side by side overlap the waits; but the history traffic needs
-    CPU before each fault. On 2 cores two per core passed on a fast host and false-failed
-    twice of twice on one ~1.35x slower (VOIDs, leader waits timed out); one per core and one
-    more passed on both (docs/gate.md). 8 is about the number of the gate's long work units."""
-    return min(8, len(os.sched_getaffinity(0)) + 1)
+    """pytest-xdist workers when not told: one per core, at most 8. The gate's tests mostly
+    wait, so more beds than cores overlap more waits, but the history traffic needs CPU
+    before each fault: on 2 cores of a slower host, 3 and 4 workers starved it (VOID twice,
+    a failure without a finding) while 2 ran it at 145 ops/s and took about as long
+    (docs/gate.md). 8 is about the number of the gate's long work units."""
+    return min(8, len(os.sched_getaffinity(0)))
 
 
 @dataclass(frozen=True, slots=True)
