@@ -197,19 +197,24 @@ def hpas_changed(namespace: str, sync_present: bool, *, shows: bool = True) -> P
                        sees_sync_hpa(seen) == sync_present or unshowable(seen)))
 
 
+def _key(probe: JsonObject) -> str:
+    """A probe as a dict key (probes are JSON, not hashable)."""
+    return json.dumps(probe, sort_keys=True)
+
+
 def facts_changed(namespace: str, old: model.Facts, new: model.Facts, before: Post, *, what: str,
                   shows: bool = True) -> Pending:
     """The namespace's annotations or the Node count changed from ``old`` to ``new``; call it
     before making the change (``before`` posts the probes the model says tell them apart)."""
-    candidates = [p for p in PROBES if _expected(old, p) != _expected(new, p)] if shows else []
-    earlier = {json.dumps(p, sort_keys=True): before(namespace, p) for p in candidates}
-    probes = [p for p in candidates
-              if not (unshowable(earlier[json.dumps(p, sort_keys=True)]) and _invalid(new, p))]
+    after = {_key(p): _expected(new, p) for p in PROBES} if shows else {}
+    candidates = [p for p in PROBES if shows and _expected(old, p) != after[_key(p)]]
+    earlier = {_key(p): before(namespace, p) for p in candidates}
+    probes = [p for p in candidates if not (unshowable(earlier[_key(p)]) and _invalid(new, p))]
 
     def check(probe: JsonObject, seen: JsonValue) -> bool:
         if seen is None:
             return False
-        return seen != earlier[json.dumps(probe, sort_keys=True)] or seen in _expected(new, probe)
+        return seen != earlier[_key(probe)] or seen in after[_key(probe)]
 
     return Pending(namespace, what, probes, check)
 
