@@ -20,6 +20,7 @@ from zoneproof._util import processes
 from zoneproof.cli import main
 from zoneproof.cluster.kind import KindBackend, docker, tools
 from zoneproof.cluster.kind import config as kind_config
+from zoneproof.cluster.kind.backend import kind_create
 from zoneproof.cluster.spec import ClusterSpec
 
 SMALL = {"zones": ("zone-a",), "nodes_per_zone": 1, "etcd_members": 1}
@@ -80,12 +81,14 @@ def user_cluster(kind_ready: str, kind_binary: Path, tmp_path: Path) -> Iterator
     env = {k: v for k, v in os.environ.items() if not k.startswith("KIND_EXPERIMENTAL")}
     argv = [str(kind_binary), "create", "cluster", "--name", name, "--config", str(config),
             "--image", kind_ready, "--kubeconfig", str(tmp_path / "user.kubeconfig")]
+    delete = [str(kind_binary), "delete", "cluster", "--name", name, "--kubeconfig",
+              str(tmp_path / "user.kubeconfig")]
     try:
-        processes.run(argv, env=env, timeout_s=600)
+        kind_create(argv, log_file=tmp_path / "kind-create.log", delete=delete, progress=print,
+                    env=env)
         yield name
     finally:
-        processes.run([str(kind_binary), "delete", "cluster", "--name", name, "--kubeconfig",
-                       str(tmp_path / "user.kubeconfig")], timeout_s=300)
+        processes.run(delete, timeout_s=300)
         if not network_existed:
             docker.remove_network_if_unused("kind")
 

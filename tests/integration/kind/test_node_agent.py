@@ -26,6 +26,7 @@ from zoneproof.cluster import facets, nodeagent
 from zoneproof.cluster.existing import AgentCluster
 from zoneproof.cluster.interface import Capability
 from zoneproof.cluster.kind import docker
+from zoneproof.cluster.kind.backend import kind_create
 from zoneproof.cluster.spec import ClusterSpec
 from zoneproof.faults import Injector, StopKubelets, ZoneOutage
 from zoneproof.faults.dns import DnsOutage
@@ -52,9 +53,10 @@ def foreign(kind_ready: str, kind_binary: Path, tmp_path_factory: pytest.TempPat
     kubeconfig = tmp_path_factory.mktemp("foreign") / "kubeconfig"
     kind = str(kind_binary)
     try:
-        subprocess.run([kind, "create", "cluster", "--name", name, "--config", str(config),
-                        "--image", kind_ready, "--kubeconfig", str(kubeconfig), "--wait", "180s"],
-                       check=True, capture_output=True, timeout=600)
+        kind_create([kind, "create", "cluster", "--name", name, "--config", str(config),
+                     "--image", kind_ready, "--kubeconfig", str(kubeconfig), "--wait", "180s"],
+                    log_file=kubeconfig.with_name("kind-create.log"), progress=print,
+                    delete=[kind, "delete", "cluster", "--name", name], env={})
         subprocess.run([kind, "load", "image-archive", str(archive), "--name", name], check=True,
                        capture_output=True, timeout=600)
         yield kubeconfig

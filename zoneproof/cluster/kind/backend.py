@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import tenacity
@@ -35,6 +35,12 @@ _CREATE_TIMEOUT_S = 900.0
 #: last failure then names it.
 _DELETE_TRIES = 3
 _DELETE_PAUSE_S = 5.0
+#: kind gives each node container a fixed 30 s to log its boot line (systemd's "Reached
+#: target Multi-User System", or "detected cgroup v1"); under load one can miss it (CI: 7
+#: nodes booting beside a running cluster on 2 cores). Such a create is deleted and tried
+#: again from nothing, up to this many times; any other failure is final at once.
+_CREATE_TRIES = 3
+_BOOT_TIMED_OUT = "could not find a log line that matches"
 
 
 def _missing_images(spec: ClusterSpec, image: str) -> list[str]:
@@ -98,7 +104,7 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
         steps: list[Step] = [
             (f"kind create cluster {cluster.kind_name}: {spec.etcd_members} control plane, "
              f"{count - spec.etcd_members} workers in {', '.join(spec.zones)} (log: "
-             f"{paths.create_log})", lambda: self._kind_create(kind, cluster, keep_on_failure)),
+             f"{paths.create_log})", lambda: self._kind_create(kind, cluster, keep_on_failure, progress)),
             (f"waiting for {count} nodes Ready and the default ServiceAccount", cluster.wait_ready),
         ]
         try:
@@ -169,13 +175,16 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
                                        ownership.STATE_KEY: made.to_dict()})
         return paths
 
-    def _kind_create(self, kind: Path, cluster: KindCluster, retain: bool) -> None:
+    def _kind_create(self, kind: Path, cluster: KindCluster, retain: bool,
+                     progress: Progress) -> None:
         docker.ensure_network()
         argv = [str(kind), "create", "cluster", "--name", cluster.kind_name,
                 "--config", str(cluster.paths.config), "--image", cluster.image,
                 "--kubeconfig", str(cluster.paths.kubeconfig), "--wait", "0s"]
-        processes.run([*argv, "--retain"] if retain else argv, env=tools.kind_env(),
-                      log_file=cluster.paths.create_log, timeout_s=_CREATE_TIMEOUT_S)
+        kind_create([*argv, "--retain"] if retain else argv, log_file=cluster.paths.create_log,
+                    delete=[str(kind), "delete", "cluster", "--name", cluster.kind_name,
+                            "--kubeconfig", str(cluster.paths.kubeconfig)],
+                    progress=progress)
 
     def delete(self, name: str, *, progress: Progress) -> bool:
         """Delete kind cluster ``zp-<name>`` and its state; False if zoneproof has none."""
@@ -196,6 +205,30 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
             shutil.rmtree(paths.root, ignore_errors=True)
             ownership.unclaim(self.name, paths.root.name)
             progress(f"deleted kind cluster {kind_name} in {time.monotonic() - started:.1f}s")
+
+
+def kind_create(argv: Sequence[str], *, log_file: Path, delete: Sequence[str],
+                progress: Progress, env: Mapping[str, str] | None = None) -> None:
+    """Run ``kind create cluster`` (with ``env``, zoneproof's docker network by default);
+    when a node missed kind's boot wait, delete what it made (``delete``) and run it again,
+    up to ``_CREATE_TRIES`` times; the last failure is raised."""
+    def boot_timed_out(exc: BaseException) -> bool:
+        return isinstance(exc, processes.CommandError) and _BOOT_TIMED_OUT in exc.output
+
+    def again(state: tenacity.RetryCallState) -> None:
+        progress(f"a node container did not log its boot within kind's 30 s (a loaded machine); "
+                 f"deleting it and creating again (try {state.attempt_number + 1} of "
+                 f"{_CREATE_TRIES}); the failed try's log: {log_file}.{state.attempt_number}")
+        shutil.copyfile(log_file, f"{log_file}.{state.attempt_number}")
+        processes.run(delete, env=tools.kind_env() if env is None else env,
+                      timeout_s=_CREATE_TIMEOUT_S)
+
+    for attempt in tenacity.Retrying(stop=tenacity.stop_after_attempt(_CREATE_TRIES),
+                                     retry=tenacity.retry_if_exception(boot_timed_out),
+                                     before_sleep=again, reraise=True):
+        with attempt:
+            processes.run(argv, env=tools.kind_env() if env is None else env,
+                          log_file=log_file, timeout_s=_CREATE_TIMEOUT_S)
 
 
 def kind_delete(argv: Sequence[str]) -> None:
