@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from zoneproof.conformance.ha_controller.schedule import Event, NodeSpec, PodSpec, Schedule
 
-__all__ = ["FAMILIES", "WAITS", "draw_batch", "families", "schedules"]
+__all__ = ["CHOSEN_STATES", "FAMILIES", "WAITS", "draw_batch", "families", "schedules"]
 
 #: Waits that matter: instants, a watch round trip, a retry period, under and over the
 #: renew deadline (4 s), the lease duration (6 s) and the reaction bound (10 s).
@@ -149,22 +149,35 @@ def _nodes(draw: st.DrawFn, least: int = 2) -> tuple[NodeSpec, ...]:
     return tuple(NodeSpec(zone) for zone in zones)
 
 
+#: Every state a chosen pod can be in when its node fails: each phase, and a running or
+#: pending pod already deleted gracefully (terminating: on a dead node that delete never
+#: finishes, which is what the force delete is for).
+CHOSEN_STATES = (("Running", False), ("Pending", False), ("Succeeded", False),
+                 ("Failed", False), ("Running", True), ("Pending", True))
+
+
 def _chosen(draw: st.DrawFn, name: str, node: int, watched: int) -> PodSpec:
-    """A pod the controller must act on: matching, watched, any phase."""
-    return PodSpec(name, node, draw(st.sampled_from(["w1", "w2"][:watched])), -1,
-                   draw(st.sampled_from(_PHASES)))
+    """A pod the controller must act on: matching, watched, in any of ``CHOSEN_STATES``."""
+    phase, terminating = draw(st.sampled_from(CHOSEN_STATES))
+    return PodSpec(name, node, draw(st.sampled_from(["w1", "w2"][:watched])), -1, phase,
+                   terminating)
 
 
 @st.composite
 def _scope(draw: st.DrawFn, misses: int) -> Schedule:
-    """C1/C2 (transition, force, selector, namespace, node, leader): a node with chosen
-    pods and pods the controller must leave (each way of missing the selector, the
-    unwatched namespace) goes NotReady under a sitting leader with a standby running; the
-    chosen pods of another node (cordoned and tainted, maybe the same zone) stay."""
+    """C1/C2 (transition, force, selector, namespace, node, leader): a node with a chosen
+    pod in each of ``CHOSEN_STATES`` (a controller that skips any one is caught every
+    batch, not when a free draw happens to hold one) and pods the controller must leave
+    (each way of missing the selector, the unwatched namespace) goes NotReady under a
+    sitting leader with a standby running; the chosen pods of another node (cordoned and
+    tainted, maybe the same zone) stay."""
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
-    pods = [_chosen(draw, "p0", 0, watched), _chosen(draw, "p1", 1, watched),
-            PodSpec("p2", 0, "u", -1, draw(st.sampled_from(_PHASES))),
-            *(PodSpec(f"p{3 + i}", 0, "w1", i, "Running") for i in range(misses))]
+    namespace = st.sampled_from(["w1", "w2"][:watched])
+    pods = [*(PodSpec(f"p{i}", 0, draw(namespace), -1, phase, terminating)
+              for i, (phase, terminating) in enumerate(CHOSEN_STATES))]
+    pods += [_chosen(draw, f"p{len(pods)}", 1, watched),
+             PodSpec(f"p{len(pods) + 1}", 0, "u", -1, draw(st.sampled_from(_PHASES))),
+             *(PodSpec(f"p{len(pods) + 2 + i}", 0, "w1", i, "Running") for i in range(misses))]
     aside = draw(st.permutations(("cordon", "taint")))
     events = [*_START, Event("wait", seconds=draw(_SETTLE)),
               *(Event(kind, node=1) for kind in aside),

@@ -120,3 +120,18 @@ def test_the_scope_and_renode_families_leave_nothing_to_chance() -> None:
         remade = [e for e in renode.events if e.kind == "renode"]
         assert [(e.node, e.status != "True") for e in remade] == [(0, True)], run_seed
         assert renode.pods[0].node == 0 and renode.pods[0].labels < 0
+
+
+def test_the_scope_family_fails_a_node_holding_a_chosen_pod_in_every_state() -> None:
+    """C1 (whatever its phase): every batch, the node the scope family fails holds a chosen
+    pod of each phase and an already terminating one (a controller that skips terminating
+    or pending pods was caught only when a free draw held one: a blind mutant that skipped
+    terminating pods passed a whole batch)."""
+    for run_seed in range(6):
+        batch = generate.draw_batch(len(generate.FAMILIES) + 1, run_seed)
+        scope = next(s for s in batch if s.notes.get("family") == "scope")
+        failed = {e.node for e in scope.events if e.kind == "ready" and e.status != "True"}
+        assert failed == {0}, run_seed
+        states = {(p.phase, p.terminating) for p in scope.pods
+                  if p.node == 0 and p.labels < 0 and p.namespace != "u"}
+        assert states == set(generate.CHOSEN_STATES), run_seed
