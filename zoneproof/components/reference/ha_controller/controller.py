@@ -312,9 +312,10 @@ class Controller:
             namespaces = frozenset({",".join(sorted(namespaces))})
         if not flags.only_watched_namespaces:
             namespaces = None
-        return transitions.pods_to_delete(
+        chosen = transitions.pods_to_delete(
             self._pods.on_node(node), node=node, namespaces=namespaces,
             selector=self._settings.selector if flags.use_selector else None)
+        return chosen if flags.delete_terminating else [p for p in chosen if not p.terminating]
 
     def catch_up_before_leading(self, deleter: deleting.Deleter, timeout_s: float) -> None:
         """The ``acts-before-lease`` variant: once the caches are synced (or ``timeout_s``),

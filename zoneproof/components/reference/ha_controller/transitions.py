@@ -46,6 +46,8 @@ class PodRef:
     uid: str | None
     node_name: str | None
     labels: Mapping[str, str] = field(default_factory=dict, compare=False)
+    terminating: bool = field(default=False, compare=False)
+    """Deleted gracefully already (``metadata.deletionTimestamp`` set)."""
 
 
 def _field(obj: Any, snake: str, camel: str | None = None) -> Any:
@@ -138,6 +140,7 @@ def pod_ref(pod: Any) -> PodRef:
         uid=_field(meta, "uid"),
         node_name=_field(_field(pod, "spec"), "node_name", "nodeName"),
         labels=dict(_field(meta, "labels") or {}),
+        terminating=_field(meta, "deletion_timestamp", "deletionTimestamp") is not None,
     )
 
 

@@ -72,6 +72,10 @@ class Behaviour:
     only_watched_namespaces: bool = True
     """Only pods of the watched namespaces (C2). Broken when False: the pods of every
     namespace are watched and deleted."""
+    delete_terminating: bool = True
+    """Pods already terminating are force-deleted too (C1: whatever its state; a graceful
+    delete never finishes on a dead node). Broken when False: they are skipped as being
+    deleted already."""
     resync_s: float = 0.0
     """0: act on triggers only (C3). Broken when > 0: while leading, the catch-up re-runs
     every ``resync_s`` seconds (a periodic resync), so a pod bound to a NotReady node long
@@ -120,6 +124,9 @@ _BROKEN = (
             "the holder's lease duration", Behaviour(expiry_fraction=0.5)),
     Variant("every-namespace", "force-deletes the selected pods of the failed node in every "
             "namespace, not only the watched ones", Behaviour(only_watched_namespaces=False)),
+    Variant("skips-terminating", "leaves the selected pods already terminating (deleted "
+            "gracefully: on a dead node that never finishes)",
+            Behaviour(delete_terminating=False)),
     Variant("periodic-resync", "while leading, re-runs its catch-up every 3 s (a periodic "
             "resync), not on triggers only", Behaviour(resync_s=3.0)),
 )

@@ -277,6 +277,16 @@ def bound_long_after(variant: str) -> object:
     return deleted(core)
 
 
+def terminating_on_failure(variant: str) -> object:
+    """A selected pod already deleted gracefully (it hangs Terminating on a dead node)."""
+    core = cluster()
+    core.pods[("a", "noobaa-0")]["metadata"]["deletionTimestamp"] = "2026-12-07T10:00:00Z"
+    r = Replica(variant, core, FakeLeaseApi(), FakeClock())
+    r.start()
+    r.set_ready("n1", "False")
+    return deleted(core)
+
+
 SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "acts-on-recovery": (acts_on_recovery, []),
     "ignores-selector": (deleted_on_failure, ["noobaa-0"]),
@@ -297,6 +307,7 @@ SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "takes-lease-early": (lambda v: standby_after_holder_died(v, 10), "other"),
     "every-namespace": (other_namespace, ["noobaa-0"]),
     "periodic-resync": (bound_long_after, []),
+    "skips-terminating": (terminating_on_failure, ["noobaa-0"]),
 }
 
 
