@@ -212,6 +212,8 @@ def kind_create(argv: Sequence[str], *, log_file: Path, delete: Sequence[str],
     """Run ``kind create cluster`` (with ``env``, zoneproof's docker network by default);
     when a node missed kind's boot wait, delete what it made (``delete``) and run it again,
     up to ``_CREATE_TRIES`` times; the last failure is raised."""
+    env = tools.kind_env() if env is None else env
+
     def boot_timed_out(exc: BaseException) -> bool:
         return isinstance(exc, processes.CommandError) and _BOOT_TIMED_OUT in exc.output
 
@@ -220,15 +222,13 @@ def kind_create(argv: Sequence[str], *, log_file: Path, delete: Sequence[str],
                  f"deleting it and creating again (try {state.attempt_number + 1} of "
                  f"{_CREATE_TRIES}); the failed try's log: {log_file}.{state.attempt_number}")
         shutil.copyfile(log_file, f"{log_file}.{state.attempt_number}")
-        processes.run(delete, env=tools.kind_env() if env is None else env,
-                      timeout_s=_CREATE_TIMEOUT_S)
+        kind_delete(delete)
 
     for attempt in tenacity.Retrying(stop=tenacity.stop_after_attempt(_CREATE_TRIES),
                                      retry=tenacity.retry_if_exception(boot_timed_out),
                                      before_sleep=again, reraise=True):
         with attempt:
-            processes.run(argv, env=tools.kind_env() if env is None else env,
-                          log_file=log_file, timeout_s=_CREATE_TIMEOUT_S)
+            processes.run(argv, env=env, log_file=log_file, timeout_s=_CREATE_TIMEOUT_S)
 
 
 def kind_delete(argv: Sequence[str]) -> None:

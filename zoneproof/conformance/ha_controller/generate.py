@@ -156,11 +156,15 @@ CHOSEN_STATES = (("Running", False), ("Pending", False), ("Succeeded", False),
                  ("Failed", False), ("Running", True), ("Pending", True))
 
 
+def _watched(watched: int) -> st.SearchStrategy[str]:
+    """One of the ``watched`` watched namespaces."""
+    return st.sampled_from(["w1", "w2"][:watched])
+
+
 def _chosen(draw: st.DrawFn, name: str, node: int, watched: int) -> PodSpec:
     """A pod the controller must act on: matching, watched, in any of ``CHOSEN_STATES``."""
     phase, terminating = draw(st.sampled_from(CHOSEN_STATES))
-    return PodSpec(name, node, draw(st.sampled_from(["w1", "w2"][:watched])), -1, phase,
-                   terminating)
+    return PodSpec(name, node, draw(_watched(watched)), -1, phase, terminating)
 
 
 @st.composite
@@ -172,8 +176,7 @@ def _scope(draw: st.DrawFn, misses: int) -> Schedule:
     sitting leader with a standby running; the chosen pods of another node (cordoned and
     tainted, maybe the same zone) stay."""
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
-    namespace = st.sampled_from(["w1", "w2"][:watched])
-    pods = [*(PodSpec(f"p{i}", 0, draw(namespace), -1, phase, terminating)
+    pods = [*(PodSpec(f"p{i}", 0, draw(_watched(watched)), -1, phase, terminating)
               for i, (phase, terminating) in enumerate(CHOSEN_STATES))]
     pods += [_chosen(draw, f"p{len(pods)}", 1, watched),
              PodSpec(f"p{len(pods) + 1}", 0, "u", -1, draw(st.sampled_from(_PHASES))),
