@@ -5,8 +5,12 @@ refused there (spec §10 "malformed values"), and a case through the API server 
 that refusal. ``refusal`` gives the API server's message (its own wording, checked
 against kube-apiserver 1.37) for the rules the cases reach, None when the object passes:
 
-* HPA ``spec.minReplicas`` above ``spec.maxReplicas``;
-* required node affinity: ``In``/``NotIn`` without values, values that are no label value;
+* HPA ``spec.maxReplicas`` below ``spec.minReplicas`` (absent: 1), ``minReplicas`` 0 without
+  an Object or External metric (hand-written rules), then the declarative ones of 1.37
+  (reported after the hand-written ones): ``minReplicas`` negative, ``maxReplicas`` 0 (required)
+  or negative;
+* required node affinity: ``In``/``NotIn`` without values, values over 63 bytes or not of a
+  label value's form (one refusal each);
 * a negative ``spec.replicas``.
 
 Live runs need none of this: the real API server answers.
@@ -60,19 +64,44 @@ def _node_affinity_errors(obj: JsonObject) -> list[str]:
                 found.append(f"{where}: Required value: must be specified when `operator` is "
                              "'In' or 'NotIn'")
             for k, value in enumerate(values):
-                if isinstance(value, str) and (len(value) > 63 or not _LABEL_VALUE.fullmatch(value)):
+                if not isinstance(value, str):
+                    continue
+                if len(value.encode()) > 63:
+                    found.append(f"{where}[{k}]: Invalid value: {_go_quote(value)}: must be no more "
+                                 "than 63 bytes")
+                if not _LABEL_VALUE.fullmatch(value):
                     found.append(f"{where}[{k}]: Invalid value: {_go_quote(value)}: "
                                  f"{_LABEL_VALUE_HELP}")
     return found
 
 
+def _hpa_errors(obj: JsonObject) -> list[str]:
+    """autoscaling's hand-written rules first, then its declarative ones (``+k8s:minimum`` on
+    both counts, ``+k8s:required`` on maxReplicas), as kube-apiserver 1.37 reports them, with
+    HPAScaleToZero on (its default there) and minReplicas defaulted to 1 when absent."""
+    low, high = _at(obj, "spec", "minReplicas"), _at(obj, "spec", "maxReplicas")
+    low = 1 if low is None else low
+    found = []
+    if isinstance(low, int) and isinstance(high, int) and high < low:
+        found.append(f"spec.maxReplicas: Invalid value: {high}: must be greater than or equal to "
+                     "`minReplicas`")
+    metrics = _at(obj, "spec", "metrics")
+    if low == 0 and not any(isinstance(m, dict) and m.get("type") in ("Object", "External")
+                            for m in (metrics if isinstance(metrics, list) else [])):
+        found.append("spec.metrics: Forbidden: must specify at least one Object or External metric "
+                     "to support scaling to zero replicas")
+    if isinstance(low, int) and low < 0:
+        found.append(f"spec.minReplicas: Invalid value: {low}: must be greater than or equal to 0")
+    if high == 0:
+        found.append("spec.maxReplicas: Required value")
+    elif isinstance(high, int) and high < 1:
+        found.append(f"spec.maxReplicas: Invalid value: {high}: must be greater than or equal to 1")
+    return found
+
+
 def _errors(kind: str, obj: JsonObject) -> list[str]:
     if kind == "HorizontalPodAutoscaler":
-        low, high = _at(obj, "spec", "minReplicas"), _at(obj, "spec", "maxReplicas")
-        if isinstance(low, int) and isinstance(high, int) and low > high:
-            return [f"spec.maxReplicas: Invalid value: {high}: must be greater than or equal to "
-                    "`minReplicas`"]
-        return []
+        return _hpa_errors(obj)
     found = []
     replicas = _at(obj, "spec", "replicas")
     if isinstance(replicas, int) and replicas < 0:

@@ -99,6 +99,16 @@ def test_validation_model_words_refusals_like_the_api_server() -> None:
     assert validation.refusal("HorizontalPodAutoscaler", deployment(minReplicas=3, maxReplicas=2)) == (
         'HorizontalPodAutoscaler.autoscaling "app" is invalid: spec.maxReplicas: Invalid value: 2: '
         "must be greater than or equal to `minReplicas`")
+    assert validation.refusal("HorizontalPodAutoscaler", deployment(minReplicas=12, maxReplicas=-1)) == (
+        'HorizontalPodAutoscaler.autoscaling "app" is invalid: [spec.maxReplicas: Invalid value: -1: '
+        "must be greater than or equal to `minReplicas`, spec.maxReplicas: Invalid value: -1: must be "
+        "greater than or equal to 1]")  # as kube-apiserver 1.37.2 answered it in a CI run
+    assert validation.refusal("HorizontalPodAutoscaler", deployment(maxReplicas=0)) == (
+        'HorizontalPodAutoscaler.autoscaling "app" is invalid: [spec.maxReplicas: Invalid value: 0: '
+        "must be greater than or equal to `minReplicas`, spec.maxReplicas: Required value]")
+    assert validation.refusal("Deployment", deployment(replicas=2, **affinity(["z" * 64]))) == (
+        f'Deployment.apps "app" is invalid: {terms}[0]: Invalid value: "{"z" * 64}": must be no more '
+        "than 63 bytes")
     assert validation.refusal("Deployment", deployment(replicas=2, **affinity(["z1"]))) is None
     both = validation.refusal("Deployment", deployment(replicas=-1, **affinity([])))
     assert both is not None and both.count("Invalid value") + both.count("Required value") == 2
