@@ -106,12 +106,13 @@ class Target:
 
 def _phases(run: Run, where: str, target: Target, facts: list[model.Facts], *, examples: int,
             api_examples: int, seed: int) -> None:
+    """Posted, then through the API server; only the run's first failure is shrunk."""
     run.report.phases.append(generated.direct_posts(
         target.send, facts, phase=f"{where}: posted to the webhook", examples=examples, run_seed=seed,
-        replay=run.replay, cases_dir=run.cases_dir))
+        replay=run.replay, cases_dir=run.cases_dir, shrink=not run.report.failures))
     run.report.phases.append(generated.api_server(
         target.api, facts, phase=f"{where}: through the API server", examples=api_examples, run_seed=seed,
-        replay=run.replay, cases_dir=run.cases_dir))
+        replay=run.replay, cases_dir=run.cases_dir, shrink=not run.report.failures))
 
 
 @pytest.mark.expected_seconds(12)

@@ -8,8 +8,11 @@ CREATEd first) with the webhook's registration, and judges what the API server a
 or stored: selection by the spec's registration (§3), the model's answer, the API
 server's validation (``validation``), the fields the webhook writes compared as §15 says.
 
-A failure is shrunk by hypothesis to the smallest input that still fails; ``Failure``
-holds it, the differences (field, expected and why, observed, spec section), the seed
+A run's first failure is shrunk by hypothesis to the smallest input that still fails (at
+most hypothesis's 5 minutes: each try is live); later phases of a run that already failed
+draw without shrinking (``shrink=False``) and report their first failing input as drawn, so
+a wrong webhook's run ends in minutes, not in one 5-minute shrink per phase. ``Failure``
+holds the input, the differences (field, expected and why, observed, spec section), the seed
 that replays the run, and a case file (``casegen``) that replays the input alone.
 """
 
@@ -97,11 +100,13 @@ class Phase:
         return 60.0 * self.examples / self.seconds if self.seconds else 0.0
 
 
-def _hypothesis(examples: int, run_seed: int) -> Callable[[Callable[..., None]], Callable[..., None]]:
+def _hypothesis(examples: int, run_seed: int, *,
+                shrink: bool) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def apply(test: Callable[..., None]) -> Callable[..., None]:
+        stages = (Stage.generate, Stage.shrink) if shrink else (Stage.generate,)
         configured = settings(max_examples=examples, deadline=None, database=None,
                               suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
-                              phases=(Stage.generate, Stage.shrink), verbosity=Verbosity.quiet,
+                              phases=stages, verbosity=Verbosity.quiet,
                               print_blob=False)(test)
         return seed(run_seed)(configured)
 
@@ -135,10 +140,12 @@ def _input_text(example: differential.Example) -> str:
 
 
 def _failure(phase: str, example: differential.Example, differences: list[differential.Difference],
-             replay: str, cases_dir: Path | None, *, via: str) -> Failure:
+             replay: str, cases_dir: Path | None, *, via: str, shrunk: bool) -> Failure:
     shown = "\n  ".join(d.shown() for d in differences)
-    text = (f"{phase}: the webhook's answer is not one the spec allows ({via}; input shrunk by "
-            f"hypothesis).\n  {shown}\ninput:\n{_input_text(example)}replay: {replay}")
+    how = "input shrunk by hypothesis" if shrunk else \
+        "input as drawn: not shrunk, an earlier phase of the run failed and was"
+    text = (f"{phase}: the webhook's answer is not one the spec allows ({via}; {how}).\n  {shown}"
+            f"\ninput:\n{_input_text(example)}replay: {replay}")
     case_file = None
     description = f"generated ({phase}): {differences[0].field} ({differences[0].spec})"
     body = casegen.review_case(example, description=description) if via == _POSTED else None
@@ -157,11 +164,12 @@ Judge = Callable[[differential.Example], tuple[differential.Example, list[differ
 
 
 def _drive(result: Phase, strategy: st.SearchStrategy[differential.Example], judge: Judge, *, examples: int,
-           run_seed: int, replay: str, cases_dir: Path | None, via: str) -> Phase:
-    """Draw ``examples`` inputs and judge each; hypothesis shrinks the first failing one."""
+           run_seed: int, replay: str, cases_dir: Path | None, via: str, shrink: bool) -> Phase:
+    """Draw ``examples`` inputs and judge each; hypothesis shrinks the first failing one
+    (``shrink``), else it is reported as drawn."""
     last: list[tuple[differential.Example, list[differential.Difference]]] = []
 
-    @_hypothesis(examples, run_seed)
+    @_hypothesis(examples, run_seed, shrink=shrink)
     @given(strategy)
     def check(drawn: differential.Example) -> None:
         example, found = judge(drawn)
@@ -174,13 +182,13 @@ def _drive(result: Phase, strategy: st.SearchStrategy[differential.Example], jud
         check()
     except AssertionError:
         example, found = last[-1]
-        result.failure = _failure(result.name, example, found, replay, cases_dir, via=via)
+        result.failure = _failure(result.name, example, found, replay, cases_dir, via=via, shrunk=shrink)
     result.seconds = time.monotonic() - started
     return result
 
 
 def direct_posts(send: direct.Send, worlds: list[model.Facts], *, phase: str, examples: int, run_seed: int,
-                 replay: str, cases_dir: Path | None = None) -> Phase:
+                 replay: str, cases_dir: Path | None = None, shrink: bool = True) -> Phase:
     """Post ``examples`` drawn requests to the webhook; judge each (and its output again)."""
     result = Phase(phase)
     if not worlds:
@@ -207,7 +215,7 @@ def direct_posts(send: direct.Send, worlds: list[model.Facts], *, phase: str, ex
         return example, found
 
     return _drive(result, generators.examples(worlds), judge, examples=examples, run_seed=run_seed,
-                  replay=replay, cases_dir=cases_dir, via=_POSTED)
+                  replay=replay, cases_dir=cases_dir, via=_POSTED, shrink=shrink)
 
 
 # --- through the API server -----------------------------------------------------------------
@@ -317,7 +325,7 @@ def _create(objects: live.Objects, name: str, body: JsonObject) -> tuple[JsonObj
 
 
 def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, examples: int,
-               run_seed: int, replay: str, cases_dir: Path | None = None) -> Phase:
+               run_seed: int, replay: str, cases_dir: Path | None = None, shrink: bool = True) -> Phase:
     """Send ``examples`` drawn objects through the API server; judge what it answered or stored."""
     result = Phase(phase)
     worlds = [w for w in worlds if w.namespace is not None]
@@ -363,7 +371,7 @@ def api_server(api: client.ApiClient, worlds: list[model.Facts], *, phase: str, 
 
     try:
         return _drive(result, generators.examples(worlds, api_valid=True), judge, examples=examples,
-                      run_seed=run_seed, replay=replay, cases_dir=cases_dir, via=_THROUGH)
+                      run_seed=run_seed, replay=replay, cases_dir=cases_dir, via=_THROUGH, shrink=shrink)
     finally:
         # what the phase stored goes: later phases (the companion's re-patches after the
         # namespaces change, §11) must meet only the objects they judge
