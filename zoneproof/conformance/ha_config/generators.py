@@ -211,16 +211,21 @@ def draw_namespace(draw: st.DrawFn, name: str) -> facts.NamespaceInfo:
 
 
 def draw_hpas(draw: st.DrawFn, most: int = 4, *, prefix: str = "hpa") -> tuple[facts.HpaInfo, ...]:
-    """HPAs of a namespace: exact targets (apps/v1, Deployment/StatefulSet, a name objects use)
-    and near-misses (other apiVersions, kinds, case, names) (§4 step 3)."""
+    """HPAs of a namespace: exact targets (apps/v1, Deployment/StatefulSet, a name objects use),
+    near-misses differing from one in the apiVersion alone or the kind alone (an object of
+    that name and kind meets them often), and free ones (other names too) (§4 step 3)."""
     found = []
     for index in range(draw(_index(most + 1))):
-        if _chance(draw, 2):
-            version, kind = "apps/v1", _pick(draw, ("Deployment", "StatefulSet"))
-        else:
+        version, kind, name = "apps/v1", _pick(draw, ("Deployment", "StatefulSet")), _pick(draw, NAMES)
+        miss = draw(_index(5))  # 0, 1: exact; 2: only the apiVersion differs; 3: only the kind; 4: free
+        if miss == 2:
+            version = _pick(draw, _TARGET_VERSIONS[1:])
+        elif miss == 3:
+            kind = _pick(draw, [k for k in _TARGET_KINDS if k != kind])
+        elif miss == 4:
             version, kind = _pick(draw, _TARGET_VERSIONS), _pick(draw, _TARGET_KINDS)
-        found.append(facts.HpaInfo(f"{prefix}-{index}", version, kind, _pick(draw, (*NAMES, "other")),
-                                   _pick(draw, HPA_MAXIMA)))
+            name = _pick(draw, (*NAMES, "other"))
+        found.append(facts.HpaInfo(f"{prefix}-{index}", version, kind, name, _pick(draw, HPA_MAXIMA)))
     return tuple(found)
 
 

@@ -65,6 +65,7 @@ CAUGHT_BY: dict[str, set[str]] = {
     "companion-not-at-start": {"companion-acts-at-start"},
     "handler-checks-namespace-label": {"review-namespace-without-consider"},
     "hpa-cache-ignores-deletes": {"hpa-deleted-scales-down"},
+    "hpa-any-apps-version": {"hpa-target-v1beta1-not-recognised"},
     "hpa-max-from-min": {"hpa-max-below-min-refused"},
     "caps-raise-at-hpa-max": {"hpa-scaled-raise-not-capped"},
     "min-domains-hpa-max-above-replicas": {"hpa-scaled-above-max-min-domains"},

@@ -81,10 +81,14 @@ def admit(request: Request, cluster: facts.ClusterFacts, *, settings: Toleration
     policy = rules.NamespacePolicy.from_annotations(namespace.annotations, behaviour,
                                                     namespace.labels)
     target = f"{request.group}/{request.version}" if request.group else request.version
+
+    def targets(h: facts.HpaInfo) -> bool:
+        version = h.target_api_version if behaviour.hpa_exact_api_version else \
+            target if h.target_api_version.startswith(f"{request.group}/") else h.target_api_version
+        return (version, h.target_kind, h.target_name) == (target, request.kind, request.name)
+
     try:
-        match = next((h for h in cluster.hpas(request.namespace)
-                      if (h.target_api_version, h.target_kind, h.target_name)
-                      == (target, request.kind, request.name)), None)
+        match = next((h for h in cluster.hpas(request.namespace) if targets(h)), None)
     except facts.FactsError as exc:
         return _errored(f"failed to list all HPAs: {exc}")
     try:

@@ -57,6 +57,8 @@ class Behaviour:
     """Broken when True: a present but empty zones annotation pins to ``In []``."""
     hpa_cache_deletes: bool = True
     """The HPA cache forgets deleted HPAs."""
+    hpa_exact_api_version: bool = True
+    """An HPA targets the object only with the exact ``apps/v1`` (False: any ``apps/`` version)."""
     # Replicas (§5, §6)
     controller_reduction: bool = True
     """``ftt=""`` and type ``controller`` give 1 replica."""
@@ -274,6 +276,8 @@ _BROKEN = (
             "consider=true", Behaviour(handler_checks_consider=True)),
     Variant("hpa-cache-ignores-deletes", "a deleted HPA stays in the cache and keeps scaling",
             Behaviour(hpa_cache_deletes=False)),
+    Variant("hpa-any-apps-version", "an HPA targeting apps/v1beta1 (any apps/ version) counts",
+            Behaviour(hpa_exact_api_version=False)),
     Variant("hpa-max-from-min", "a raised HPA maxReplicas becomes minReplicas, not want",
             Behaviour(hpa_max_to_want=False)),
     Variant("caps-raise-at-hpa-max", "an HPA-scaled raise is capped at the HPA's maxReplicas",

@@ -1,7 +1,10 @@
-"""Only a run's first failure is shrunk: later phases report their first failing input as drawn
-(a wrong webhook's live run would otherwise spend up to hypothesis's 5 minutes per phase)."""
+"""The generated webhook suite's runs in-process: only a run's first failure is shrunk (later
+phases report their first failing input as drawn: a wrong webhook's live run would otherwise
+spend up to hypothesis's 5 minutes per phase), and what one default phase's posts catch."""
 
 from __future__ import annotations
+
+import pytest
 
 from zoneproof.components.reference.ha_config import variants
 from zoneproof.conformance.ha_config import generated, model, reference
@@ -23,3 +26,14 @@ def test_the_first_failure_is_shrunk_and_a_later_one_is_reported_as_drawn() -> N
     assert "input shrunk by hypothesis" in first.failure.text
     assert "input as drawn: not shrunk" in later.failure.text
     assert later.examples < first.examples  # the shrinker's tries are judged inputs too
+
+
+@pytest.mark.parametrize("run_seed", [0, 1, 2])
+def test_generated_posts_catch_an_hpa_matched_on_any_apps_version(run_seed: int) -> None:
+    """Drawn HPAs include near-misses differing from a target only in the apiVersion, so the
+    posts of one default phase meet the variant that counts ``apps/v1beta1`` (they met it in
+    none of 3,000 when near-misses were drawn freely)."""
+    posted, _ = reference.generated_catch(variants.VARIANTS["hpa-any-apps-version"],
+                                          examples=generated.BUDGETS["default"].examples, scenarios=1,
+                                          run_seed=run_seed)
+    assert posted is not None
