@@ -290,7 +290,8 @@ class _Run:
 
     def labels_of(self, pod: PodSpec) -> dict[str, str]:
         if pod.labels < 0:
-            return self.selector.satisfying()
+            matching = self.selector.matching()
+            return matching[(-1 - pod.labels) % len(matching)]
         misses = self.selector.misses()
         return misses[pod.labels % len(misses)] if misses else {"zoneproof.dev/miss": "x"}
 

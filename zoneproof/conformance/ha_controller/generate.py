@@ -31,11 +31,19 @@ from hypothesis import strategies as st
 
 from zoneproof.conformance.ha_controller.schedule import Event, NodeSpec, PodSpec, Schedule
 
-__all__ = ["CHOSEN_STATES", "FAMILIES", "WAITS", "draw_batch", "families", "schedules"]
+__all__ = ["CHOSEN_STATES", "FAMILIES", "MATCHING_WAYS", "MISSES", "WAITS", "draw_batch", "families",
+           "schedules"]
 
 #: Waits that matter: instants, a watch round trip, a retry period, under and over the
 #: renew deadline (4 s), the lease duration (6 s) and the reaction bound (10 s).
 WAITS = (0.05, 0.3, 1.0, 2.0, 3.5, 4.5, 7.0, 11.0)
+#: ``PodSpec.labels`` of pods that match the selector: the smallest labels, then other ways
+#: (another value of a set, a negative requirement's key present, an empty value, an extra
+#: label: ``labels.Selector.matching``).
+MATCHING_WAYS = (-1, -2, -3, -4, -5)
+#: Ways of missing the selector drawn (``labels.Selector.misses``; a selector with fewer
+#: wraps round): every way of every ``labels.SHAPES`` selector.
+MISSES = 12
 _PHASES = ("Running", "Running", "Pending", "Succeeded", "Failed")
 
 
@@ -44,13 +52,14 @@ def _pods(nodes: int, watched: int, misses: int, prefix: str) -> st.SearchStrate
     return st.builds(
         PodSpec, name=st.just(prefix), node=st.integers(0, nodes - 1),
         namespace=st.sampled_from(namespaces),
-        labels=st.one_of(st.just(-1), st.just(-1), st.integers(0, max(0, misses - 1)))
-        if misses else st.just(-1),
+        labels=st.one_of(st.just(-1), st.just(-1), st.sampled_from(MATCHING_WAYS[1:]),
+                         st.integers(0, max(0, misses - 1)))
+        if misses else st.one_of(st.just(-1), st.sampled_from(MATCHING_WAYS[1:])),
         phase=st.sampled_from(_PHASES), terminating=st.sampled_from((False, False, True)))
 
 
 @st.composite
-def schedules(draw: st.DrawFn, *, misses: int = 3, max_events: int = 14,
+def schedules(draw: st.DrawFn, *, misses: int = MISSES, max_events: int = 14,
               max_seconds: float = 24.0) -> Schedule:
     """A schedule; ``misses``: how many ways the selector can be missed; at most
     ``max_events`` events and ``max_seconds`` of waits."""
@@ -170,8 +179,9 @@ def _chosen(draw: st.DrawFn, name: str, node: int, watched: int) -> PodSpec:
 @st.composite
 def _scope(draw: st.DrawFn, misses: int) -> Schedule:
     """C1/C2 (transition, force, selector, namespace, node, leader): a node with a chosen
-    pod in each of ``CHOSEN_STATES`` (a controller that skips any one is caught every
-    batch, not when a free draw happens to hold one) and pods the controller must leave
+    pod in each of ``CHOSEN_STATES`` and with labels matching each of ``MATCHING_WAYS`` (a
+    controller that skips any one is caught every batch, not when a free draw happens to
+    hold one) and pods the controller must leave
     (each way of missing the selector, the unwatched namespace) goes NotReady under a
     sitting leader with a standby running; the chosen pods of another node (cordoned and
     tainted, maybe the same zone) stay."""
@@ -181,6 +191,8 @@ def _scope(draw: st.DrawFn, misses: int) -> Schedule:
     pods += [_chosen(draw, f"p{len(pods)}", 1, watched),
              PodSpec(f"p{len(pods) + 1}", 0, "u", -1, draw(st.sampled_from(_PHASES))),
              *(PodSpec(f"p{len(pods) + 2 + i}", 0, "w1", i, "Running") for i in range(misses))]
+    pods += [PodSpec(f"p{len(pods) + i}", 0, draw(_watched(watched)), way, "Running")
+             for i, way in enumerate(MATCHING_WAYS[1:])]
     aside = draw(st.permutations(("cordon", "taint")))
     events = [*_START, Event("wait", seconds=draw(_SETTLE)),
               *(Event(kind, node=1) for kind in aside),
@@ -318,7 +330,7 @@ FAMILIES = {"scope": _scope, "late": _late, "catch-up": _catch_up, "handover": _
 _HEAD_DRAWS = 6
 
 
-def families(misses: int = 3) -> st.SearchStrategy[tuple[Schedule, ...]]:
+def families(misses: int = MISSES) -> st.SearchStrategy[tuple[Schedule, ...]]:
     """One schedule of each family (a batch's head)."""
     return st.tuples(*(family(misses) for family in FAMILIES.values()))
 
@@ -338,7 +350,7 @@ def _capped(events: list[Event], max_seconds: float) -> list[Event]:
     return kept
 
 
-def draw_batch(count: int, run_seed: int, *, misses: int = 3, max_events: int = 14,
+def draw_batch(count: int, run_seed: int, *, misses: int = MISSES, max_events: int = 14,
                max_seconds: float = 24.0) -> list[Schedule]:
     """``count`` schedules drawn by hypothesis from ``run_seed`` (deterministic: the same
     seed and arguments give the same batch). Hypothesis explores around what it drew, so

@@ -86,6 +86,22 @@ class Selector:
                 labels[r.key] = "yes"
         return labels
 
+    def matching(self) -> list[dict[str, str]]:
+        """Labels that satisfy it, one set per way (the smallest first): each other value of a
+        set, a negative requirement's key present with an allowed value, an existence with an
+        empty value, and a label the selector does not name."""
+        base = self.satisfying()
+        found = [base]
+        for r in self.requirements:
+            if r.op == "in":
+                found += [{**base, r.key: value} for value in r.values[1:]]
+            elif r.op in ("!=", "notin") and r.key not in base:
+                found.append({**base, r.key: "other"})
+            elif r.op == "exists":
+                found.append({**base, r.key: ""})
+        found.append({**base, "zoneproof.dev/other": "x"})
+        return [labels for labels in found if self.matches(labels)]
+
     def misses(self) -> list[dict[str, str]]:
         """Labels that satisfy every requirement but one, one way per way to miss it:
         the key absent, another value, a value differing in case or by a suffix, the key
@@ -100,7 +116,7 @@ class Selector:
                           if value.upper() != value else {**rest, r.key: value + "0"},
                           {**rest, r.key.upper(): value} if r.key.upper() != r.key else rest]
             elif r.op in ("!=", "notin"):
-                found.append({**rest, r.key: r.values[0]})
+                found += [{**rest, r.key: value} for value in r.values]
             elif r.op == "exists":
                 found.append(rest)
             else:
@@ -115,10 +131,15 @@ def parse(text: str) -> Selector:
     return Selector(tuple(_requirement(p) for p in _split(text)))
 
 
-SHAPES = ("app=noobaa", "app in (noobaa,noobaa-db)", "app==noobaa,tier!=db",
-          "app notin (web,legacy),app", "app=noobaa,!legacy")
-"""Selectors of every shape the grammar has (equality, set, inequality, existence), one drawn
-per batch when the run names none: the controller is told a label selector, not only ``k=v``."""
+SHAPES = ("app=noobaa,tier in (core,db),zone!=z9,owner,!legacy",
+          "app in (noobaa,noobaa-db),tier==core,zone notin (z8,z9),!canary,owner",
+          "owner,!legacy,app in (noobaa,noobaa-db),zone notin (z8,z9),tier=core",
+          "tier notin (web,legacy),app==noobaa,role in (worker,db),owner,!canary",
+          "app in (noobaa,noobaa-db),zone!=z9,!legacy,owner,tier=core")
+"""Selectors the controller is told, one drawn per batch when the run names none: each holds
+every kind of requirement the grammar has (a set, an equality, an inequality, an existence and
+a non-existence; spellings and order vary by shape), so that every batch meets each one's
+semantics: a controller misreading any kind is exposed by every batch, not by one in five."""
 
 
 def drawn(seed: int) -> str:

@@ -38,7 +38,8 @@ class NodeSpec:
 @dataclass(frozen=True, slots=True)
 class PodSpec:
     """A pod bound to node ``node`` (index) in namespace ``namespace`` (``w1``, ``w2``
-    watched; ``u`` not), with labels that match the selector (``labels`` -1) or miss it the
+    watched; ``u`` not), with labels that match the selector (``labels`` -1: the smallest
+    set; -2, -3: the ``-1 - labels``-th of ``labels.Selector.matching``) or miss it the
     ``labels``-th way (``labels.Selector.misses``), in ``phase``, gracefully deleted
     already (``terminating``) or not."""
 
@@ -107,7 +108,8 @@ class Event:
 
 
 def _pod(pod: PodSpec) -> str:
-    labels = "matching" if pod.labels < 0 else f"missing the selector (way {pod.labels})"
+    labels = ("matching" if pod.labels == -1 else f"matching (way {-1 - pod.labels})") if pod.labels < 0 \
+        else f"missing the selector (way {pod.labels})"
     state = f"{pod.phase}{', terminating' if pod.terminating else ''}"
     return f"pod {pod.name} in {pod.namespace} on node {pod.node}, {labels}, {state}"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zoneproof import errors
-from zoneproof.conformance.ha_controller import labels
+from zoneproof.conformance.ha_controller import generate, labels
 
 
 @pytest.mark.parametrize(("selector", "matching", "missing"), [
@@ -54,9 +54,36 @@ def _equality_only(text: str) -> labels.Selector:
 
 
 def test_a_controller_that_reads_only_equality_terms_deletes_a_pod_the_model_forbids() -> None:
-    """Each shape but plain ``k=v`` has a pod the model leaves alone that such a controller
-    would select; and the batches draw those shapes (not only ``app=noobaa``)."""
+    """Each shape has a pod the model leaves alone that such a controller would select; and
+    the batches draw every shape."""
     wider = [s for s in labels.SHAPES if any(_equality_only(s).matches(m) for m in labels.parse(s).misses())]
-    assert set(wider) == set(labels.SHAPES) - {"app=noobaa"}
+    assert set(wider) == set(labels.SHAPES)
     drawn = {labels.drawn(seed) for seed in range(50)}
     assert drawn == set(labels.SHAPES)
+
+
+@pytest.mark.parametrize("shape", labels.SHAPES)
+def test_pods_to_act_on_match_every_way_the_selector_allows(shape: str) -> None:
+    """Chosen pods do not all carry the smallest labels: a set's other values, a negative
+    requirement's key with an allowed value, an existence with an empty value, an extra
+    label (a blind mutant matching only the first value of ``in`` passed every batch)."""
+    selector = labels.parse(shape)
+    matching = selector.matching()
+    assert matching[0] == selector.satisfying()
+    assert all(selector.matches(m) for m in matching) and len(matching) >= 2
+    for r in selector.requirements:
+        if r.op == "in":
+            assert {m[r.key] for m in matching} == set(r.values)
+        if r.op in ("!=", "notin") and r.key not in matching[0]:
+            assert any(r.key in m for m in matching)
+
+
+@pytest.mark.parametrize("shape", labels.SHAPES)
+def test_every_drawn_selector_holds_every_kind_of_requirement(shape: str) -> None:
+    """One shape per batch, each with a set, an equality, an inequality, an existence and a
+    non-existence: every batch meets each one's semantics; its ways fit what is drawn."""
+    selector = labels.parse(shape)
+    ops = {r.op for r in selector.requirements}
+    assert {"in", "=", "exists", "!"} <= ops and ops & {"!=", "notin"}
+    assert len(selector.misses()) <= generate.MISSES
+    assert len(selector.matching()) <= len(generate.MATCHING_WAYS)

@@ -135,3 +135,13 @@ def test_the_scope_family_fails_a_node_holding_a_chosen_pod_in_every_state() -> 
         states = {(p.phase, p.terminating) for p in scope.pods
                   if p.node == 0 and p.labels < 0 and p.namespace != "u"}
         assert states == set(generate.CHOSEN_STATES), run_seed
+
+
+def test_the_scope_family_fails_a_node_holding_a_chosen_pod_matching_every_way() -> None:
+    """C1/C2 (the selector as the API server reads it): every batch, the failed node holds
+    chosen pods with labels matching each way (``generate.MATCHING_WAYS``)."""
+    for run_seed in range(6):
+        batch = generate.draw_batch(len(generate.FAMILIES) + 1, run_seed)
+        scope = next(s for s in batch if s.notes.get("family") == "scope")
+        ways = {p.labels for p in scope.pods if p.node == 0 and p.labels < 0 and p.namespace != "u"}
+        assert ways == set(generate.MATCHING_WAYS), run_seed
