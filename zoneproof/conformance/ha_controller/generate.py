@@ -205,10 +205,10 @@ def _scope(draw: st.DrawFn, misses: int) -> Schedule:
 def _late(draw: st.DrawFn, misses: int) -> Schedule:
     """C3 (trigger), C1: a node goes NotReady and stays so past the reaction bound while one
     leader keeps renewing; then a chosen pod is bound to it (no trigger explains acting on
-    it: no periodic sweep), its NotReady status changes (False <-> Unknown: no Ready ->
-    NotReady transition either), time passes (8 s or more: a controller re-listing at such
-    a period reads a relist as no transition either), and the node may recover (nothing to
-    do then)."""
+    it: no periodic sweep), its NotReady status changes both ways (False -> Unknown and
+    Unknown -> False, either first: no Ready -> NotReady transition either), time passes
+    (8 s or more: a controller re-listing at such a period reads a relist as no transition
+    either), and the node may recover (nothing to do then)."""
     del misses
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))
     down = draw(_DOWN)
@@ -216,6 +216,7 @@ def _late(draw: st.DrawFn, misses: int) -> Schedule:
               Event("ready", node=0, status=down), Event("wait", seconds=11.0),
               Event("pod", pod=_chosen(draw, "p1", 0, watched)), Event("wait", seconds=1.0),
               Event("ready", node=0, status="Unknown" if down == "False" else "False"),
+              Event("wait", seconds=1.0), Event("ready", node=0, status=down),
               Event("wait", seconds=draw(st.sampled_from((7.0, 9.0, 11.0))))]
     if draw(st.booleans()):
         events += [Event("ready", node=0, status="True"), Event("wait", seconds=2.0)]

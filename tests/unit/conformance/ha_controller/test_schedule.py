@@ -145,3 +145,14 @@ def test_the_scope_family_fails_a_node_holding_a_chosen_pod_matching_every_way()
         scope = next(s for s in batch if s.notes.get("family") == "scope")
         ways = {p.labels for p in scope.pods if p.node == 0 and p.labels < 0 and p.namespace != "u"}
         assert ways == set(generate.MATCHING_WAYS), run_seed
+
+
+def test_the_late_family_changes_a_not_ready_status_both_ways() -> None:
+    """C3: False -> Unknown and Unknown -> False after a pod was bound past the bound, every
+    batch (with one way only, a controller acting on the other passed half the batches)."""
+    for run_seed in range(6):
+        batch = generate.draw_batch(len(generate.FAMILIES) + 1, run_seed)
+        late = next(s for s in batch if s.notes.get("family") == "late")
+        statuses = [e.status for e in late.events if e.kind == "ready"]
+        pairs = set(zip(statuses, statuses[1:], strict=False))
+        assert {("False", "Unknown"), ("Unknown", "False")} <= pairs, run_seed

@@ -185,7 +185,7 @@ class Controller:
         flags = self._settings.behaviour
         acts = transitions.triggers_action(
             before, after, on_unknown=flags.act_on_unknown, on_false=flags.act_on_false,
-            on_recovery=flags.act_on_recovery)
+            on_recovery=flags.act_on_recovery, on_not_ready_change=flags.act_on_not_ready_change)
         self._log_transition(name, before, after, acts=acts, seen="watch")
         if acts:
             self._queue.put(Transition(name, before, after))

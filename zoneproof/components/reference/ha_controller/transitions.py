@@ -118,13 +118,16 @@ def triggers_action(
     on_unknown: bool = True,
     on_false: bool = True,
     on_recovery: bool = False,
+    on_not_ready_change: bool = False,
 ) -> bool:
     """Whether ``before`` → ``after`` makes the controller force-delete pods.
 
     The reference (defaults) acts on True→False and True→Unknown only; ``before`` None
-    (a node not seen before) never acts. ``on_unknown=False``, ``on_false=False`` and
-    ``on_recovery=True`` are the broken variants' predicates.
+    (a node not seen before) never acts. ``on_unknown=False``, ``on_false=False``,
+    ``on_recovery=True`` and ``on_not_ready_change=True`` are the broken variants' predicates.
     """
+    if on_not_ready_change and before is not None and is_not_ready(before) and is_not_ready(after):
+        return before is not after
     if before is ReadyState.TRUE:
         return ((on_false and after is ReadyState.FALSE)
                 or (on_unknown and after is ReadyState.UNKNOWN))

@@ -23,6 +23,8 @@ class Behaviour:
     """True→False (the kubelet reports NotReady itself, e.g. runtime down) triggers deletes."""
     act_on_recovery: bool = False
     """Broken when True: a transition into Ready also triggers deletes."""
+    act_on_not_ready_change: bool = False
+    """Broken when True: False↔Unknown (still NotReady, no Ready→NotReady) triggers deletes."""
     use_selector: bool = True
     """Only pods matching the label selector are deleted."""
     grace_period_seconds: int | None = 0
@@ -127,6 +129,9 @@ _BROKEN = (
     Variant("skips-terminating", "leaves the selected pods already terminating (deleted "
             "gracefully: on a dead node that never finishes)",
             Behaviour(delete_terminating=False)),
+    Variant("acts-on-not-ready-change", "also force-deletes pods when a NotReady node's status "
+            "changes False↔Unknown (no Ready→NotReady transition)",
+            Behaviour(act_on_not_ready_change=True)),
     Variant("periodic-resync", "while leading, re-runs its catch-up every 3 s (a periodic "
             "resync), not on triggers only", Behaviour(resync_s=3.0)),
 )

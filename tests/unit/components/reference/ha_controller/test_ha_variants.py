@@ -87,6 +87,13 @@ def acts_on_recovery(variant: str) -> object:
     return deleted(core)
 
 
+def acts_on_not_ready_change(variant: str) -> object:
+    """n1 went False (its pods deleted), a matching pod was bound to it, then Unknown."""
+    core, r = bound_after_failure(variant)
+    r.set_ready("n1", "Unknown")
+    return deleted(core)
+
+
 def deleted_on_failure(variant: str, status: str = "False") -> object:
     core = cluster()
     r = Replica(variant, core, FakeLeaseApi(), FakeClock())
@@ -289,6 +296,7 @@ def terminating_on_failure(variant: str) -> object:
 
 SCENARIOS: dict[str, tuple[Callable[[str], object], object]] = {
     "acts-on-recovery": (acts_on_recovery, []),
+    "acts-on-not-ready-change": (acts_on_not_ready_change, []),
     "ignores-selector": (deleted_on_failure, ["noobaa-0"]),
     "graceful-delete": (grace_periods, [0]),
     "no-leader-election": (standby_acts, []),
