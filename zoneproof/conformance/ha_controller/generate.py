@@ -181,8 +181,8 @@ def _scope(draw: st.DrawFn, misses: int) -> Schedule:
     """C1/C2 (transition, force, selector, namespace, node, leader): a node with a chosen
     pod in each of ``CHOSEN_STATES`` and with labels matching each of ``MATCHING_WAYS`` (a
     controller that skips any one is caught every batch, not when a free draw happens to
-    hold one) and pods the controller must leave
-    (each way of missing the selector, the unwatched namespace) goes NotReady under a
+    hold one) and pods the controller must leave (each way of missing the selector, the
+    unwatched namespace) goes NotReady under a
     sitting leader with a standby running; the chosen pods of another node (cordoned and
     tainted, maybe the same zone) stay."""
     nodes, watched = _nodes(draw), draw(st.sampled_from((1, 2)))

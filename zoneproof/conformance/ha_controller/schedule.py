@@ -39,7 +39,7 @@ class NodeSpec:
 class PodSpec:
     """A pod bound to node ``node`` (index) in namespace ``namespace`` (``w1``, ``w2``
     watched; ``u`` not), with labels that match the selector (``labels`` -1: the smallest
-    set; -2, -3: the ``-1 - labels``-th of ``labels.Selector.matching``) or miss it the
+    set; below it: the ``-1 - labels``-th of ``labels.Selector.matching``) or miss it the
     ``labels``-th way (``labels.Selector.misses``), in ``phase``, gracefully deleted
     already (``terminating``) or not."""
 
@@ -108,8 +108,10 @@ class Event:
 
 
 def _pod(pod: PodSpec) -> str:
-    labels = ("matching" if pod.labels == -1 else f"matching (way {-1 - pod.labels})") if pod.labels < 0 \
-        else f"missing the selector (way {pod.labels})"
+    if pod.labels >= 0:
+        labels = f"missing the selector (way {pod.labels})"
+    else:
+        labels = "matching" if pod.labels == -1 else f"matching (way {-1 - pod.labels})"
     state = f"{pod.phase}{', terminating' if pod.terminating else ''}"
     return f"pod {pod.name} in {pod.namespace} on node {pod.node}, {labels}, {state}"
 

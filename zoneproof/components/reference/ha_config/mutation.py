@@ -83,8 +83,9 @@ def admit(request: Request, cluster: facts.ClusterFacts, *, settings: Toleration
     target = f"{request.group}/{request.version}" if request.group else request.version
 
     def targets(h: facts.HpaInfo) -> bool:
-        version = h.target_api_version if behaviour.hpa_exact_api_version else \
-            target if h.target_api_version.startswith(f"{request.group}/") else h.target_api_version
+        version = h.target_api_version
+        if not behaviour.hpa_exact_api_version and version.startswith(f"{request.group}/"):
+            version = target
         return (version, h.target_kind, h.target_name) == (target, request.kind, request.name)
 
     try:
