@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
+# A test past this many seconds fails, printing where it hung (pytest-timeout), instead of
+# holding the run until CI's limit (the longest test takes about 220 s).
+TEST_TIMEOUT_S ?= 1200
+PYTEST := $(BIN)/pytest --timeout $(TEST_TIMEOUT_S)
 
 .PHONY: setup build browser docs schemas wheel test test-local test-kind test-kind-chaos test-long test-signals test-zones test-kind-zones lint unit qualify qualify-scale bench-ceiling certify down clean
 
@@ -49,7 +53,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 unit: setup
-	$(BIN)/pytest tests/unit -q
+	$(PYTEST) tests/unit -q
 
 # Every test: on local beds, then on kind clusters.
 test: test-local test-kind
@@ -59,22 +63,22 @@ test: test-local test-kind
 # a pip install or a browser their history traffic fell under its 100 ops/s floor (VOID).
 LOCAL_MARKERS = "not kind and not long and not zones"
 test-local: lint docs build browser
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m $(LOCAL_MARKERS) \
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadgroup -m $(LOCAL_MARKERS) \
 		--ignore chaos/test_experiments.py
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m $(LOCAL_MARKERS) chaos/test_experiments.py
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadgroup -m $(LOCAL_MARKERS) chaos/test_experiments.py
 
 # The zone experiments and their broken twins (tag zones), each worker on a zoned bed of its
 # own (root: network namespaces); see docs/zones.md for their figures and time.
 test-zones: build
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m zones chaos/test_experiments.py
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadgroup -m zones chaos/test_experiments.py
 
 # The slow variants left out above (every signal at every phase, ...), on local beds.
 test-long: build
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "long and not kind"
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadgroup -m "long and not kind"
 
 # Every signal (SIGINT, SIGTERM, SIGKILL) at every phase (up, conformance, fault, revert).
 test-signals: build
-	$(BIN)/pytest -p no:cacheprovider tests/integration/test_signals.py
+	$(PYTEST) -p no:cacheprovider tests/integration/test_signals.py
 
 ETCD_EXPERIMENTS = etcd-kill-leader,etcd-kill-follower,etcd-quorum-loss
 
@@ -90,22 +94,22 @@ test-kind: setup
 	bash scripts/setup-docker.sh
 	$(BIN)/zoneproof build --node-image
 	$(BIN)/zoneproof build --images
-	$(BIN)/pytest -p no:xdist -m kind tests/integration/kind
-	$(BIN)/pytest -p no:xdist -m "not mutants" --zp-backend kind conformance \
+	$(PYTEST) -p no:xdist -m kind tests/integration/kind
+	$(PYTEST) -p no:xdist -m "not mutants" --zp-backend kind conformance \
 		--ignore conformance/ha_controller/test_generated.py \
 		chaos/test_experiments.py --zp-experiments zone-outage,dns-outage \
 		-k "not test_a_void_history_runs_the_experiment_again"
-	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-etcd-members 3 --zp-nodes-per-zone 1 \
+	$(PYTEST) -p no:xdist --zp-backend kind --zp-etcd-members 3 --zp-nodes-per-zone 1 \
 		chaos/test_experiments.py --zp-experiments $(ETCD_EXPERIMENTS)
-	$(BIN)/pytest -p no:xdist --zp-backend kind --zp-components in-cluster --zp-nodes-per-zone 1 \
+	$(PYTEST) -p no:xdist --zp-backend kind --zp-components in-cluster --zp-nodes-per-zone 1 \
 		chaos/test_experiments.py --zp-experiments zone-outage-components -k "test_experiment and not catches"
 
 # The rest of the chaos set on kind (~19 min on 2 cores) and the generated controller
 # schedules on kind (~4.5 min): not in test-kind, see README.
 test-kind-chaos: setup
-	$(BIN)/pytest -p no:xdist --zp-backend kind -m "not zones" chaos/test_experiments.py \
+	$(PYTEST) -p no:xdist --zp-backend kind -m "not zones" chaos/test_experiments.py \
 		--zp-skip-experiments zone-outage,dns-outage,$(ETCD_EXPERIMENTS)
-	$(BIN)/pytest -p no:xdist --zp-backend kind conformance/ha_controller/test_generated.py
+	$(PYTEST) -p no:xdist --zp-backend kind conformance/ha_controller/test_generated.py
 
 # The zone experiments kind's plain clusters take (kubelet-apiserver-cut: nftables in the zone's
 # node containers) and their broken twins, on one kind cluster; not in test-kind (docs/zones.md).
@@ -113,7 +117,7 @@ test-kind-zones: setup
 	bash scripts/setup-docker.sh
 	$(BIN)/zoneproof build --node-image
 	$(BIN)/zoneproof build --images
-	$(BIN)/pytest -p no:xdist --zp-backend kind -m zones chaos/test_experiments.py \
+	$(PYTEST) -p no:xdist --zp-backend kind -m zones chaos/test_experiments.py \
 		--zp-experiments kubelet-apiserver-cut
 
 # The release gate on the default local backend: build, up, suite, reports, down (no root).
