@@ -89,6 +89,12 @@ REPLICAS_ANNOTATIONS: tuple[str | None, ...] = (
     "9223372036854775808", "-9223372036854775808", "-9223372036854775809", "99999999999999999999",
     "99999999999999999999x", "x99999999999999999999", "00000000000000000000003")
 """The ``replicas`` annotation: Go ``Atoi`` (sign, ASCII digits, int64) and int32 edges."""
+STORED_REPLICAS_MOST = 12
+"""The largest number (either sign) a replicas annotation gives an object sent through the
+API server: the bed's controller manager expands what is stored into pods, and a StatefulSet
+the webhook gave 2^31 - 1 replicas took it to 22 GB, the machine thrashing past CI's limit.
+Larger numbers, in int32's range or not, are posted to the webhook directly."""
+_DIGITS_ONLY = re.compile(r"[+-]?[0-9]+")
 CONSIDER_VALUES: tuple[str | None, ...] = ("true", None, "True", "TRUE", "false", "", "1")
 HPA_MAXIMA = (1, 2, 3, 4, 5, 6, 10, 100)
 """HPA maxReplicas: around the wanted 1/2, minDomains' 3 and the replicas drawn."""
@@ -243,6 +249,20 @@ def draw_facts(draw: st.DrawFn, namespace: str = "team") -> model.Facts:
 
 # --- objects --------------------------------------------------------------------------------
 
+def _many_replicas(value: str | None) -> bool:
+    """Whether ``value`` is a whole number beyond ``STORED_REPLICAS_MOST`` either way."""
+    return (value is not None and bool(_DIGITS_ONLY.fullmatch(value))
+            and abs(int(value)) > STORED_REPLICAS_MOST)
+
+
+def _replicas_annotation(draw: st.DrawFn, *, api_valid: bool) -> str | None:
+    """A replicas annotation; for the API server none with many replicas (``STORED_REPLICAS_MOST``)."""
+    value = _text(draw, REPLICAS_ANNOTATIONS, 1)
+    if api_valid and _many_replicas(value):
+        return _pick(draw, tuple(v for v in REPLICAS_ANNOTATIONS if not _many_replicas(v)), 1)
+    return value
+
+
 def _object_meta(draw: st.DrawFn, name: str, *, api_valid: bool, workload: bool) -> JsonObject:
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
@@ -251,7 +271,7 @@ def _object_meta(draw: st.DrawFn, name: str, *, api_valid: bool, workload: bool)
         labels[keys.LABEL_SKIP] = _pick(draw, ("true", "false", ""))
     if _chance(draw, 2):
         labels["team"] = _pick(draw, _LABEL_VALUES)
-    _put(annotations, keys.ANNOTATION_REPLICAS, _text(draw, REPLICAS_ANNOTATIONS, 1))
+    _put(annotations, keys.ANNOTATION_REPLICAS, _replicas_annotation(draw, api_valid=api_valid))
     if workload:
         _put(annotations, keys.ANNOTATION_HOST_SPREAD, _text(draw, BOOL_TEXTS, 2))
     meta: JsonObject = {"name": name}

@@ -4,6 +4,7 @@ cases hold for it, its Go helpers agree with the reference's, and it is idempote
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -213,3 +214,27 @@ def test_direct_posts_into_live_worlds_include_a_namespace_that_does_not_exist()
     assert {e.request.kind for e in absent} >= {"Deployment", "StatefulSet"}
     assert not [e for e in generators.sample(generators.examples(worlds, api_valid=True), 200, seed=1)
                 if e.facts.namespace is None]
+
+
+def _replicas_asked(obj: object) -> list[int]:
+    """The replica counts ``obj`` asks for: spec.replicas, an HPA's minReplicas, and its
+    replicas annotation when that is a whole number (what a webhook makes spec.replicas)."""
+    if not isinstance(obj, dict):
+        return []
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    asked = [v for v in (spec.get("replicas"), spec.get("minReplicas")) if isinstance(v, int)]
+    annotation = ((obj.get("metadata") or {}).get("annotations") or {}).get(keys.ANNOTATION_REPLICAS)
+    if isinstance(annotation, str) and re.fullmatch(r"[+-]?[0-9]+", annotation):
+        asked.append(int(annotation))
+    return asked
+
+
+def test_nothing_sent_through_the_api_server_asks_for_many_replicas() -> None:
+    """The bed's controller manager makes pods of what the API server stores (a StatefulSet of
+    2^31 - 1 replicas took it to 22 GB): no object drawn for the API server asks for more
+    than STORED_REPLICAS_MOST, by a field or by the annotation a webhook copies into one."""
+    drawn = generators.sample(generators.examples(api_valid=True), 600, seed=1590696506)
+    asked = [n for example in drawn for obj in (example.request.obj, example.request.old)
+             for n in _replicas_asked(obj)]
+    assert len(asked) > 300, "the draws name replicas"
+    assert [n for n in asked if abs(n) > generators.STORED_REPLICAS_MOST] == []
