@@ -134,6 +134,16 @@ def test_a_third_replica_goes_to_the_third_zone(deployed: Deployed) -> None:
             sorted(set(deployed.cluster.spec.zones))
     finally:
         apps.patch_namespaced_deployment_scale("ha-config-webhook", NS, {"spec": {"replicas": 2}})
+        # the next test calls the webhook through its Service: the third pod must be gone, not
+        # shutting down behind an endpoint (the API server once met its EOF there)
+        waiting.wait_for(lambda: _scaled_to_two(deployed, apps), what="2 webhook replicas, the third gone",
+                         timeout_s=ROLLOUT_TIMEOUT_S, interval_s=1.0)
+
+
+def _scaled_to_two(d: Deployed, apps: client.AppsV1Api) -> tuple[bool, str]:
+    ready, seen = _ready(apps, "ha-config-webhook")
+    pods = len(_pods(d, "ha-config-webhook"))
+    return ready and pods == 2, f"{seen}, {pods} pods"
 
 
 def _probe(namespace: str) -> dict[str, Any]:
