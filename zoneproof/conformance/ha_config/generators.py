@@ -255,11 +255,14 @@ def _many_replicas(value: str | None) -> bool:
             and abs(int(value)) > STORED_REPLICAS_MOST)
 
 
+_STORABLE_REPLICAS_ANNOTATIONS = tuple(v for v in REPLICAS_ANNOTATIONS if not _many_replicas(v))
+
+
 def _replicas_annotation(draw: st.DrawFn, *, api_valid: bool) -> str | None:
     """A replicas annotation; for the API server none with many replicas (``STORED_REPLICAS_MOST``)."""
     value = _text(draw, REPLICAS_ANNOTATIONS, 1)
     if api_valid and _many_replicas(value):
-        return _pick(draw, tuple(v for v in REPLICAS_ANNOTATIONS if not _many_replicas(v)), 1)
+        return _pick(draw, _STORABLE_REPLICAS_ANNOTATIONS, 1)
     return value
 
 
