@@ -33,9 +33,10 @@ trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM
 last=0
 while sleep "$interval" & wait $!; do
     if below "$kill_pct"; then
+        top=$(largest 1)
         echo "ci-watch: $(date -u +%T) memory exhausted: $(facts); killing the largest process:"
-        largest 1
-        kill -KILL "$(ps -eo pid= --sort=-rss | head -n 1)" 2>/dev/null || true
+        echo "$top"
+        kill -KILL "$(echo "$top" | awk '{print $5}' | tr -d :)" 2>/dev/null || true
     elif below "$low_pct" && [ $(( $(date +%s) - last )) -ge 120 ]; then
         last=$(date +%s)
         echo "ci-watch: $(date -u +%T) memory low: $(facts)"
