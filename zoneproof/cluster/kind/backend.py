@@ -18,7 +18,7 @@ import tenacity
 
 from zoneproof import errors
 from zoneproof._util import files, processes
-from zoneproof.cluster import audit_policy
+from zoneproof.cluster import audit_policy, replica_guard
 from zoneproof.cluster._common import StateDirBackend, Step, no_interrupts, run_creation
 from zoneproof.cluster.interface import BackendConfig, Progress, Traits
 from zoneproof.cluster.kind import config, docker, tools
@@ -106,6 +106,7 @@ class KindBackend(StateDirBackend[KindPaths, KindCluster]):
              f"{count - spec.etcd_members} workers in {', '.join(spec.zones)} (log: "
              f"{paths.create_log})", lambda: self._kind_create(kind, cluster, keep_on_failure, progress)),
             (f"waiting for {count} nodes Ready and the default ServiceAccount", cluster.wait_ready),
+            replica_guard.step(paths.kubeconfig),
         ]
         try:
             seconds = run_creation(

@@ -23,7 +23,7 @@ from zoneproof import binaries as binaries_
 from zoneproof import errors
 from zoneproof._util import daemons, files, reaping
 from zoneproof._util import ports as free_ports
-from zoneproof.cluster import audit_policy
+from zoneproof.cluster import audit_policy, replica_guard
 from zoneproof.cluster._common import (
     StateDirBackend,
     no_interrupts,
@@ -111,7 +111,7 @@ class LocalBackend(StateDirBackend[render.BedPaths, LocalCluster]):
             ownership.unclaim(self.name, spec.name)
             raise
         cluster = open_cluster(paths)
-        steps = cluster.creation_steps(bins)
+        steps = [*cluster.creation_steps(bins), replica_guard.step(paths.kubeconfig)]
         try:
             seconds = run_creation(
                 steps, what=f"local cluster {spec.name!r}", progress=progress,
