@@ -62,6 +62,13 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _non_negative_seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 seconds, got {text}")
+    return value
+
+
 def _readable(text: str) -> Path:
     path = Path(text)
     if not path.is_file():
@@ -107,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="processes serving the port (SO_REUSEPORT; e.g. one per core), each with "
                         "its own caches and a share of --max-connections; the node controller runs "
                         "in the first (default %(default)s)")
+    parser.add_argument("--shutdown-delay", type=_non_negative_seconds, default=0.0, metavar="S",
+                        help="on SIGTERM, serve S seconds more while draining (/readyz 503, every "
+                        "answer closes its connection) before it stops: behind a Service, the "
+                        "endpoint and kube-proxy lag behind a deleted pod (deploy/: 5; a second "
+                        "signal stops at once; default %(default)s)")
     parser.add_argument("--no-companion", action="store_true",
                         help="do not run the node controller (spec section 11) in this process")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -176,7 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         jsonlog.emit(log, logging.INFO, "webhook-stopping", signal=signal.Signals(signum).name)
         if me is not None:
             me.signal_workers(signum)
-        threading.Thread(target=webhook.shutdown, daemon=True).start()
+        again = webhook.draining  # a second signal cuts the drain short
+        threading.Thread(target=webhook.shutdown if again else lambda: webhook.drain(args.shutdown_delay),
+                         daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

@@ -177,7 +177,7 @@ class _Exchange:
             self.head = event.method == b"HEAD"
             async with asyncio.timeout_at(request_deadline):
                 reply = await self._answer(event, overloaded)
-                close = reply.close or self.server.stopping or not self._body_consumed()
+                close = reply.close or self.server.closing or not self._body_consumed()
                 await self._send(reply, close=close, deadline=request_deadline)
             if self.h11.our_state is not h11.DONE or self.h11.their_state is not h11.DONE:
                 return
@@ -212,6 +212,8 @@ class _Exchange:
                                      f"({_SERVING})", ("Allow", allow))
         if path == keys.WEBHOOK_PATH:
             return await self._review(request, started)
+        if path == "/readyz" and self.server.draining:
+            return _Reply(503, b"draining: shutting down\n", "text/plain; charset=utf-8")
         if path == "/readyz" and not self.server.cluster.synced():
             return _Reply(503, b"caches not synced\n", "text/plain; charset=utf-8")
         return _Reply(200, b"ok\n", "text/plain; charset=utf-8")
@@ -320,6 +322,7 @@ class WebhookServer:
                                                           thread_name_prefix="ha-config-review")
         self.large_slots = threading.BoundedSemaphore(limits.large_review_workers)
         self.stopping = False
+        self.draining = False
         self._exchanges: set[_Exchange] = set()  # of every loop (set.add/discard are atomic)
         self._stops: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
         self._lock = threading.Lock()
@@ -327,6 +330,11 @@ class WebhookServer:
         self._stop_requested = threading.Event()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
+
+    @property
+    def closing(self) -> bool:
+        """Whether every answer now closes its connection (draining or stopping)."""
+        return self.draining or self.stopping
 
     @property
     def port(self) -> int:
@@ -433,6 +441,22 @@ class WebhookServer:
         for loop, stop in stops:
             with contextlib.suppress(RuntimeError):  # that loop already ended
                 loop.call_soon_threadsafe(stop.set)
+
+    def drain(self, delay_s: float) -> None:
+        """Serve ``delay_s`` more, draining, then ``shutdown`` (at once if it is called meanwhile).
+
+        Draining: /readyz answers 503 and every answer closes its connection, while new
+        connections are still served. A pod's Service endpoint and kube-proxy's rules lag
+        behind its deletion, and the API server keeps its connections open: a webhook that
+        stopped listening at once would fail the admissions still routed here. An idle
+        keep-alive connection is left open (closing it could race a request on its way); the
+        client's next request on it gets its answer and the close.
+        """
+        if delay_s > 0 and not self._stop_requested.is_set():
+            self.draining = True
+            jsonlog.emit(log, logging.INFO, "webhook-draining", delay_s=delay_s)
+            self._stop_requested.wait(timeout=delay_s)
+        self.shutdown()
 
     def shutdown(self) -> None:
         """Stop accepting, let in-flight requests finish (5 s at most), close every connection."""

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import signal
 import socket
 import ssl
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +38,8 @@ MODULE = [sys.executable, "-m", "zoneproof.components.reference.ha_config"]
      "argument --max-connections: must be > 0, got -3"),
     (["--port", "1", "--cert-file", "{f}", "--key-file", "{f}", "--workers", "0"],
      "argument --workers: must be > 0, got 0"),
+    (["--port", "1", "--cert-file", "{f}", "--key-file", "{f}", "--shutdown-delay", "-1"],
+     "argument --shutdown-delay: must be >= 0 seconds, got -1"),
 ])
 def test_bad_arguments_exit_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
     existing = tmp_path / "f.pem"
@@ -156,3 +161,31 @@ def test_workers_serve_beside_the_first_and_stop_with_it(tmp_path: Path) -> None
     waiting.wait_for(lambda: (not Path(f"/proc/{second}").exists()
                               or Path(f"/proc/{second}/stat").read_text().split(")")[1].split()[0] == "Z",
                               second), what="the second worker to end", timeout_s=10)
+
+
+def test_sigterm_drains_and_a_second_signal_stops_at_once(tmp_path: Path) -> None:
+    """--shutdown-delay: SIGTERM starts the drain (logged, still listening); a second SIGTERM
+    ends it long before the delay."""
+    ca = certs.make_ca("cli-drain-ca")
+    crt, key = certs.issue_cert(ca, "webhook", sans=("127.0.0.1",)).write(tmp_path, "tls")
+    log_path = tmp_path / "webhook.log"
+    argv = [*MODULE, "--kubeconfig", str(_kubeconfig(tmp_path, _closed_port())), "--port", "0",
+            "--cert-file", str(crt), "--key-file", str(key), "--shutdown-delay", "120"]
+    record = daemons.start("ha-config", argv, log_path)
+
+    def logged(event: str) -> tuple[bool, str]:
+        return f'"event": "{event}"' in log_path.read_text(), log_path.read_text()[-500:]
+
+    try:
+        waiting.wait_for(lambda: logged("webhook-serving"), what="webhook-serving", timeout_s=30)
+        os.kill(record.pid, signal.SIGTERM)
+        waiting.wait_for(lambda: logged("webhook-draining"), what="webhook-draining", timeout_s=10)
+        time.sleep(0.5)
+        assert daemons.alive(record), "it drains for --shutdown-delay"
+        began = time.monotonic()
+        os.kill(record.pid, signal.SIGTERM)
+        waiting.wait_for(lambda: (not daemons.alive(record), "alive"), what="the webhook to end",
+                         timeout_s=20)
+        assert time.monotonic() - began < 20
+    finally:
+        daemons.stop(record, timeout_s=10)

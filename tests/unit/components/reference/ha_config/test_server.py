@@ -138,6 +138,65 @@ def test_readiness_waits_for_caches(pki: tuple[Path, Path, ssl.SSLContext]) -> N
         assert started.call("GET", "/healthz")[0] == 200
 
 
+def _server(pki: tuple[Path, Path, ssl.SSLContext]) -> tuple[server.WebhookServer, Running]:
+    crt, key, context = pki
+    webhook = server.WebhookServer(cluster=CLUSTER, cert_file=crt, key_file=key, port=0)
+    webhook.start()
+    return webhook, Running(webhook.port, context)
+
+
+def test_draining_serves_every_request_with_a_close_then_stops(
+        pki: tuple[Path, Path, ssl.SSLContext]) -> None:
+    """Behind a Service, requests keep coming for a moment after SIGTERM: they are answered,
+    each closing its connection, /readyz says draining, and only then the port is closed."""
+    webhook, started = _server(pki)
+    kept = started.connect()  # a keep-alive connection opened before the drain, idle during it
+    try:
+        kept.request("POST", keys.WEBHOOK_PATH, body=review_body(), headers=JSON)
+        assert kept.getresponse().read()
+        drain = threading.Thread(target=webhook.drain, args=(1.5,))
+        began = time.monotonic()
+        drain.start()
+        waiting.wait_for(lambda: (webhook.draining, "not yet"), what="draining", timeout_s=5, interval_s=0.01)
+        kept.request("POST", keys.WEBHOOK_PATH, body=review_body(), headers=JSON)
+        response = kept.getresponse()
+        assert response.status == 200 and response.getheader("Connection") == "close"
+        assert json.loads(response.read())["response"]["allowed"]
+        fresh = started.connect()
+        fresh.request("POST", keys.WEBHOOK_PATH, body=review_body(), headers=JSON)
+        response = fresh.getresponse()
+        assert (response.status, response.getheader("Connection")) == (200, "close")
+        response.read()
+        fresh.close()
+        assert started.call("GET", "/readyz") == (503, b"draining: shutting down\n")
+        assert time.monotonic() - began < 1.5, "the checks above ran while it drained"
+        drain.join(timeout=15)
+        assert not drain.is_alive() and time.monotonic() - began >= 1.5
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", started.port), timeout=5).close()
+    finally:
+        kept.close()
+        webhook.shutdown()
+
+
+def test_shutdown_cuts_a_drain_short_and_no_delay_stops_at_once(
+        pki: tuple[Path, Path, ssl.SSLContext]) -> None:
+    webhook, _ = _server(pki)
+    drain = threading.Thread(target=webhook.drain, args=(60.0,))
+    drain.start()
+    waiting.wait_for(lambda: (webhook.draining, "not yet"), what="draining", timeout_s=5, interval_s=0.01)
+    began = time.monotonic()
+    webhook.shutdown()
+    drain.join(timeout=15)
+    assert not drain.is_alive() and time.monotonic() - began < 10
+    other, started = _server(pki)
+    began = time.monotonic()
+    other.drain(0.0)
+    assert not other.draining and time.monotonic() - began < 10
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", started.port), timeout=5).close()
+
+
 @dataclass(frozen=True)
 class Bad:
     method: str
