@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -26,7 +27,7 @@ from zoneproof.chaos import catalog, experiment
 from zoneproof.chaos.configuration import ExperimentConfig
 from zoneproof.cluster import cluster_dns, facets
 from zoneproof.cluster.interface import Backend, Capability, Cluster
-from zoneproof.components.harness import source
+from zoneproof.components.harness import registry, source
 from zoneproof.runs import identity
 from zoneproof.slo.verdict import not_applicable
 
@@ -163,10 +164,22 @@ def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) 
         params = getattr(item, "callspec", None) and item.callspec.params
         case = params.get("case") if params else None
         if isinstance(case, tuple) and len(case) >= 3:
-            reason = s.components.controller.cannot_be(case[1])
+            reason = s.components.controller.cannot_be(case[1]) or _not_the_reference_webhook(s, case)
             if reason is not None:
                 item.add_marker(pytest.mark.skip(reason=not_applicable(
                     f"no broken twin to prove {case[0]} can fail: {reason}")))
+
+
+def _not_the_reference_webhook(s: settings.Settings, case: tuple[Any, ...]) -> str | None:
+    """Why a twin that breaks the reference webhook by its arguments (``deploy-webhook``
+    ``args``) cannot run: another webhook is under test (None: it can)."""
+    arguments = case[3] if len(case) > 3 else {}
+    args = arguments.get("deploy-webhook", {}).get("args")
+    webhook = s.components.webhook
+    reference = (webhook.implementation is not None and webhook.implementation.name == registry.REFERENCE
+                 and webhook.variant == registry.REFERENCE)
+    return None if not args or reference else (
+        f"it runs the reference webhook with {args}, and {webhook.label()} is under test")
 
 
 def _skip_in_cluster_experiments(s: settings.Settings, backend: Backend,

@@ -24,6 +24,7 @@ from zoneproof.chaos.activities.webhook import (
     expect_admissions,
     expect_leader_zone_components,
     remove_webhook,
+    restart_webhook,
     start_admission_traffic,
     stop_admission_traffic,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "probe_member_writes",
     "remove_ha_controller",
     "remove_webhook",
+    "restart_webhook",
     "remove_workloads",
     "revert_faults",
     "start_admission_traffic",

@@ -20,11 +20,14 @@ from zoneproof.cluster import facets
 from zoneproof.cluster.interface import Capability, Cluster
 from zoneproof.faults import Fault, registry
 
-__all__ = ["ACTIONS_MODULE", "INJECT", "FaultPlan", "actions_of", "check", "needs"]
+__all__ = ["ACTIONS_MODULE", "DISRUPTING", "INJECT", "FaultPlan", "actions_of", "check", "needs"]
 
 ACTIONS_MODULE = "zoneproof.chaos.actions"
 #: The one activity that injects faults.
 INJECT = "inject_fault"
+#: Activities that disrupt what runs without a fault of their own: a voluntary disruption
+#: that must go unnoticed (a rolling restart of the webhook), checked by the activity itself.
+DISRUPTING = frozenset({"restart_webhook"})
 
 
 def actions_of(experiment: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -47,14 +50,18 @@ class FaultPlan:
     faults: Mapping[str, Fault]
     by_arguments: Mapping[str, Fault] = field(default_factory=dict)
     """The same faults by their ``inject_fault`` arguments."""
+    disruptions: tuple[str, ...] = ()
+    """The ``DISRUPTING`` activities' names."""
 
     @classmethod
     def of(cls, experiment: Mapping[str, Any]) -> FaultPlan:
         """The faults of ``experiment``'s ``inject_fault`` activities; ConfigError naming
         every activity whose fault is not registered or whose parameters its kind does not
         take (chaoslib checks only the action's own)."""
-        faults, built, problems = {}, {}, []
+        faults, built, problems, disruptions = {}, {}, [], []
         for name, provider in actions_of(experiment):
+            if provider.get("func") in DISRUPTING:
+                disruptions.append(name)
             if provider.get("func") != INJECT:
                 continue
             arguments = provider.get("arguments") or {}
@@ -65,7 +72,7 @@ class FaultPlan:
                 problems.append(f"activity {name!r}: {exc}")
         if problems:
             raise errors.ConfigError("; ".join(problems))
-        return cls(faults, built)
+        return cls(faults, built, tuple(disruptions))
 
     def fault(self, fault: str, parameters: Mapping[str, Any] | None) -> Fault:
         """The fault ``inject_fault(fault, parameters)`` injects: the planned one, else one
@@ -75,9 +82,10 @@ class FaultPlan:
 
 
 def needs(plan: FaultPlan) -> dict[str, frozenset[Capability]]:
-    """Fault activity name → what it needs of the cluster (every fault disrupts it:
-    DESTRUCTIVE, plus its kind's ``requires``)."""
-    return {name: fault.requires | {Capability.DESTRUCTIVE} for name, fault in plan.faults.items()}
+    """Fault (and disrupting) activity name → what it needs of the cluster (every fault
+    disrupts it: DESTRUCTIVE, plus its kind's ``requires``)."""
+    return {**{name: fault.requires | {Capability.DESTRUCTIVE} for name, fault in plan.faults.items()},
+            **{name: frozenset({Capability.DESTRUCTIVE}) for name in plan.disruptions}}
 
 
 def check(plan: FaultPlan, cluster: Cluster, title: str) -> None:
@@ -89,7 +97,7 @@ def check(plan: FaultPlan, cluster: Cluster, title: str) -> None:
     everything = frozenset().union(*wanted.values())
     try:
         facets.require(cluster, everything,
-                       what=f"experiment {title!r} (fault actions: {', '.join(wanted)}), "
+                       what=f"experiment {title!r} (disrupting actions: {', '.join(wanted)}), "
                             "refused before any of its actions ran,")
     except errors.FaultError as exc:
         hint = (" (in an experiment: configuration zoneproof_allow_destructive: true)"

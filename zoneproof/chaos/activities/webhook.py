@@ -18,7 +18,7 @@ from zoneproof.specs.kubernetes import ZONE_LABEL
 from zoneproof.traffic import admission
 
 __all__ = ["deploy_webhook", "expect_admissions", "expect_leader_zone_components",
-           "remove_webhook", "start_admission_traffic", "stop_admission_traffic"]
+           "remove_webhook", "restart_webhook", "start_admission_traffic", "stop_admission_traffic"]
 
 
 def _admission_namespaces(run: experiment.ExperimentRun) -> tuple[str, str]:
@@ -37,9 +37,11 @@ def _leader_zone(run: experiment.ExperimentRun) -> tuple[str, str, str]:
     return node.leader_zone(run.controller.get(), run.cluster.nodes_by_zone())
 
 
-def _placed(run: experiment.ExperimentRun, replicas: int, zone: str) -> in_cluster.Patch:
-    """A patch of the in-cluster webhook's Deployment: ``replicas`` (0: its own) and every
-    replica in ``zone`` (``controller-leader``: the zone of the controller's leader now)."""
+def _placed(run: experiment.ExperimentRun, replicas: int, zone: str,
+            args: tuple[str, ...]) -> in_cluster.Patch:
+    """A patch of the in-cluster webhook's Deployment: ``replicas`` (0: its own), every
+    replica in ``zone`` (``controller-leader``: the zone of the controller's leader now),
+    ``args`` added to each container's."""
     pinned = _leader_zone(run)[0] if zone == node.LEADER_ZONE else zone
 
     def patch(objects: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
@@ -48,17 +50,20 @@ def _placed(run: experiment.ExperimentRun, replicas: int, zone: str) -> in_clust
                 obj["spec"]["replicas"] = replicas or obj["spec"].get("replicas", 1)
                 if pinned:
                     obj["spec"]["template"]["spec"]["nodeSelector"] = {ZONE_LABEL: pinned}
+                for container in obj["spec"]["template"]["spec"]["containers"]:
+                    container["args"] = [*container.get("args", []), *args]
         return list(objects)
     return patch
 
 
-def deploy_webhook(replicas: int = 0, zone: str = "") -> str:
+def deploy_webhook(replicas: int = 0, zone: str = "", args: list[str] | None = None) -> str:
     """Serve (unless it runs at a URL) and register the HA-config webhook under test
     (configuration ``zoneproof_components``; failurePolicy Fail), plus a selected and an
     unselected namespace for admission attempts; the webhook's URL ('' for a Service). An
     in-cluster webhook runs ``replicas`` pods (0: as many as its manifests say), all in
     ``zone`` when given (``controller-leader``: the zone of the controller's leader, deploy
-    the controller first: a deliberately fragile placement)."""
+    the controller first: a deliberately fragile placement). ``args`` are added to its
+    command line (a self-check breaks the reference with them, e.g. --shutdown-delay=0)."""
     run = session.current()
     inside = run.config.components.webhook.mode == IN_CLUSTER
     if (replicas or zone) and not inside:
@@ -68,8 +73,8 @@ def deploy_webhook(replicas: int = 0, zone: str = "") -> str:
         raise errors.ConfigError(f"replicas must be >= 0 (0: the manifests'), got {replicas}")
     hook = run.webhook.start(webhooks.RunningWebhook(
         run.cluster, run.config.components.webhook, run.workdir / "webhook",
-        configuration_name=_configuration_name(run),
-        patch=_placed(run, replicas, zone) if inside else None))
+        configuration_name=_configuration_name(run), extra_args=() if inside else tuple(args or ()),
+        patch=_placed(run, replicas, zone, tuple(args or ())) if inside else None))
     hook.start()
     selected, unselected = _admission_namespaces(run)
     admission.prepare(run.api, selected=selected, unselected=unselected)
@@ -133,6 +138,33 @@ def stop_admission_traffic() -> dict[str, Any]:
                 "latency_p99_s": metrics.admission_latency_p99(run.timeline, r)}
                for r in run.injector.records if r.causes(Effect.NODES_NOT_READY)]
     return {"admitted": traffic.admitted, "failed": traffic.failed, "during_outages": outages}
+
+
+def restart_webhook(rounds: int = 2, timeout_s: float = 180.0) -> list[dict[str, Any]]:
+    """Restart the in-cluster webhook ``rounds`` times, each a rolling update of its
+    Deployment (as ``kubectl rollout restart``) waited out until every old pod is gone, while
+    the admission traffic (start it first) goes on; each round's pods before and after.
+    FaultError when a round replaced no pod or no admission was attempted during it: then
+    the rollout proved nothing about admissions."""
+    if rounds < 1:
+        raise errors.ConfigError(f"rounds must be >= 1, got {rounds}")
+    run = session.current()
+    hook = run.webhook.get()
+    run.admissions.get()
+    done = []
+    for n in range(1, rounds + 1):
+        began = run.timeline.add("webhook_restart", f"round {n}")
+        pods = hook.rollout_restart(timeout_s)
+        tried = sum(1 for e in run.timeline.select(after=began.t)
+                    if e.kind in ("admission_ok", "admission_failed"))
+        run.timeline.add("webhook_restarted", f"round {n}", attempts=str(tried),
+                         pods=";".join(f"{' '.join(b)} -> {' '.join(a)}" for b, a in pods))
+        if not tried:
+            raise errors.FaultError(f"no admission was attempted during restart round {n}: "
+                                    "start_admission_traffic before restart_webhook")
+        done.append({"round": n, "admission_attempts": tried,
+                     "pods": [{"before": b, "after": a} for b, a in pods]})
+    return done
 
 
 def expect_leader_zone_components() -> dict[str, Any]:

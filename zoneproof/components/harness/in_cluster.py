@@ -13,6 +13,7 @@ the manifests, the archive's SHA-256, the image ids it holds and the image id ea
 
 from __future__ import annotations
 
+import datetime
 import json
 import tarfile
 import threading
@@ -35,7 +36,7 @@ from zoneproof.components.harness.source import Where, Workloads
 from zoneproof.runs import sweep
 
 __all__ = ["ROLLOUT_TIMEOUT_S", "Installed", "Patch", "archive_images", "install", "pod_nodes",
-           "refusal", "uninstall"]
+           "refusal", "restart", "uninstall"]
 
 ROLLOUT_TIMEOUT_S = 300.0
 _GONE_TIMEOUT_S = 120.0
@@ -165,6 +166,38 @@ def pod_nodes(api: client.ApiClient, workload: Mapping[str, Any]) -> dict[str, s
     """Pod name → node ('' while unscheduled) of the workload's pods not being deleted."""
     return {p.metadata.name: p.spec.node_name or "" for p in _pods(client.CoreV1Api(api), workload)
             if p.metadata.deletion_timestamp is None}
+
+
+def restart(api: client.ApiClient, deployment: Mapping[str, Any], *,
+            timeout_s: float = ROLLOUT_TIMEOUT_S) -> tuple[list[str], list[str]]:
+    """Replace a Deployment's pods by a rolling update, as ``kubectl rollout restart`` does,
+    and wait until it rolled out and every old pod is gone (its shutdown ended); the pods
+    (before, after). FaultError when any pod of before is still listed after."""
+    apps = client.AppsV1Api(api)
+    name, namespace = deployment["metadata"]["name"], deployment["metadata"]["namespace"]
+    core = client.CoreV1Api(api)
+    before = sorted(p.metadata.name for p in _pods(core, deployment))
+    stamp = datetime.datetime.now(datetime.UTC).isoformat()
+    generation = apps.patch_namespaced_deployment(name, namespace, {"spec": {"template": {"metadata": {
+        "annotations": {"kubectl.kubernetes.io/restartedAt": stamp}}}}}).metadata.generation
+
+    def replaced() -> tuple[bool, str]:
+        found = apps.read_namespaced_deployment(name, namespace)
+        status, wanted = found.status, found.spec.replicas or 0
+        listed = {p.metadata.name for p in _pods(core, deployment)}
+        done = ((status.observed_generation or 0) >= generation
+                and (status.updated_replicas or 0) == wanted == (status.ready_replicas or 0)
+                and (status.replicas or 0) == wanted and not listed & set(before))
+        return done, (f"Deployment {namespace}/{name}: {status.updated_replicas}/{wanted} updated, "
+                      f"{status.ready_replicas} ready, old pods left {sorted(listed & set(before))}")
+
+    waiting.wait_for(replaced, what=f"Deployment {namespace}/{name} restarted", timeout_s=timeout_s,
+                     interval_s=0.5)
+    after = sorted(p.metadata.name for p in _pods(core, deployment))
+    if set(after) & set(before) or not after:
+        raise errors.FaultError(f"Deployment {namespace}/{name} was not restarted: pods {before} "
+                                f"before, {after} after")
+    return before, after
 
 
 def _running(core: client.CoreV1Api, workloads: list[dict[str, Any]]) -> list[tuple[str, str]]:

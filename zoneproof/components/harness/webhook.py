@@ -73,9 +73,9 @@ class RunningWebhook:
         self.cluster, self.component, self.workdir = cluster, component, workdir
         self.extra_args, self.configuration_name = extra_args, configuration_name
         self.patch = patch
+        """What changes an in-cluster webhook's rendered objects before they are applied."""
         self.ready_timeout_s = ready_timeout_s
         """How long ``start`` waits for the API server to call the webhook."""
-        """What changes an in-cluster webhook's rendered objects before they are applied."""
         self.api = kube.api_client(cluster.kubeconfig)
         self.record: daemons.DaemonRecord | None = None
         self.url = ""
@@ -302,6 +302,16 @@ class RunningWebhook:
             return {}
         return {pod: node for deployment in self.installed.of_kind("Deployment")
                 for pod, node in in_cluster.pod_nodes(self.api, deployment).items()}
+
+    def rollout_restart(self, timeout_s: float) -> list[tuple[list[str], list[str]]]:
+        """Restart an in-cluster webhook's Deployments one by one (rolling updates); for each,
+        its pods (before, after). ConfigError when it does not run in the cluster."""
+        if self.installed is None:
+            raise errors.ConfigError(f"{self.component.label()} does not run in the cluster: only an "
+                                     "in-cluster webhook's pods can be restarted (--zp-components "
+                                     "in-cluster)")
+        return [in_cluster.restart(self.api, deployment, timeout_s=timeout_s)
+                for deployment in self.installed.of_kind("Deployment")]
 
     def describe(self) -> dict[str, Any]:
         """JSON description, enough for ``release`` in another process; ``started`` is what ran."""
