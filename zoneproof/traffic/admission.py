@@ -73,32 +73,38 @@ def attempt(api: client.ApiClient, timeline: Timeline, *, namespace: str, select
 
 class AdmissionTraffic:
     """Creates and updates of a selected Deployment in ``namespace`` (dry run, the webhook
-    decides each), one every ``interval_s`` in turn, until stopped; each one ``attempt``s."""
+    decides each), one every ``interval_s`` in turn in each of ``streams`` threads at once,
+    until stopped; each one ``attempt``s."""
 
     def __init__(self, api: client.ApiClient, timeline: Timeline, *, namespace: str,
-                 interval_s: float) -> None:
+                 interval_s: float, streams: int = 1) -> None:
         self.api, self.timeline = api, timeline
         self.namespace, self.interval_s = namespace, interval_s
         self.admitted = self.failed = 0
+        self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="AdmissionTraffic")
+        self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True,
+                                          name=f"AdmissionTraffic-{i}") for i in range(streams)]
 
     def start(self) -> AdmissionTraffic:
         """Begin the attempts."""
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
-    def _run(self) -> None:
-        n = 0
+    def _run(self, stream: int) -> None:
+        n = stream
         while not self._stop.is_set():
             ok = attempt(self.api, self.timeline, namespace=self.namespace, selected=True,
                          operation=("create", "update")[n % 2])
-            self.admitted, self.failed = self.admitted + ok, self.failed + (not ok)
+            with self._lock:
+                self.admitted, self.failed = self.admitted + ok, self.failed + (not ok)
             n += 1
             self._stop.wait(self.interval_s)
 
     def stop(self) -> None:
-        """End the attempts (the one under way finishes); idempotent."""
+        """End the attempts (those under way finish); idempotent."""
         self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=_TIMEOUT_S + 5)
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(timeout=_TIMEOUT_S + 5)

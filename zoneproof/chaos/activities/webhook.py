@@ -111,17 +111,20 @@ def expect_admissions(selected_allowed: bool = True, timeout_s: float = 20.0) ->
                             "unselected admitted)", timeout_s=timeout_s, interval_s=1.0)
 
 
-def start_admission_traffic(interval_s: float = 0.5) -> str:
+def start_admission_traffic(interval_s: float = 0.5, streams: int = 1) -> str:
     """Dry-run creates and updates of a selected Deployment (deploy the webhook first), one
-    every ``interval_s`` in turn, each recorded (admitted or not, and how long it took)
-    until ``stop_admission_traffic`` or the run's end; the namespace."""
+    every ``interval_s`` in turn in each of ``streams`` at once, each recorded (admitted or
+    not, and how long it took) until ``stop_admission_traffic`` or the run's end; the
+    namespace."""
     if interval_s <= 0:
         raise errors.ConfigError(f"interval_s must be > 0, got {interval_s}")
+    if streams < 1:
+        raise errors.ConfigError(f"streams must be >= 1, got {streams}")
     run = session.current()
     run.webhook.get()
     selected, _ = _admission_namespaces(run)
     run.admissions.start(admission.AdmissionTraffic(
-        run.api, run.timeline, namespace=selected, interval_s=interval_s).start())
+        run.api, run.timeline, namespace=selected, interval_s=interval_s, streams=streams).start())
     return selected
 
 
