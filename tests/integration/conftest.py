@@ -8,15 +8,18 @@ components, keepers, pytest workers — all inherit it), run directories, beds, 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import filelock
 import pytest
 
 from zoneproof._util import reaping, waiting
@@ -120,19 +123,59 @@ class Host:
         return self.leftovers(keep_beds=keep_beds)
 
 
+#: Beside a host's ``state``: the test process that made it (a host outlives it only when
+#: that process was killed: the next host made sweeps it away).
+_OWNER = "owner.json"
+#: A host without an owner file yet, younger than this, is still being made.
+_MAKING_S = 60.0
+
+
+def _remove(root: Path) -> None:
+    """Bring down a host's beds, end its processes, remove it."""
+    found = Host(root / "state")
+    for bed in found.beds():
+        found.cli("down", "--cluster-name", bed)
+    reaping.terminate(found.processes(), grace_s=5)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def sweep_orphans(parent: Path) -> list[str]:
+    """Remove the hosts under ``parent`` whose owner is gone (a test session killed before
+    its fixtures' teardown: no keeper watches a host); the ones removed."""
+    removed = []
+    for root in sorted(p for p in parent.glob("*") if p.is_dir()) if parent.is_dir() else []:
+        owner = root / _OWNER
+        try:
+            if reaping.ProcessId.from_dict(json.loads(owner.read_text())).alive():
+                continue
+        except FileNotFoundError:
+            if time.time() - root.stat().st_mtime < _MAKING_S:
+                continue
+        except (OSError, ValueError, KeyError):
+            pass  # unreadable: as dead as a missing owner
+        try:
+            with filelock.FileLock(parent / f".{root.name}.lock", timeout=0):
+                if root.is_dir():  # another session's sweep may have removed it meanwhile
+                    _remove(root)
+                    removed.append(root.name)
+        except filelock.Timeout:
+            continue  # another session sweeps it
+        (parent / f".{root.name}.lock").unlink(missing_ok=True)
+    return removed
+
+
 @contextlib.contextmanager
 def _own_host() -> Iterator[Host]:
-    root = state.state_root() / "t" / uuid.uuid4().hex[:8]
+    parent = state.state_root() / "t"
+    sweep_orphans(parent)
+    root = parent / uuid.uuid4().hex[:8]
     (root / "state").mkdir(parents=True)
     (root / "tmp").mkdir()
-    found = Host(root / "state")
+    (root / _OWNER).write_text(json.dumps(reaping.ProcessId.me().to_dict()))
     try:
-        yield found
+        yield Host(root / "state")
     finally:
-        for bed in found.beds():
-            found.cli("down", "--cluster-name", bed)
-        reaping.terminate(found.processes(), grace_s=5)
-        shutil.rmtree(root, ignore_errors=True)
+        _remove(root)
 
 
 @pytest.fixture
