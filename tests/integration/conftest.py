@@ -126,8 +126,9 @@ class Host:
 #: Beside a host's ``state``: the test process that made it (a host outlives it only when
 #: that process was killed: the next host made sweeps it away).
 _OWNER = "owner.json"
-#: A host without an owner file yet, younger than this, is still being made.
-_MAKING_S = 60.0
+#: A host without an owner file (being made, or made by a zoneproof before owners, whose
+#: session may still use it) is left alone this long.
+_OWNERLESS_KEPT_S = 6 * 3600.0
 
 
 def _remove(root: Path) -> None:
@@ -149,7 +150,7 @@ def sweep_orphans(parent: Path) -> list[str]:
             if reaping.ProcessId.from_dict(json.loads(owner.read_text())).alive():
                 continue
         except FileNotFoundError:
-            if time.time() - root.stat().st_mtime < _MAKING_S:
+            if time.time() - root.stat().st_mtime < _OWNERLESS_KEPT_S:
                 continue
         except (OSError, ValueError, KeyError):
             pass  # unreadable: as dead as a missing owner

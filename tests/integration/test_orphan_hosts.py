@@ -38,7 +38,7 @@ def test_a_host_whose_owner_died_is_swept_and_a_live_or_new_one_kept(tmp_path: P
                          what="the orphan's process to end", timeout_s=10)
         assert not orphan.exists() and mine.is_dir() and making.is_dir()
         assert sorted(p.name for p in tmp_path.iterdir()) == ["making", "mine"], "no lock left"
-        old = making.stat().st_mtime - 3600
+        old = making.stat().st_mtime - 7 * 3600
         os.utime(making, (old, old))  # a host made long ago that never got its owner
         assert sweep_orphans(tmp_path) == ["making"]
     finally:
