@@ -147,9 +147,10 @@ def experiment_workdir(request: pytest.FixtureRequest, report_dir: Path | None,
 
 
 def experiment_of(item: pytest.Item) -> str | None:
-    """The experiment a test item runs: its ``path`` parameter, or a ``case``'s first field."""
+    """The experiment a test item of chaos/ runs: its ``path`` parameter, or a ``case``'s
+    first field (None for tests elsewhere: a unit test of the experiment files is not one)."""
     params = getattr(item, "callspec", None) and item.callspec.params
-    if not params:
+    if not params or Path(__file__).parent not in item.path.parents:
         return None
     if isinstance(params.get("path"), Path):
         return str(params["path"].stem)
@@ -163,7 +164,7 @@ def _skip_twins_without_variant(s: settings.Settings, items: list[pytest.Item]) 
     for item in items:
         params = getattr(item, "callspec", None) and item.callspec.params
         case = params.get("case") if params else None
-        if isinstance(case, tuple) and len(case) >= 3:
+        if isinstance(case, tuple) and len(case) >= 3 and experiment_of(item) is not None:
             reason = s.components.controller.cannot_be(case[1]) or _not_the_reference_webhook(s, case)
             if reason is not None:
                 item.add_marker(pytest.mark.skip(reason=not_applicable(
