@@ -3,6 +3,8 @@
 ``host`` gives a test a state root of its own (under the run's) and tells what zoneproof
 left there: every process carrying that state root in its environment (bed processes,
 components, keepers, pytest workers — all inherit it), run directories, beds, busy ports.
+A host records its owner (the test process); one whose owner was killed before its teardown
+is swept by the next host made (``sweep_orphans``).
 """
 
 from __future__ import annotations
